@@ -1,0 +1,230 @@
+/*
+ * gpurma.h - public host API of gpurma, a one-sided RMA library for GPUs.
+ *
+ * Plain C, usable from C++. Every call that can fail returns a gpurma_status_t:
+ * GPURMA_SUCCESS (0) or a negative code; gpurma_last_error_message() then holds
+ * the detailed text (rank, peer, offset, size). The library never exits.
+ *
+ * Peers are ranks of the team a window was created over. Offsets are in bytes
+ * from the start of the target's window.
+ */
+#ifndef GPURMA_H
+#define GPURMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define GPURMA_API __attribute__((visibility("default")))
+#else
+#define GPURMA_API
+#endif
+
+#define GPURMA_VERSION_MAJOR 0
+#define GPURMA_VERSION_MINOR 1
+#define GPURMA_VERSION_PATCH 0
+/* The API version the caller was compiled against; gpurma_init() passes it. */
+#define GPURMA_API_VERSION ((GPURMA_VERSION_MAJOR << 16) | GPURMA_VERSION_MINOR)
+
+typedef enum {
+    GPURMA_SUCCESS             = 0,
+    GPURMA_ERR_INVALID_ARG     = -1,
+    GPURMA_ERR_OUT_OF_BOUNDS   = -2,
+    GPURMA_ERR_NO_MEMORY       = -3,
+    GPURMA_ERR_UNSUPPORTED     = -4,
+    GPURMA_ERR_TIMEOUT         = -5,
+    GPURMA_ERR_PEER_FAILED     = -6,
+    GPURMA_ERR_BOOTSTRAP       = -7,
+    GPURMA_ERR_TRANSPORT       = -8,
+    GPURMA_ERR_GPU             = -9,
+    GPURMA_ERR_NOT_INITIALIZED = -10,
+    GPURMA_ERR_AGAIN           = -11,
+    GPURMA_ERR_INTERNAL        = -12,
+    GPURMA_ERR_FREED           = -13, /* handle of a freed window or team */
+    GPURMA_ERR_MISALIGNED      = -14
+} gpurma_status_t;
+
+typedef struct gpurma_ctx_s  *gpurma_ctx_t;
+typedef struct gpurma_team_s *gpurma_team_t;
+typedef struct gpurma_win_s  *gpurma_win_t;
+
+/* ---------------------------------------------------------------- setup */
+
+#define GPURMA_DEVICE_AUTO (-1) /* node-local rank modulo the number of GPUs */
+#define GPURMA_DEVICE_HOST (-2) /* host backend: windows in host memory      */
+
+enum {
+    GPURMA_INIT_FIELD_BOOTSTRAP  = 1u << 0,
+    GPURMA_INIT_FIELD_MPI_COMM   = 1u << 1,
+    GPURMA_INIT_FIELD_DEVICE     = 1u << 2,
+    GPURMA_INIT_FIELD_TIMEOUT_MS = 1u << 3
+};
+
+typedef struct {
+    uint64_t    field_mask; /* GPURMA_INIT_FIELD_* that are set            */
+    const char *bootstrap;  /* "pmix" "uid" "mpi" "single"; NULL = auto     */
+    void       *mpi_comm;   /* pointer to an MPI_Comm, for bootstrap "mpi"  */
+    int         device;     /* GPU ordinal, GPURMA_DEVICE_AUTO or _HOST     */
+    int64_t     timeout_ms; /* waits, barriers, bootstrap; overrides env    */
+} gpurma_init_params_t;
+
+/* p may be NULL for defaults. Collective over the job. */
+GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version,
+                                               const gpurma_init_params_t *p,
+                                               gpurma_ctx_t *ctx);
+#define gpurma_init(p, ctx) gpurma_init_version(GPURMA_API_VERSION, (p), (ctx))
+GPURMA_API gpurma_status_t gpurma_finalize(gpurma_ctx_t ctx);
+/* Ends every process of the job (through the bootstrap); does not return. */
+GPURMA_API void gpurma_abort(gpurma_ctx_t ctx, int code, const char *why);
+
+GPURMA_API int gpurma_rank(gpurma_ctx_t ctx);
+GPURMA_API int gpurma_size(gpurma_ctx_t ctx);
+GPURMA_API int gpurma_node_rank(gpurma_ctx_t ctx);
+GPURMA_API int gpurma_node_size(gpurma_ctx_t ctx);
+/* Name of the bootstrap in use ("pmix", "uid", "mpi", "single"). */
+GPURMA_API const char *gpurma_bootstrap_name(gpurma_ctx_t ctx);
+
+GPURMA_API const char *gpurma_strerror(gpurma_status_t status);
+/* Detailed text of the last error returned to the calling thread. */
+GPURMA_API const char *gpurma_last_error_message(gpurma_ctx_t ctx);
+GPURMA_API const char *gpurma_version_string(void);
+
+/* ---------------------------------------------------------------- teams */
+
+#define GPURMA_TEAM_UNDEFINED (-1) /* color that yields no team */
+
+GPURMA_API gpurma_team_t gpurma_team_world(gpurma_ctx_t ctx);
+/* Ranks that share this node (reachable by load/store). */
+GPURMA_API gpurma_team_t gpurma_team_node(gpurma_ctx_t ctx);
+/* Collective over parent. Ranks ordered by (key, parent rank); *out is NULL
+ * for color GPURMA_TEAM_UNDEFINED. */
+GPURMA_API gpurma_status_t gpurma_team_split(gpurma_team_t parent, int color, int key,
+                                             gpurma_team_t *out);
+GPURMA_API gpurma_status_t gpurma_team_free(gpurma_team_t *team);
+GPURMA_API int gpurma_team_rank(gpurma_team_t team);
+GPURMA_API int gpurma_team_size(gpurma_team_t team);
+/* World rank of a team rank, or -1. */
+GPURMA_API int gpurma_team_world_rank(gpurma_team_t team, int team_rank);
+GPURMA_API gpurma_status_t gpurma_barrier(gpurma_team_t team);
+
+/* -------------------------------------------------------------- windows */
+
+typedef enum {
+    GPURMA_ENGINE_AUTO   = 0,
+    GPURMA_ENGINE_MEM    = 1, /* load/store into mapped peer memory */
+    GPURMA_ENGINE_PORT   = 2, /* descriptor FIFO + proxy thread     */
+    GPURMA_ENGINE_SWITCH = 3, /* NVLink multicast, opt-in only      */
+    GPURMA_ENGINE_NONE   = -1 /* returned for an invalid query      */
+} gpurma_engine_t;
+
+typedef enum {
+    GPURMA_MEM_AUTO   = 0, /* device memory when a GPU is in use, else host */
+    GPURMA_MEM_HOST   = 1,
+    GPURMA_MEM_DEVICE = 2
+} gpurma_mem_kind_t;
+
+enum {
+    GPURMA_WIN_FIELD_MEM_KIND     = 1u << 0,
+    GPURMA_WIN_FIELD_NUM_SIGNALS  = 1u << 1,
+    GPURMA_WIN_FIELD_NUM_COUNTERS = 1u << 2,
+    GPURMA_WIN_FIELD_ENGINE       = 1u << 3,
+    GPURMA_WIN_FIELD_CONTEXTS     = 1u << 4
+};
+
+typedef struct {
+    uint64_t          field_mask;
+    gpurma_mem_kind_t mem_kind;
+    uint32_t          num_signals;  /* default GPURMA_NUM_SIGNALS (64); same on all ranks */
+    uint32_t          num_counters; /* default GPURMA_NUM_COUNTERS (16) */
+    gpurma_engine_t   engine;       /* default GPURMA_ENGINE or auto     */
+    uint32_t          contexts;     /* port engine proxy contexts        */
+} gpurma_win_params_t;
+
+/* Collective over team. size may differ per rank (0 allowed). */
+GPURMA_API gpurma_status_t gpurma_win_allocate(gpurma_team_t team, size_t size,
+                                               const gpurma_win_params_t *p,
+                                               void **base, gpurma_win_t *win);
+/* Registers memory the caller owns; it must outlive the window. */
+GPURMA_API gpurma_status_t gpurma_win_create(gpurma_team_t team, void *base, size_t size,
+                                             const gpurma_win_params_t *p, gpurma_win_t *win);
+/* Collective; sets *win to NULL. Later use of the old handle gives GPURMA_ERR_FREED. */
+GPURMA_API gpurma_status_t gpurma_win_free(gpurma_win_t *win);
+
+GPURMA_API size_t          gpurma_win_size(gpurma_win_t win, int peer);
+GPURMA_API void           *gpurma_win_base(gpurma_win_t win);
+GPURMA_API gpurma_engine_t gpurma_win_engine(gpurma_win_t win, int peer);
+GPURMA_API const char     *gpurma_engine_name(gpurma_engine_t engine);
+/* Address of the peer's window in this process, NULL if not load/store reachable. */
+GPURMA_API void           *gpurma_win_peer_ptr(gpurma_win_t win, int peer);
+GPURMA_API gpurma_team_t   gpurma_win_team(gpurma_win_t win);
+GPURMA_API uint32_t        gpurma_win_num_signals(gpurma_win_t win);
+GPURMA_API uint32_t        gpurma_win_num_counters(gpurma_win_t win);
+
+/* --------------------------------------------------- one-sided operations */
+
+#define GPURMA_ALL_PEERS (-1)
+
+typedef enum { GPURMA_SIGNAL_SET = 0, GPURMA_SIGNAL_ADD = 1 } gpurma_signal_op_t;
+
+typedef enum {
+    GPURMA_CMP_EQ = 0, GPURMA_CMP_NE = 1, GPURMA_CMP_GT = 2,
+    GPURMA_CMP_GE = 3, GPURMA_CMP_LT = 4, GPURMA_CMP_LE = 5
+} gpurma_cmp_t;
+
+/* src may be reused once the call returns only after gpurma_flush (or the
+ * counter of a counted put) says the op completed locally. */
+GPURMA_API gpurma_status_t gpurma_put(gpurma_win_t win, int peer, size_t dst_off,
+                                      const void *src, size_t bytes);
+GPURMA_API gpurma_status_t gpurma_get(gpurma_win_t win, int peer, void *dst,
+                                      size_t src_off, size_t bytes);
+/* One store of 1, 2, 4 or 8 bytes; dst_off aligned to bytes. */
+GPURMA_API gpurma_status_t gpurma_put_value(gpurma_win_t win, int peer, size_t dst_off,
+                                            uint64_t value, size_t bytes);
+/* When the target observes the signal, every put this origin issued earlier
+ * to the same target on this window is visible. */
+GPURMA_API gpurma_status_t gpurma_signal(gpurma_win_t win, int peer, uint32_t sig,
+                                         gpurma_signal_op_t op, uint64_t value);
+GPURMA_API gpurma_status_t gpurma_put_signal(gpurma_win_t win, int peer, size_t dst_off,
+                                             const void *src, size_t bytes, uint32_t sig,
+                                             gpurma_signal_op_t op, uint64_t value);
+/* Waits on this rank's own signal slot, with acquire semantics. Gives
+ * GPURMA_ERR_TIMEOUT after the configured timeout and GPURMA_ERR_PEER_FAILED
+ * when a rank of the window's team dies. */
+GPURMA_API gpurma_status_t gpurma_wait_until(gpurma_win_t win, uint32_t sig,
+                                             gpurma_cmp_t cmp, uint64_t value);
+GPURMA_API gpurma_status_t gpurma_signal_read(gpurma_win_t win, uint32_t sig, uint64_t *value);
+GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t win, uint32_t sig);
+
+GPURMA_API gpurma_status_t gpurma_flush(gpurma_win_t win, int peer); /* local completion  */
+GPURMA_API gpurma_status_t gpurma_quiet(gpurma_win_t win);           /* remote completion */
+GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t win);           /* order, per peer   */
+
+/* 64-bit atomics on 8-byte aligned window offsets; old may be NULL. */
+GPURMA_API gpurma_status_t gpurma_atomic_fetch_add(gpurma_win_t win, int peer, size_t off,
+                                                   uint64_t value, uint64_t *old);
+GPURMA_API gpurma_status_t gpurma_atomic_swap(gpurma_win_t win, int peer, size_t off,
+                                              uint64_t value, uint64_t *old);
+GPURMA_API gpurma_status_t gpurma_atomic_compare_swap(gpurma_win_t win, int peer, size_t off,
+                                                      uint64_t expected, uint64_t desired,
+                                                      uint64_t *old);
+
+/* Local-completion counters: counter is incremented by one when the op has
+ * completed locally (its source may be reused). */
+GPURMA_API gpurma_status_t gpurma_put_counted(gpurma_win_t win, int peer, size_t dst_off,
+                                              const void *src, size_t bytes, uint32_t counter);
+GPURMA_API gpurma_status_t gpurma_put_signal_counted(gpurma_win_t win, int peer, size_t dst_off,
+                                                     const void *src, size_t bytes, uint32_t sig,
+                                                     gpurma_signal_op_t op, uint64_t value,
+                                                     uint32_t counter);
+GPURMA_API gpurma_status_t gpurma_counter_wait(gpurma_win_t win, uint32_t counter, uint64_t value);
+GPURMA_API gpurma_status_t gpurma_counter_read(gpurma_win_t win, uint32_t counter, uint64_t *value);
+GPURMA_API gpurma_status_t gpurma_counter_reset(gpurma_win_t win, uint32_t counter);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPURMA_H */

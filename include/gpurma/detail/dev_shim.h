@@ -1,0 +1,285 @@
+/*
+ * dev_shim.h - the only place where CUDA, HIP and plain C differ.
+ *
+ * Everything in gpurma_device.h is written against these primitives:
+ * ordered loads/stores and atomics at system scope (visible to peer GPUs and
+ * CPUs), a clock for timeouts, single-store packet writes for LL, and a copy
+ * loop split over a caller-defined team of threads. Not ABI.
+ */
+#ifndef GPURMA_DETAIL_DEV_SHIM_H
+#define GPURMA_DETAIL_DEV_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define GPURMA_DEV_GPU 1
+#define GPURMA_DEVICE __device__ __forceinline__
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#endif
+#else
+#define GPURMA_DEV_GPU 0
+#include <string.h>
+#include <time.h>
+#define GPURMA_DEVICE static inline
+#endif
+
+/* ------------------------------------------------------------ CUDA (PTX) */
+#if defined(__CUDACC__) && !defined(__HIPCC__)
+
+GPURMA_DEVICE uint64_t gpurma_sh_load_acquire_u64(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+GPURMA_DEVICE void gpurma_sh_store_release_u64(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
+{
+    asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
+{
+    uint64_t old;
+    asm volatile("atom.acq_rel.sys.global.add.u64 %0, [%1], %2;"
+                 : "=l"(old) : "l"(p), "l"(v) : "memory");
+    return old;
+}
+GPURMA_DEVICE uint64_t gpurma_sh_exchange_u64(uint64_t *p, uint64_t v)
+{
+    uint64_t old;
+    asm volatile("atom.acq_rel.sys.global.exch.b64 %0, [%1], %2;"
+                 : "=l"(old) : "l"(p), "l"(v) : "memory");
+    return old;
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired)
+{
+    uint64_t old;
+    asm volatile("atom.acq_rel.sys.global.cas.b64 %0, [%1], %2, %3;"
+                 : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
+    return old;
+}
+GPURMA_DEVICE void gpurma_sh_fence_system(void) { asm volatile("fence.sc.sys;" ::: "memory"); }
+GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+GPURMA_DEVICE void gpurma_sh_pause(void) { __nanosleep(32); }
+/* LL: data and flag in one store; volatile so that every poll re-reads memory. */
+GPURMA_DEVICE void gpurma_sh_store_packet8(uint64_t *p, uint32_t data, uint32_t flag)
+{
+    asm volatile("st.volatile.global.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(data), "r"(flag)
+                 : "memory");
+}
+GPURMA_DEVICE void gpurma_sh_load_packet8(const uint64_t *p, uint32_t *data, uint32_t *flag)
+{
+    asm volatile("ld.volatile.global.v2.u32 {%0, %1}, [%2];"
+                 : "=r"(*data), "=r"(*flag) : "l"(p) : "memory");
+}
+GPURMA_DEVICE void gpurma_sh_store_packet16(uint64_t *p, uint32_t d0, uint32_t f0, uint32_t d1,
+                                            uint32_t f1)
+{
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(d0), "r"(f0),
+                 "r"(d1), "r"(f1)
+                 : "memory");
+}
+GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
+{
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "l"(p) : "memory");
+}
+
+/* ------------------------------------------------------------------ HIP */
+#elif defined(__HIPCC__)
+
+GPURMA_DEVICE uint64_t gpurma_sh_load_acquire_u64(const uint64_t *p)
+{
+    return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE void gpurma_sh_store_release_u64(uint64_t *p, uint64_t v)
+{
+    __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
+{
+    __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
+{
+    return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_exchange_u64(uint64_t *p, uint64_t v)
+{
+    return __hip_atomic_exchange(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired)
+{
+    __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+    return expected;
+}
+GPURMA_DEVICE void gpurma_sh_fence_system(void) { __threadfence_system(); }
+GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void) { return wall_clock64() * 10; /* 100 MHz */ }
+GPURMA_DEVICE void gpurma_sh_pause(void) { __builtin_amdgcn_s_sleep(1); }
+GPURMA_DEVICE void gpurma_sh_store_packet8(uint64_t *p, uint32_t data, uint32_t flag)
+{
+    __hip_atomic_store(p, ((uint64_t)flag << 32) | data, __ATOMIC_RELAXED,
+                       __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE void gpurma_sh_load_packet8(const uint64_t *p, uint32_t *data, uint32_t *flag)
+{
+    uint64_t v = __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+    *data = (uint32_t)v;
+    *flag = (uint32_t)(v >> 32);
+}
+GPURMA_DEVICE void gpurma_sh_store_packet16(uint64_t *p, uint32_t d0, uint32_t f0, uint32_t d1,
+                                            uint32_t f1)
+{
+    gpurma_sh_store_packet8(p, d0, f0);
+    gpurma_sh_store_packet8(p + 1, d1, f1);
+}
+GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
+{
+    gpurma_sh_load_packet8(p, &v[0], &v[1]);
+    gpurma_sh_load_packet8(p + 1, &v[2], &v[3]);
+}
+
+/* ------------------------------------------------- plain C: host backend */
+#else
+
+GPURMA_DEVICE uint64_t gpurma_sh_load_acquire_u64(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+GPURMA_DEVICE void gpurma_sh_store_release_u64(uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_exchange_u64(uint64_t *p, uint64_t v)
+{
+    return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired)
+{
+    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return expected;
+}
+GPURMA_DEVICE void gpurma_sh_fence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+/* Polling CPU threads may share cores with the rank they wait for (8 ranks
+ * on 2 cores in CI), so a long wait yields the core instead of burning it. */
+GPURMA_DEVICE void gpurma_sh_pause_n(uint64_t iter)
+{
+    if (iter < 128) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+    } else {
+        struct timespec ts = {0, iter < 8192 ? 0 : 50000};
+        nanosleep(&ts, NULL);
+    }
+}
+/* On the host a packet is one naturally aligned 8-byte store. */
+GPURMA_DEVICE void gpurma_sh_store_packet8(uint64_t *p, uint32_t data, uint32_t flag)
+{
+    __atomic_store_n(p, ((uint64_t)flag << 32) | data, __ATOMIC_RELAXED);
+}
+GPURMA_DEVICE void gpurma_sh_load_packet8(const uint64_t *p, uint32_t *data, uint32_t *flag)
+{
+    uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+    *data = (uint32_t)v;
+    *flag = (uint32_t)(v >> 32);
+}
+/* A 16-byte packet holds two (data, flag) halves; each half is its own atomic
+ * 8-byte store, so the reader's per-half flag check is sufficient. */
+GPURMA_DEVICE void gpurma_sh_store_packet16(uint64_t *p, uint32_t d0, uint32_t f0, uint32_t d1,
+                                            uint32_t f1)
+{
+    gpurma_sh_store_packet8(p, d0, f0);
+    gpurma_sh_store_packet8(p + 1, d1, f1);
+}
+GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
+{
+    gpurma_sh_load_packet8(p, &v[0], &v[1]);
+    gpurma_sh_load_packet8(p + 1, &v[2], &v[3]);
+}
+#endif
+
+#if GPURMA_DEV_GPU
+GPURMA_DEVICE void gpurma_sh_pause_n(uint64_t iter)
+{
+    (void)iter;
+    gpurma_sh_pause();
+}
+#endif
+
+/* Copies bytes with threads tid..nthreads-1 of a caller-defined team; every
+ * team member must call it with the same arguments. On a GPU, 16-byte vector
+ * moves carry the aligned middle; the host uses memcpy on its share. */
+GPURMA_DEVICE void gpurma_sh_copy(void *dst, const void *src, size_t bytes, unsigned tid,
+                                  unsigned nthreads)
+{
+#if GPURMA_DEV_GPU
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    if ((((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) {
+        size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+        if (head > bytes)
+            head = bytes;
+        for (size_t i = tid; i < head; i += nthreads)
+            d[i] = s[i];
+        size_t nvec = (bytes - head) / 16;
+        const uint4 *vs = (const uint4 *)(s + head);
+        uint4 *vd = (uint4 *)(d + head);
+        for (size_t i = tid; i < nvec; i += nthreads)
+            vd[i] = vs[i];
+        for (size_t i = head + nvec * 16 + tid; i < bytes; i += nthreads)
+            d[i] = s[i];
+    } else if ((((uintptr_t)d ^ (uintptr_t)s) & 3) == 0) {
+        size_t head = (4 - ((uintptr_t)d & 3)) & 3;
+        if (head > bytes)
+            head = bytes;
+        for (size_t i = tid; i < head; i += nthreads)
+            d[i] = s[i];
+        size_t nw = (bytes - head) / 4;
+        const uint32_t *ws = (const uint32_t *)(s + head);
+        uint32_t *wd = (uint32_t *)(d + head);
+        for (size_t i = tid; i < nw; i += nthreads)
+            wd[i] = ws[i];
+        for (size_t i = head + nw * 4 + tid; i < bytes; i += nthreads)
+            d[i] = s[i];
+    } else {
+        for (size_t i = tid; i < bytes; i += nthreads)
+            d[i] = s[i];
+    }
+#else
+    size_t share = (bytes + nthreads - 1) / nthreads;
+    size_t begin = (size_t)tid * share;
+    if (begin < bytes)
+        memcpy((char *)dst + begin, (const char *)src + begin,
+               bytes - begin < share ? bytes - begin : share);
+#endif
+}
+
+#endif /* GPURMA_DETAIL_DEV_SHIM_H */

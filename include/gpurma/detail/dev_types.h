@@ -1,0 +1,48 @@
+/*
+ * dev_types.h - by-value device handles shared by the library and kernels.
+ * Not ABI: the library fills them, users only pass them around.
+ */
+#ifndef GPURMA_DETAIL_DEV_TYPES_H
+#define GPURMA_DETAIL_DEV_TYPES_H
+
+#include <stdint.h>
+
+#define GPURMA_DEV_WIN_MAGIC 0x67726d61u /* "grma" */
+
+/* One signal slot: the value, and the rank that last wrote it (for timeout
+ * messages). 16 bytes, so a slot never straddles a cache line. */
+typedef struct gpurma_dev_signal_slot {
+    uint64_t value;
+    uint32_t last_origin;
+    uint32_t reserved;
+} gpurma_dev_signal_slot_t;
+
+/* How the executing processor reaches a peer's window. */
+typedef enum {
+    GPURMA_DEV_PATH_LOADSTORE = 0, /* base/signals are mapped here          */
+    GPURMA_DEV_PATH_HOSTCALL  = 1, /* host backend: library call (CMA copy) */
+    GPURMA_DEV_PATH_FIFO      = 2, /* port engine: descriptor to a proxy    */
+    GPURMA_DEV_PATH_NONE      = 3  /* not reachable from this processor     */
+} gpurma_dev_path_t;
+
+typedef struct gpurma_dev_peer {
+    char                     *base;    /* peer window data, mapped; or NULL  */
+    gpurma_dev_signal_slot_t *signals; /* peer signal slots, mapped; or NULL */
+    uint64_t                  size;    /* bytes in the peer's window         */
+    int32_t                   engine;  /* gpurma_engine_t                    */
+    int32_t                   path;    /* gpurma_dev_path_t                  */
+} gpurma_dev_peer_t;
+
+typedef struct gpurma_dev_win {
+    const gpurma_dev_peer_t  *peers;     /* [size], readable where the code runs */
+    gpurma_dev_signal_slot_t *signals;   /* this rank's slots                    */
+    uint64_t                 *counters;  /* this rank's local-completion counters */
+    void                     *port;      /* port engine state, or NULL           */
+    void                     *host_win;  /* host backend: the gpurma_win_t       */
+    uint64_t                  timeout_ns;
+    int32_t                   rank, size; /* in the window's team                */
+    uint32_t                  num_signals, num_counters;
+    uint32_t                  magic, flags;
+} gpurma_dev_win_t;
+
+#endif

@@ -1,0 +1,319 @@
+/*
+ * gpurma_device.h - the device API: one-sided operations callable from GPU
+ * kernels (CUDA, HIP) and, compiled as plain C, from CPU threads on the host
+ * backend. Header-only: no -rdc, no global device state, nothing to link but
+ * libgpurma. Handles are passed by value; get one with gpurma_win_device().
+ *
+ * Every function returns a gpurma_status_t; bad input (peer out of range,
+ * offset+size past the target's window, misaligned atomics) returns an error
+ * and writes nothing. Waits return GPURMA_ERR_TIMEOUT after the configured
+ * timeout instead of hanging.
+ *
+ * Cooperative forms (_coop) split the work over threads tid = 0..nthreads-1
+ * of a team the caller defines; every member calls with the same arguments.
+ * On a GPU, _warp and _block forms use the calling warp or block.
+ */
+#ifndef GPURMA_DEVICE_H
+#define GPURMA_DEVICE_H
+
+#include "gpurma.h"
+#include "gpurma/detail/dev_shim.h"
+#include "gpurma/detail/dev_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fills *out with the by-value handle of win for kernels (or CPU threads). */
+GPURMA_API gpurma_status_t gpurma_win_device(gpurma_win_t win, gpurma_dev_win_t *out);
+
+#if !GPURMA_DEV_GPU
+/* Host backend: operations on peers whose memory is not mapped in this
+ * process (windows made by gpurma_win_create on private memory). */
+enum {
+    GPURMA_DEV_OP_PUT = 0, GPURMA_DEV_OP_GET, GPURMA_DEV_OP_FETCH_ADD,
+    GPURMA_DEV_OP_SWAP, GPURMA_DEV_OP_CAS
+};
+GPURMA_API gpurma_status_t gpurma_dev_host_call(const gpurma_dev_win_t *w, int op, int peer,
+                                                size_t off, void *buf, size_t bytes, uint64_t a,
+                                                uint64_t b, uint64_t *old);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "gpurma/detail/dev_mem.h"
+
+/* ------------------------------------------------------------- data movement */
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put_coop(gpurma_dev_win_t w, int peer, size_t dst_off,
+                                                  const void *src, size_t bytes, unsigned tid,
+                                                  unsigned nthreads)
+{
+    gpurma_status_t rc = gpurma_dev__check_range(&w, peer, dst_off, bytes, src);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    const gpurma_dev_peer_t *p = &w.peers[peer];
+    switch (p->path) {
+    case GPURMA_DEV_PATH_LOADSTORE:
+        gpurma_sh_copy(p->base + dst_off, src, bytes, tid, nthreads);
+        return GPURMA_SUCCESS;
+#if !GPURMA_DEV_GPU
+    case GPURMA_DEV_PATH_HOSTCALL:
+        return tid ? GPURMA_SUCCESS
+                   : gpurma_dev_host_call(&w, GPURMA_DEV_OP_PUT, peer, dst_off, (void *)src,
+                                          bytes, 0, 0, (uint64_t *)0);
+#endif
+    default:
+        return GPURMA_ERR_UNSUPPORTED;
+    }
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put(gpurma_dev_win_t w, int peer, size_t dst_off,
+                                             const void *src, size_t bytes)
+{
+    return gpurma_dev_put_coop(w, peer, dst_off, src, bytes, 0, 1);
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_get_coop(gpurma_dev_win_t w, int peer, void *dst,
+                                                  size_t src_off, size_t bytes, unsigned tid,
+                                                  unsigned nthreads)
+{
+    gpurma_status_t rc = gpurma_dev__check_range(&w, peer, src_off, bytes, dst);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    const gpurma_dev_peer_t *p = &w.peers[peer];
+    switch (p->path) {
+    case GPURMA_DEV_PATH_LOADSTORE:
+        gpurma_sh_copy(dst, p->base + src_off, bytes, tid, nthreads);
+        return GPURMA_SUCCESS;
+#if !GPURMA_DEV_GPU
+    case GPURMA_DEV_PATH_HOSTCALL:
+        return tid ? GPURMA_SUCCESS
+                   : gpurma_dev_host_call(&w, GPURMA_DEV_OP_GET, peer, src_off, dst, bytes, 0, 0,
+                                          (uint64_t *)0);
+#endif
+    default:
+        return GPURMA_ERR_UNSUPPORTED;
+    }
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_get(gpurma_dev_win_t w, int peer, void *dst,
+                                             size_t src_off, size_t bytes)
+{
+    return gpurma_dev_get_coop(w, peer, dst, src_off, bytes, 0, 1);
+}
+
+/* A single store of 1, 2, 4 or 8 bytes at a naturally aligned offset. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put_value(gpurma_dev_win_t w, int peer, size_t dst_off,
+                                                   uint64_t value, size_t bytes)
+{
+    if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
+        return GPURMA_ERR_INVALID_ARG;
+    gpurma_status_t rc = gpurma_dev__check_range(&w, peer, dst_off, bytes, &w);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    if (dst_off & (bytes - 1))
+        return GPURMA_ERR_MISALIGNED;
+    const gpurma_dev_peer_t *p = &w.peers[peer];
+    if (p->path == GPURMA_DEV_PATH_LOADSTORE) {
+        gpurma_dev__store_value(p->base + dst_off, value, bytes);
+        return GPURMA_SUCCESS;
+    }
+#if !GPURMA_DEV_GPU
+    if (p->path == GPURMA_DEV_PATH_HOSTCALL) {
+        /* little-endian: the low bytes of value are the ones to store */
+        return gpurma_dev_host_call(&w, GPURMA_DEV_OP_PUT, peer, dst_off, &value, bytes, 0, 0,
+                                    (uint64_t *)0);
+    }
+#endif
+    return GPURMA_ERR_UNSUPPORTED;
+}
+
+/* ------------------------------------------------------------------ signals */
+
+/* Release: puts this thread issued earlier to peer are visible when the peer
+ * observes the signal. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev_signal(gpurma_dev_win_t w, int peer, uint32_t sig,
+                                                gpurma_signal_op_t op, uint64_t value)
+{
+    if (peer < 0 || peer >= w.size || sig >= w.num_signals ||
+        (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD))
+        return GPURMA_ERR_INVALID_ARG;
+    gpurma_dev_signal_slot_t *slots = w.peers[peer].signals;
+    if (!slots)
+        return GPURMA_ERR_UNSUPPORTED;
+    gpurma_dev__signal_slot(&slots[sig], (uint32_t)w.rank, op, value);
+    return GPURMA_SUCCESS;
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put_signal_coop(gpurma_dev_win_t w, int peer,
+                                                         size_t dst_off, const void *src,
+                                                         size_t bytes, uint32_t sig,
+                                                         gpurma_signal_op_t op, uint64_t value,
+                                                         unsigned tid, unsigned nthreads)
+{
+    if (sig >= w.num_signals || (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD))
+        return GPURMA_ERR_INVALID_ARG;
+    gpurma_status_t rc = gpurma_dev_put_coop(w, peer, dst_off, src, bytes, tid, nthreads);
+    if (rc != GPURMA_SUCCESS || nthreads > 1)
+        return rc; /* the team synchronizes, then one member signals */
+    return gpurma_dev_signal(w, peer, sig, op, value);
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put_signal(gpurma_dev_win_t w, int peer, size_t dst_off,
+                                                    const void *src, size_t bytes, uint32_t sig,
+                                                    gpurma_signal_op_t op, uint64_t value)
+{
+    return gpurma_dev_put_signal_coop(w, peer, dst_off, src, bytes, sig, op, value, 0, 1);
+}
+
+GPURMA_DEVICE uint64_t gpurma_dev_signal_read(gpurma_dev_win_t w, uint32_t sig)
+{
+    return sig < w.num_signals ? gpurma_sh_load_acquire_u64(&w.signals[sig].value) : 0;
+}
+
+/* Acquire: data ordered before the matching signal is readable on return. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev_wait_until(gpurma_dev_win_t w, uint32_t sig,
+                                                    gpurma_cmp_t cmp, uint64_t value)
+{
+    if (sig >= w.num_signals || (unsigned)cmp > GPURMA_CMP_LE)
+        return GPURMA_ERR_INVALID_ARG;
+    return gpurma_dev__wait_u64(&w.signals[sig].value, cmp, value, w.timeout_ns);
+}
+
+/* ------------------------------------------------------------- completion */
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_flush(gpurma_dev_win_t w, int peer)
+{
+    if (peer != GPURMA_ALL_PEERS && (peer < 0 || peer >= w.size))
+        return GPURMA_ERR_INVALID_ARG;
+    return GPURMA_SUCCESS; /* load/store and host calls complete in place */
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_quiet(gpurma_dev_win_t w)
+{
+    (void)w;
+    gpurma_sh_fence_system();
+    return GPURMA_SUCCESS;
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_fence(gpurma_dev_win_t w)
+{
+    (void)w;
+    gpurma_sh_fence_system();
+    return GPURMA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ atomics */
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_atomic_fetch_add(gpurma_dev_win_t w, int peer,
+                                                          size_t off, uint64_t value,
+                                                          uint64_t *old)
+{
+    return gpurma_dev__atomic(&w, GPURMA_DEV__ATOMIC_FETCH_ADD, peer, off, value, 0, old);
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_atomic_swap(gpurma_dev_win_t w, int peer, size_t off,
+                                                     uint64_t value, uint64_t *old)
+{
+    return gpurma_dev__atomic(&w, GPURMA_DEV__ATOMIC_SWAP, peer, off, value, 0, old);
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_atomic_compare_swap(gpurma_dev_win_t w, int peer,
+                                                             size_t off, uint64_t expected,
+                                                             uint64_t desired, uint64_t *old)
+{
+    return gpurma_dev__atomic(&w, GPURMA_DEV__ATOMIC_CAS, peer, off, desired, expected, old);
+}
+
+/* ----------------------------------------------------------------- counters */
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put_counted(gpurma_dev_win_t w, int peer, size_t dst_off,
+                                                     const void *src, size_t bytes,
+                                                     uint32_t counter)
+{
+    if (counter >= w.num_counters)
+        return GPURMA_ERR_INVALID_ARG;
+    gpurma_status_t rc = gpurma_dev_put(w, peer, dst_off, src, bytes);
+    if (rc == GPURMA_SUCCESS) /* load/store puts are locally complete here */
+        gpurma_sh_fetch_add_u64(&w.counters[counter], 1);
+    return rc;
+}
+
+GPURMA_DEVICE uint64_t gpurma_dev_counter_read(gpurma_dev_win_t w, uint32_t counter)
+{
+    return counter < w.num_counters ? gpurma_sh_load_acquire_u64(&w.counters[counter]) : 0;
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_counter_wait(gpurma_dev_win_t w, uint32_t counter,
+                                                      uint64_t value)
+{
+    if (counter >= w.num_counters)
+        return GPURMA_ERR_INVALID_ARG;
+    return gpurma_dev__wait_u64(&w.counters[counter], GPURMA_CMP_GE, value, w.timeout_ns);
+}
+
+/* ------------------------------------------------------------- LL packets */
+
+/* Bytes of window space that `bytes` of payload occupy as packets. */
+GPURMA_DEVICE size_t gpurma_dev_packet8_bytes(size_t bytes) { return (bytes + 3) / 4 * 8; }
+GPURMA_DEVICE size_t gpurma_dev_packet16_bytes(size_t bytes) { return (bytes + 7) / 8 * 16; }
+
+/* 8-byte packets: 4 bytes of data and a 4-byte flag in one store. The flag
+ * must differ from what the destination held before (e.g. a round number). */
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put_packets_coop(gpurma_dev_win_t w, int peer,
+                                                          size_t dst_off, const void *src,
+                                                          size_t bytes, uint32_t flag,
+                                                          unsigned tid, unsigned nthreads)
+{
+    return gpurma_dev__put_packets(&w, peer, dst_off, src, bytes, flag, 8, tid, nthreads);
+}
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put_packets(gpurma_dev_win_t w, int peer, size_t dst_off,
+                                                     const void *src, size_t bytes, uint32_t flag)
+{
+    return gpurma_dev__put_packets(&w, peer, dst_off, src, bytes, flag, 8, 0, 1);
+}
+/* Waits for every packet at src_off of this rank's window to carry flag,
+ * then copies the payload to dst. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets_coop(gpurma_dev_win_t w, size_t src_off,
+                                                           void *dst, size_t bytes, uint32_t flag,
+                                                           unsigned tid, unsigned nthreads)
+{
+    return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 8, tid, nthreads);
+}
+GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets(gpurma_dev_win_t w, size_t src_off,
+                                                      void *dst, size_t bytes, uint32_t flag)
+{
+    return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 8, 0, 1);
+}
+
+/* 16-byte packets: two (4 data, 4 flag) halves, 8 bytes of data each. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put_packets16_coop(gpurma_dev_win_t w, int peer,
+                                                            size_t dst_off, const void *src,
+                                                            size_t bytes, uint32_t flag,
+                                                            unsigned tid, unsigned nthreads)
+{
+    return gpurma_dev__put_packets(&w, peer, dst_off, src, bytes, flag, 16, tid, nthreads);
+}
+GPURMA_DEVICE gpurma_status_t gpurma_dev_put_packets16(gpurma_dev_win_t w, int peer,
+                                                       size_t dst_off, const void *src,
+                                                       size_t bytes, uint32_t flag)
+{
+    return gpurma_dev__put_packets(&w, peer, dst_off, src, bytes, flag, 16, 0, 1);
+}
+GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets16_coop(gpurma_dev_win_t w, size_t src_off,
+                                                             void *dst, size_t bytes,
+                                                             uint32_t flag, unsigned tid,
+                                                             unsigned nthreads)
+{
+    return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 16, tid, nthreads);
+}
+GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets16(gpurma_dev_win_t w, size_t src_off,
+                                                        void *dst, size_t bytes, uint32_t flag)
+{
+    return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 16, 0, 1);
+}
+
+#endif /* GPURMA_DEVICE_H */

@@ -1,0 +1,93 @@
+/*
+ * cma.c - windows on private memory (gpurma_win_create on malloc'd memory)
+ * on the host backend.
+ *
+ * Such memory cannot be mapped by peers, so data moves with cross-memory
+ * attach (process_vm_writev/readv): one kernel copy, complete when the call
+ * returns, so a signal stored afterwards is ordered after the data. Atomics
+ * cannot be done by the kernel, so they take a robust process-shared lock
+ * that lives in the owner's signal segment, around a read-modify-write;
+ * every rank, the owner included, takes it, so atomics on the window are
+ * atomic with respect to each other (as for MPI accumulates).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "rma.h"
+
+int gpurma_cma_xfer(struct gpurma_win_s *w, int peer, int is_put, size_t off, void *buf,
+                    size_t n)
+{
+    char *remote = (char *)(uintptr_t)w->remote_base[peer] + off;
+    if (w->pids[peer] == getpid()) {
+        if (is_put)
+            memmove(remote, buf, n);
+        else
+            memmove(buf, remote, n);
+        return GPURMA_SUCCESS;
+    }
+    size_t done = 0;
+    while (done < n) {
+        struct iovec local = {(char *)buf + done, n - done}, far = {remote + done, n - done};
+        ssize_t k = is_put ? process_vm_writev(w->pids[peer], &local, 1, &far, 1, 0)
+                           : process_vm_readv(w->pids[peer], &local, 1, &far, 1, 0);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            int dead = errno == ESRCH;
+            return gpurma_set_error(dead ? GPURMA_ERR_PEER_FAILED : GPURMA_ERR_TRANSPORT,
+                                    "rank %d: %s of %zu bytes to team rank %d: %s", w->ctx->rank,
+                                    is_put ? "put" : "get", n, peer,
+                                    dead ? "the process has died" : strerror(errno));
+        }
+        done += (size_t)k;
+    }
+    return GPURMA_SUCCESS;
+}
+
+int gpurma_cma_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
+                      uint64_t v, uint64_t compare, uint64_t *old)
+{
+    pthread_mutex_t *lock = w->atomic_locks[peer];
+    int err = pthread_mutex_lock(lock);
+    if (err == EOWNERDEAD) /* the holder died between its read and write */
+        pthread_mutex_consistent(lock);
+    else if (err)
+        return gpurma_set_error(GPURMA_ERR_INTERNAL, "atomic lock: %s", strerror(err));
+    uint64_t cur, next;
+    int rc = gpurma_cma_xfer(w, peer, 0, off, &cur, sizeof(cur));
+    if (!rc) {
+        next = kind == GPURMA_ATOMIC_FETCH_ADD ? cur + v
+               : kind == GPURMA_ATOMIC_SWAP    ? v
+               : cur == compare                ? v
+                                               : cur;
+        if (next != cur || kind != GPURMA_ATOMIC_CAS)
+            rc = gpurma_cma_xfer(w, peer, 1, off, &next, sizeof(next));
+    }
+    pthread_mutex_unlock(lock);
+    if (!rc)
+        *old = cur;
+    return rc;
+}
+
+GPURMA_API gpurma_status_t gpurma_dev_host_call(const gpurma_dev_win_t *dw, int op, int peer,
+                                                size_t off, void *buf, size_t bytes, uint64_t a,
+                                                uint64_t b, uint64_t *old)
+{
+    struct gpurma_win_s *w = dw ? dw->host_win : NULL;
+    int rc = gpurma_win_check(w);
+    if (rc)
+        return rc;
+    switch (op) {
+    case GPURMA_DEV_OP_PUT: return gpurma_cma_xfer(w, peer, 1, off, buf, bytes);
+    case GPURMA_DEV_OP_GET: return gpurma_cma_xfer(w, peer, 0, off, buf, bytes);
+    case GPURMA_DEV_OP_FETCH_ADD:
+        return gpurma_cma_atomic(w, peer, GPURMA_ATOMIC_FETCH_ADD, off, a, b, old);
+    case GPURMA_DEV_OP_SWAP: return gpurma_cma_atomic(w, peer, GPURMA_ATOMIC_SWAP, off, a, b, old);
+    case GPURMA_DEV_OP_CAS: return gpurma_cma_atomic(w, peer, GPURMA_ATOMIC_CAS, off, a, b, old);
+    }
+    return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "unknown host call %d", op);
+}

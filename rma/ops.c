@@ -1,0 +1,339 @@
+/*
+ * ops.c - host-initiated one-sided operations: check everything, then hand
+ * the call to the engine that serves the peer. Nothing is written when a
+ * check fails, and the message says which rank, peer, offset and size.
+ */
+#include <stdio.h>
+
+#include "rma.h"
+
+static const char *const cmp_names[] = {"==", "!=", ">", ">=", "<", "<="};
+
+static int check_peer(const struct gpurma_win_s *w, const char *op, int peer)
+{
+    int rc = gpurma_win_check(w);
+    if (rc)
+        return rc;
+    if (peer < 0 || peer >= w->size)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: %s to peer %d: the window's team has %d ranks",
+                                w->ctx->rank, op, peer, w->size);
+    return GPURMA_SUCCESS;
+}
+
+static int check_range(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
+                       size_t bytes, const void *buf)
+{
+    int rc = check_peer(w, op, peer);
+    if (rc)
+        return rc;
+    if (bytes && !buf)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s of %zu bytes: buffer is NULL",
+                                w->ctx->rank, op, bytes);
+    uint64_t size = w->peers[peer].size;
+    if (off > size || bytes > size - off)
+        return gpurma_set_error(GPURMA_ERR_OUT_OF_BOUNDS,
+                                "rank %d: %s of %zu bytes at offset %zu on peer %d exceeds its "
+                                "window of %llu bytes",
+                                w->ctx->rank, op, bytes, off, peer, (unsigned long long)size);
+    return GPURMA_SUCCESS;
+}
+
+static int check_signal(const struct gpurma_win_s *w, const char *op, uint32_t sig)
+{
+    if (sig >= w->num_signals)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: %s: signal %u does not exist (window has %u)",
+                                w->ctx->rank, op, sig, w->num_signals);
+    return GPURMA_SUCCESS;
+}
+
+static int check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_t sig,
+                           gpurma_signal_op_t sop)
+{
+    if (sop != GPURMA_SIGNAL_SET && sop != GPURMA_SIGNAL_ADD)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s: unknown signal op %d",
+                                w->ctx->rank, op, (int)sop);
+    return check_signal(w, op, sig);
+}
+
+static int check_counter(const struct gpurma_win_s *w, const char *op, uint32_t counter)
+{
+    int rc = gpurma_win_check(w);
+    if (rc)
+        return rc;
+    if (counter >= w->num_counters)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: %s: counter %u does not exist (window has %u)",
+                                w->ctx->rank, op, counter, w->num_counters);
+    return GPURMA_SUCCESS;
+}
+
+static int unsupported(const struct gpurma_win_s *w, const char *op, int peer)
+{
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "rank %d: %s to peer %d: engine %s cannot",
+                            w->ctx->rank, op, peer, w->engines[peer]->name);
+}
+
+static int put_common(gpurma_win_t w, int peer, size_t off, const void *src, size_t bytes,
+                      uint32_t counter)
+{
+    int rc = check_range(w, "put", peer, off, bytes, src);
+    if (rc)
+        return rc;
+    const gpurma_engine_ops_t *e = w->engines[peer];
+    return e->put ? e->put(w, peer, off, src, bytes, counter) : unsupported(w, "put", peer);
+}
+
+GPURMA_API gpurma_status_t gpurma_put(gpurma_win_t w, int peer, size_t off, const void *src,
+                                      size_t bytes)
+{
+    return put_common(w, peer, off, src, bytes, GPURMA_NO_COUNTER);
+}
+
+GPURMA_API gpurma_status_t gpurma_put_counted(gpurma_win_t w, int peer, size_t off,
+                                              const void *src, size_t bytes, uint32_t counter)
+{
+    int rc = check_counter(w, "put_counted", counter);
+    return rc ? rc : put_common(w, peer, off, src, bytes, counter);
+}
+
+GPURMA_API gpurma_status_t gpurma_get(gpurma_win_t w, int peer, void *dst, size_t off,
+                                      size_t bytes)
+{
+    int rc = check_range(w, "get", peer, off, bytes, dst);
+    if (rc)
+        return rc;
+    const gpurma_engine_ops_t *e = w->engines[peer];
+    return e->get ? e->get(w, peer, dst, off, bytes) : unsupported(w, "get", peer);
+}
+
+GPURMA_API gpurma_status_t gpurma_put_value(gpurma_win_t w, int peer, size_t off, uint64_t value,
+                                            size_t bytes)
+{
+    int rc = check_range(w, "put_value", peer, off, bytes, &value);
+    if (rc)
+        return rc;
+    if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: put_value of %zu bytes: must be 1, 2, 4 or 8",
+                                w->ctx->rank, bytes);
+    if (off % bytes)
+        return gpurma_set_error(GPURMA_ERR_MISALIGNED,
+                                "rank %d: put_value of %zu bytes at offset %zu: not aligned",
+                                w->ctx->rank, bytes, off);
+    const gpurma_engine_ops_t *e = w->engines[peer];
+    return e->put_value ? e->put_value(w, peer, off, value, bytes)
+                        : unsupported(w, "put_value", peer);
+}
+
+GPURMA_API gpurma_status_t gpurma_signal(gpurma_win_t w, int peer, uint32_t sig,
+                                         gpurma_signal_op_t op, uint64_t value)
+{
+    int rc = check_peer(w, "signal", peer);
+    if (!rc)
+        rc = check_signal_op(w, "signal", sig, op);
+    if (rc)
+        return rc;
+    const gpurma_engine_ops_t *e = w->engines[peer];
+    return e->signal ? e->signal(w, peer, sig, op, value) : unsupported(w, "signal", peer);
+}
+
+static int put_signal_common(gpurma_win_t w, int peer, size_t off, const void *src, size_t bytes,
+                             uint32_t sig, gpurma_signal_op_t op, uint64_t value,
+                             uint32_t counter)
+{
+    int rc = check_range(w, "put_signal", peer, off, bytes, src);
+    if (!rc)
+        rc = check_signal_op(w, "put_signal", sig, op);
+    if (rc)
+        return rc;
+    const gpurma_engine_ops_t *e = w->engines[peer];
+    return e->put_signal ? e->put_signal(w, peer, off, src, bytes, sig, op, value, counter)
+                         : unsupported(w, "put_signal", peer);
+}
+
+GPURMA_API gpurma_status_t gpurma_put_signal(gpurma_win_t w, int peer, size_t off,
+                                             const void *src, size_t bytes, uint32_t sig,
+                                             gpurma_signal_op_t op, uint64_t value)
+{
+    return put_signal_common(w, peer, off, src, bytes, sig, op, value, GPURMA_NO_COUNTER);
+}
+
+GPURMA_API gpurma_status_t gpurma_put_signal_counted(gpurma_win_t w, int peer, size_t off,
+                                                     const void *src, size_t bytes, uint32_t sig,
+                                                     gpurma_signal_op_t op, uint64_t value,
+                                                     uint32_t counter)
+{
+    int rc = check_counter(w, "put_signal_counted", counter);
+    return rc ? rc : put_signal_common(w, peer, off, src, bytes, sig, op, value, counter);
+}
+
+GPURMA_API gpurma_status_t gpurma_wait_until(gpurma_win_t w, uint32_t sig, gpurma_cmp_t cmp,
+                                             uint64_t value)
+{
+    int rc = gpurma_win_check(w);
+    if (!rc)
+        rc = check_signal(w, "wait_until", sig);
+    if (rc)
+        return rc;
+    if ((unsigned)cmp > GPURMA_CMP_LE)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: wait_until: unknown compare %d",
+                                w->ctx->rank, (int)cmp);
+    gpurma_dev_signal_slot_t *slot = &w->dev.signals[sig];
+    char what[96];
+    snprintf(what, sizeof(what), "wait_until(signal %u %s %llu)", sig, cmp_names[cmp],
+             (unsigned long long)value);
+    rc = gpurma_wait_u64(w->team, &slot->value, cmp, value, what, -1);
+    if (rc == GPURMA_ERR_TIMEOUT) {
+        uint32_t origin = __atomic_load_n(&slot->last_origin, __ATOMIC_RELAXED);
+        char text[512];
+        snprintf(text, sizeof(text), "%s", gpurma_error_text());
+        if (origin == UINT32_MAX)
+            gpurma_set_error(rc, "%s; no rank has signalled it yet", text);
+        else
+            gpurma_set_error(rc, "%s; last signalled by team rank %u", text, origin);
+    }
+    return rc;
+}
+
+GPURMA_API gpurma_status_t gpurma_signal_read(gpurma_win_t w, uint32_t sig, uint64_t *value)
+{
+    int rc = gpurma_win_check(w);
+    if (!rc)
+        rc = check_signal(w, "signal_read", sig);
+    if (!rc && !value)
+        rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG, "signal_read: value is NULL");
+    if (!rc)
+        *value = __atomic_load_n(&w->dev.signals[sig].value, __ATOMIC_ACQUIRE);
+    return rc;
+}
+
+GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t w, uint32_t sig)
+{
+    int rc = gpurma_win_check(w);
+    if (!rc)
+        rc = check_signal(w, "signal_reset", sig);
+    if (!rc)
+        __atomic_store_n(&w->dev.signals[sig].value, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
+/* Applies fn once per distinct engine serving peer (or every peer). */
+static int for_engines(gpurma_win_t w, int peer, const char *op,
+                       int (*fn)(const gpurma_engine_ops_t *, gpurma_win_t, int))
+{
+    int rc = peer == GPURMA_ALL_PEERS ? gpurma_win_check(w) : check_peer(w, op, peer);
+    if (rc)
+        return rc;
+    if (peer != GPURMA_ALL_PEERS)
+        return fn(w->engines[peer], w, peer);
+    const gpurma_engine_ops_t *done[4] = {0};
+    int ndone = 0;
+    for (int i = 0; i < w->size && !rc; i++) {
+        const gpurma_engine_ops_t *e = w->engines[i];
+        int seen = 0;
+        for (int k = 0; k < ndone; k++)
+            seen |= done[k] == e;
+        if (seen)
+            continue;
+        if (ndone < 4)
+            done[ndone++] = e;
+        rc = fn(e, w, GPURMA_ALL_PEERS);
+    }
+    return rc;
+}
+
+static int do_flush(const gpurma_engine_ops_t *e, gpurma_win_t w, int peer)
+{
+    return e->flush(w, peer);
+}
+static int do_quiet(const gpurma_engine_ops_t *e, gpurma_win_t w, int peer)
+{
+    (void)peer;
+    return e->quiet(w);
+}
+static int do_fence(const gpurma_engine_ops_t *e, gpurma_win_t w, int peer)
+{
+    (void)peer;
+    return e->fence(w);
+}
+
+GPURMA_API gpurma_status_t gpurma_flush(gpurma_win_t w, int peer)
+{
+    return for_engines(w, peer, "flush", do_flush);
+}
+
+GPURMA_API gpurma_status_t gpurma_quiet(gpurma_win_t w)
+{
+    return for_engines(w, GPURMA_ALL_PEERS, "quiet", do_quiet);
+}
+
+GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t w)
+{
+    return for_engines(w, GPURMA_ALL_PEERS, "fence", do_fence);
+}
+
+static int atomic_common(gpurma_win_t w, const char *op, gpurma_atomic_kind_t kind, int peer,
+                         size_t off, uint64_t value, uint64_t compare, uint64_t *old)
+{
+    int rc = check_range(w, op, peer, off, 8, &value);
+    if (rc)
+        return rc;
+    if (off & 7)
+        return gpurma_set_error(GPURMA_ERR_MISALIGNED,
+                                "rank %d: %s at offset %zu on peer %d: must be 8-byte aligned",
+                                w->ctx->rank, op, off, peer);
+    const gpurma_engine_ops_t *e = w->engines[peer];
+    return e->atomic ? e->atomic(w, peer, kind, off, value, compare, old)
+                     : unsupported(w, op, peer);
+}
+
+GPURMA_API gpurma_status_t gpurma_atomic_fetch_add(gpurma_win_t w, int peer, size_t off,
+                                                   uint64_t value, uint64_t *old)
+{
+    return atomic_common(w, "atomic_fetch_add", GPURMA_ATOMIC_FETCH_ADD, peer, off, value, 0, old);
+}
+
+GPURMA_API gpurma_status_t gpurma_atomic_swap(gpurma_win_t w, int peer, size_t off,
+                                              uint64_t value, uint64_t *old)
+{
+    return atomic_common(w, "atomic_swap", GPURMA_ATOMIC_SWAP, peer, off, value, 0, old);
+}
+
+GPURMA_API gpurma_status_t gpurma_atomic_compare_swap(gpurma_win_t w, int peer, size_t off,
+                                                      uint64_t expected, uint64_t desired,
+                                                      uint64_t *old)
+{
+    return atomic_common(w, "atomic_compare_swap", GPURMA_ATOMIC_CAS, peer, off, desired,
+                         expected, old);
+}
+
+GPURMA_API gpurma_status_t gpurma_counter_wait(gpurma_win_t w, uint32_t counter, uint64_t value)
+{
+    int rc = check_counter(w, "counter_wait", counter);
+    if (rc)
+        return rc;
+    char what[64];
+    snprintf(what, sizeof(what), "counter_wait(counter %u >= %llu)", counter,
+             (unsigned long long)value);
+    return gpurma_wait_u64(w->team, &w->counters[counter], GPURMA_CMP_GE, value, what, -1);
+}
+
+GPURMA_API gpurma_status_t gpurma_counter_read(gpurma_win_t w, uint32_t counter, uint64_t *value)
+{
+    int rc = check_counter(w, "counter_read", counter);
+    if (!rc && !value)
+        rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG, "counter_read: value is NULL");
+    if (!rc)
+        *value = __atomic_load_n(&w->counters[counter], __ATOMIC_ACQUIRE);
+    return rc;
+}
+
+GPURMA_API gpurma_status_t gpurma_counter_reset(gpurma_win_t w, uint32_t counter)
+{
+    int rc = check_counter(w, "counter_reset", counter);
+    if (!rc)
+        __atomic_store_n(&w->counters[counter], 0, __ATOMIC_RELEASE);
+    return rc;
+}

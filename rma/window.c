@@ -1,0 +1,477 @@
+/*
+ * window.c - collective window creation and destruction, and queries.
+ *
+ * Creation is two exchanges over the team: first every rank publishes how
+ * to reach its window (segment name, sizes, pid, status); after mapping its
+ * peers every rank publishes whether that worked. A rank that fails locally
+ * still takes part in both, so an error anywhere fails the call everywhere
+ * instead of leaving the others waiting.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "rma.h"
+
+#define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
+
+typedef struct win_wire {
+    uint64_t size;
+    uint64_t seg_len;
+    uint64_t remote_base;
+    int32_t  pid;
+    int32_t  status;
+    uint32_t num_signals;
+    int32_t  engine;
+    uint32_t kind;
+    uint32_t pad;
+    char     shm_name[GPURMA_SHM_NAME_MAX];
+} win_wire_t;
+
+static gpurma_seg_layout_t seg_layout(gpurma_win_kind_t kind, size_t size, uint32_t num_signals)
+{
+    gpurma_seg_layout_t l;
+    l.data_len    = kind == GPURMA_WIN_ALLOCATED ? ROUND_UP(size, 64) : 0;
+    l.signals_off = l.data_len;
+    l.lock_off    = l.signals_off + ROUND_UP((size_t)num_signals * sizeof(gpurma_dev_signal_slot_t), 64);
+    l.total       = l.lock_off + ROUND_UP(sizeof(pthread_mutex_t), 64);
+    return l;
+}
+
+static int parse_engine(const char *s, gpurma_engine_t *out)
+{
+    static const char *const names[] = {"auto", "mem", "port", "switch"};
+    for (int i = 0; i < 4; i++)
+        if (!strcasecmp(s, names[i])) {
+            *out = (gpurma_engine_t)i;
+            return GPURMA_SUCCESS;
+        }
+    return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                            "GPURMA_ENGINE=%s is not one of auto, mem, port, switch", s);
+}
+
+/* The switch engine drives NVLink multicast, which must stay off wherever a
+ * site or another library has said so. */
+static int switch_refusal(void)
+{
+    const char *v;
+    if ((v = getenv("NCCL_NVLS_ENABLE")) && !strcmp(v, "0"))
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "switch engine refused: NCCL_NVLS_ENABLE=0 is set");
+    if ((v = getenv("NVSHMEM_DISABLE_NVLS")) && strcmp(v, "0"))
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "switch engine refused: NVSHMEM_DISABLE_NVLS=%s is set", v);
+    if (gpurma_config()->disable_switch)
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "switch engine refused: GPURMA_DISABLE_SWITCH is set");
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                            "switch engine needs NVLink multicast, which this build does not use");
+}
+
+/* Settles the parameters; any failure is reported through the exchange. */
+static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, void *user_base,
+                          size_t size, uint32_t *nsig, uint32_t *ncnt, gpurma_engine_t *engine)
+{
+    const gpurma_config_t *cfg = gpurma_config();
+    uint64_t mask = p ? p->field_mask : 0;
+    *nsig = (mask & GPURMA_WIN_FIELD_NUM_SIGNALS) ? p->num_signals : (uint32_t)cfg->num_signals;
+    *ncnt = (mask & GPURMA_WIN_FIELD_NUM_COUNTERS) ? p->num_counters : (uint32_t)cfg->num_counters;
+    if (*nsig > (1u << 20) || *ncnt > (1u << 20))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "num_signals %u / num_counters %u: at most 1048576 each", *nsig,
+                                *ncnt);
+    int rc = parse_engine(cfg->engine, engine);
+    if (rc)
+        return rc;
+    if (mask & GPURMA_WIN_FIELD_ENGINE)
+        *engine = p->engine;
+    if ((int)*engine < GPURMA_ENGINE_AUTO || *engine > GPURMA_ENGINE_SWITCH)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "unknown engine %d", (int)*engine);
+    if (*engine == GPURMA_ENGINE_SWITCH)
+        return switch_refusal();
+    if (*engine == GPURMA_ENGINE_PORT)
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "the port engine is not part of this build yet");
+    if ((mask & GPURMA_WIN_FIELD_MEM_KIND) && p->mem_kind == GPURMA_MEM_DEVICE)
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "device memory requested but no GPU is in use (host backend)");
+    if (kind == GPURMA_WIN_CREATED && size && !user_base)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_create: base is NULL for %zu bytes",
+                                size);
+    return GPURMA_SUCCESS;
+}
+
+static void win_release(struct gpurma_win_s *w)
+{
+    if (w->maps)
+        for (int i = 0; i < w->size; i++)
+            gpurma_shm_detach(w->maps[i].addr, w->maps[i].len);
+    free(w->peers);
+    free(w->engines);
+    free(w->maps);
+    free(w->pids);
+    free(w->remote_base);
+    free(w->atomic_locks);
+    free(w->counters);
+}
+
+/* Cross-memory attach may be forbidden (ptrace scope, seccomp); find out at
+ * creation rather than on the first put. */
+static int probe_cma(struct gpurma_win_s *w, int peer)
+{
+    char byte;
+    struct iovec local = {&byte, 1}, remote = {(void *)(uintptr_t)w->remote_base[peer], 1};
+    if (!w->peers[peer].size || w->pids[peer] == getpid())
+        return GPURMA_SUCCESS;
+    if (process_vm_readv(w->pids[peer], &local, 1, &remote, 1, 0) == 1)
+        return GPURMA_SUCCESS;
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                            "win_create on private memory reaches peers with process_vm_writev, "
+                            "which failed for team rank %d (pid %d): %s; use gpurma_win_allocate "
+                            "or allow ptrace between the job's processes",
+                            peer, (int)w->pids[peer], strerror(errno));
+}
+
+/* Maps every peer's segment (on this node) and fills the peer table. */
+static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_engine_t engine,
+                         void *own_seg)
+{
+    gpurma_bootstrap_t *bs = w->ctx->bs;
+    int my_node = bs->node_of[w->ctx->rank];
+    for (int i = 0; i < w->size; i++) {
+        const win_wire_t *pw = &wire[i];
+        int world = w->team->world_ranks[i];
+        gpurma_seg_layout_t l = seg_layout(w->kind, pw->size, pw->num_signals);
+        if (bs->node_of[world] != my_node)
+            return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                    "rank %d is on another node; reaching it needs the port "
+                                    "engine, which is not part of this build yet",
+                                    world);
+        char *seg = own_seg;
+        if (i != w->rank) {
+            int rc = gpurma_shm_attach(pw->shm_name, l.total, (void **)&seg);
+            if (rc)
+                return rc;
+            w->maps[i].addr = seg;
+            w->maps[i].len  = l.total;
+        }
+        gpurma_dev_peer_t *p = &w->peers[i];
+        p->size    = pw->size;
+        p->signals = (gpurma_dev_signal_slot_t *)(seg + l.signals_off);
+        p->engine  = GPURMA_ENGINE_MEM;
+        w->engines[i] = &gpurma_engine_mem_ops;
+        w->pids[i] = pw->pid;
+        w->remote_base[i] = pw->remote_base;
+        if (w->kind == GPURMA_WIN_ALLOCATED) {
+            p->base = seg;
+            p->path = GPURMA_DEV_PATH_LOADSTORE;
+        } else {
+            /* Every rank, this one included, goes through the library so that
+             * atomics on the window all take the owner's lock. */
+            p->base = NULL;
+            p->path = GPURMA_DEV_PATH_HOSTCALL;
+            w->atomic_locks[i] = (pthread_mutex_t *)(seg + l.lock_off);
+            int rc = probe_cma(w, i);
+            if (rc)
+                return rc;
+        }
+    }
+    (void)engine;
+    return GPURMA_SUCCESS;
+}
+
+static int init_atomic_lock(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    /* A rank that dies holding the lock must not wedge the others. */
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    int err = pthread_mutex_init(m, &a);
+    pthread_mutexattr_destroy(&a);
+    return err ? gpurma_set_error(GPURMA_ERR_INTERNAL, "pthread_mutex_init: %s", strerror(err))
+               : GPURMA_SUCCESS;
+}
+
+/* Agrees on one status over the team; the message of a failing rank is
+ * named in the others' error. */
+static int agree(const gpurma_exchange_t *ex, struct gpurma_win_s *w, int mine, const char *stage)
+{
+    int32_t *all = calloc((size_t)w->size, sizeof(*all));
+    if (!all)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window %s: out of memory", stage);
+    int32_t me = mine;
+    int rc = ex->allgather(ex, &me, all, sizeof(me));
+    for (int i = 0; !rc && i < w->size; i++)
+        if (all[i]) {
+            rc = all[i];
+            if (!mine)
+                gpurma_set_error(rc, "window %s failed on team rank %d: %s", stage, i,
+                                 gpurma_strerror(rc));
+        }
+    if (rc && mine)
+        rc = mine; /* keep this rank's own, more precise message */
+    free(all);
+    return rc;
+}
+
+int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
+                     gpurma_win_kind_t kind, void *user_base, size_t size,
+                     const gpurma_win_params_t *p, int internal, struct gpurma_win_s **out)
+{
+    struct gpurma_ctx_s *ctx = team->ctx;
+    uint32_t nsig = 0, ncnt = 0;
+    gpurma_engine_t engine = GPURMA_ENGINE_AUTO;
+    char own_name[GPURMA_SHM_NAME_MAX] = "";
+    char *own_seg = NULL;
+    gpurma_seg_layout_t l = {0, 0, 0, 0};
+    win_wire_t *wire = NULL;
+
+    struct gpurma_win_s *w = calloc(1, sizeof(*w));
+    if (!w) /* cannot take part in the exchange: the peers will time out */
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window: out of memory");
+    int rc = resolve_params(p, kind, user_base, size, &nsig, &ncnt, &engine);
+    w->ctx = ctx;
+    w->team = team;
+    w->rank = team->rank;
+    w->size = team->size;
+    w->kind = kind;
+    w->internal = internal;
+    w->num_signals = nsig;
+    w->num_counters = ncnt;
+    w->bytes = size;
+    if (!rc) {
+        w->peers = calloc((size_t)w->size, sizeof(*w->peers));
+        w->engines = calloc((size_t)w->size, sizeof(*w->engines));
+        w->maps = calloc((size_t)w->size, sizeof(*w->maps));
+        w->pids = calloc((size_t)w->size, sizeof(*w->pids));
+        w->remote_base = calloc((size_t)w->size, sizeof(*w->remote_base));
+        w->atomic_locks = calloc((size_t)w->size, sizeof(*w->atomic_locks));
+        w->counters = calloc(ncnt ? ncnt : 1, sizeof(*w->counters));
+        if (!w->peers || !w->engines || !w->maps || !w->pids || !w->remote_base ||
+            !w->atomic_locks || !w->counters)
+            rc = gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window tables: out of memory");
+    }
+    if (!rc) {
+        l = seg_layout(kind, size, nsig);
+        rc = gpurma_shm_create(l.total, own_name, (void **)&own_seg);
+    }
+    if (!rc) {
+        gpurma_dev_signal_slot_t *slots = (gpurma_dev_signal_slot_t *)(own_seg + l.signals_off);
+        for (uint32_t s = 0; s < nsig; s++)
+            slots[s].last_origin = UINT32_MAX; /* "never signalled", for messages */
+    }
+    if (!rc && kind == GPURMA_WIN_CREATED)
+        rc = init_atomic_lock((pthread_mutex_t *)(own_seg + l.lock_off));
+
+    wire = calloc((size_t)team->size, sizeof(*wire));
+    if (!wire) {
+        if (own_seg) {
+            gpurma_shm_detach(own_seg, l.total);
+            gpurma_shm_unlink(own_name);
+        }
+        win_release(w);
+        free(w);
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window exchange: out of memory");
+    }
+    win_wire_t mine = {0};
+    mine.size = size;
+    mine.seg_len = l.total;
+    mine.remote_base = (uint64_t)(uintptr_t)user_base;
+    mine.pid = (int32_t)getpid();
+    mine.status = rc;
+    mine.num_signals = nsig;
+    mine.engine = engine;
+    mine.kind = kind;
+    snprintf(mine.shm_name, sizeof(mine.shm_name), "%s", own_name);
+
+    int xrc = ex->allgather(ex, &mine, wire, sizeof(mine));
+    if (xrc) {
+        rc = xrc;
+    } else {
+        for (int i = 0; i < team->size && !rc; i++) {
+            if (wire[i].status)
+                rc = gpurma_set_error(wire[i].status, "window creation failed on team rank %d: %s",
+                                      i, gpurma_strerror(wire[i].status));
+            else if (wire[i].num_signals != nsig || wire[i].engine != engine ||
+                     wire[i].kind != kind)
+                rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                      "window parameters differ: team rank %d has %u signals, "
+                                      "engine %d; this rank has %u, engine %d",
+                                      i, wire[i].num_signals, wire[i].engine, nsig, engine);
+        }
+        if (!rc)
+            rc = connect_peers(w, wire, engine, own_seg);
+        int arc = agree(ex, w, rc, "mapping");
+        if (!rc)
+            rc = arc;
+    }
+    /* Every peer has mapped the segment (or given up): the name can go. */
+    if (own_name[0])
+        gpurma_shm_unlink(own_name);
+    free(wire);
+    if (rc) {
+        if (own_seg)
+            gpurma_shm_detach(own_seg, l.total);
+        win_release(w);
+        free(w);
+        return rc;
+    }
+    w->maps[w->rank].addr = own_seg;
+    w->maps[w->rank].len = l.total;
+    w->base = kind == GPURMA_WIN_ALLOCATED ? (size ? own_seg : NULL) : user_base;
+    w->magic = GPURMA_WIN_MAGIC;
+
+    w->dev.peers = w->peers;
+    w->dev.signals = w->peers[w->rank].signals;
+    w->dev.counters = w->counters;
+    w->dev.host_win = w;
+    w->dev.timeout_ns = ctx->timeout_ns;
+    w->dev.rank = w->rank;
+    w->dev.size = w->size;
+    w->dev.num_signals = nsig;
+    w->dev.num_counters = ncnt;
+    w->dev.magic = GPURMA_DEV_WIN_MAGIC;
+    if (!internal)
+        GPURMA_INFO(GPURMA_SUB_WIN, "window %p: %zu bytes (%s), %u signals, %u counters, engine %s",
+                    (void *)w, size, kind == GPURMA_WIN_ALLOCATED ? "allocated" : "created", nsig,
+                    ncnt, gpurma_engine_name(GPURMA_ENGINE_MEM));
+    *out = w;
+    return GPURMA_SUCCESS;
+}
+
+int gpurma_win_destroy(struct gpurma_win_s *w)
+{
+    win_release(w);
+    w->magic = GPURMA_DEAD_MAGIC;
+    return GPURMA_SUCCESS;
+}
+
+int gpurma_win_check(const struct gpurma_win_s *w)
+{
+    if (!w)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "window handle is NULL");
+    if (w->magic == GPURMA_DEAD_MAGIC)
+        return gpurma_set_error(GPURMA_ERR_FREED, "window %p was freed", (const void *)w);
+    if (w->magic != GPURMA_WIN_MAGIC)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a window handle",
+                                (const void *)w);
+    return GPURMA_SUCCESS;
+}
+
+/* ------------------------------------------------------------- public API */
+
+GPURMA_API gpurma_status_t gpurma_win_allocate(gpurma_team_t team, size_t size,
+                                               const gpurma_win_params_t *p, void **base,
+                                               gpurma_win_t *win)
+{
+    int rc = gpurma_team_check(team);
+    if (rc)
+        return rc;
+    if (!win)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_allocate: win is NULL");
+    gpurma_exchange_t ex = gpurma_team_exchange(team);
+    rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, size, p, 0, win);
+    if (!rc && base)
+        *base = (*win)->base;
+    return rc;
+}
+
+GPURMA_API gpurma_status_t gpurma_win_create(gpurma_team_t team, void *base, size_t size,
+                                             const gpurma_win_params_t *p, gpurma_win_t *win)
+{
+    int rc = gpurma_team_check(team);
+    if (rc)
+        return rc;
+    if (!win)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_create: win is NULL");
+    gpurma_exchange_t ex = gpurma_team_exchange(team);
+    return gpurma_win_build(team, &ex, GPURMA_WIN_CREATED, base, size, p, 0, win);
+}
+
+GPURMA_API gpurma_status_t gpurma_win_free(gpurma_win_t *win)
+{
+    if (!win)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_free: NULL");
+    struct gpurma_win_s *w = *win;
+    int rc = gpurma_win_check(w);
+    if (rc)
+        return rc;
+    if (w->internal)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "window %p is internal", (void *)w);
+    /* Nobody may still be reading or writing the memory we unmap. */
+    rc = gpurma_barrier(w->team);
+    struct gpurma_ctx_s *ctx = w->ctx;
+    gpurma_win_destroy(w);
+    pthread_mutex_lock(&ctx->lock);
+    w->next_freed = ctx->graveyard;
+    ctx->graveyard = w;
+    pthread_mutex_unlock(&ctx->lock);
+    *win = NULL;
+    return rc;
+}
+
+GPURMA_API size_t gpurma_win_size(gpurma_win_t w, int peer)
+{
+    if (gpurma_win_check(w) || peer < 0 || peer >= w->size)
+        return 0;
+    return w->peers[peer].size;
+}
+
+GPURMA_API void *gpurma_win_base(gpurma_win_t w) { return gpurma_win_check(w) ? NULL : w->base; }
+
+GPURMA_API gpurma_engine_t gpurma_win_engine(gpurma_win_t w, int peer)
+{
+    if (gpurma_win_check(w) || peer < 0 || peer >= w->size)
+        return GPURMA_ENGINE_NONE;
+    return w->engines[peer]->kind;
+}
+
+GPURMA_API const char *gpurma_engine_name(gpurma_engine_t engine)
+{
+    switch (engine) {
+    case GPURMA_ENGINE_AUTO:   return "auto";
+    case GPURMA_ENGINE_MEM:    return "mem";
+    case GPURMA_ENGINE_PORT:   return "port";
+    case GPURMA_ENGINE_SWITCH: return "switch";
+    default:                   return "none";
+    }
+}
+
+GPURMA_API void *gpurma_win_peer_ptr(gpurma_win_t w, int peer)
+{
+    if (gpurma_win_check(w) || peer < 0 || peer >= w->size)
+        return NULL;
+    return w->peers[peer].path == GPURMA_DEV_PATH_LOADSTORE ? w->peers[peer].base : NULL;
+}
+
+GPURMA_API gpurma_team_t gpurma_win_team(gpurma_win_t w)
+{
+    return gpurma_win_check(w) ? NULL : w->team;
+}
+
+GPURMA_API uint32_t gpurma_win_num_signals(gpurma_win_t w)
+{
+    return gpurma_win_check(w) ? 0 : w->num_signals;
+}
+
+GPURMA_API uint32_t gpurma_win_num_counters(gpurma_win_t w)
+{
+    return gpurma_win_check(w) ? 0 : w->num_counters;
+}
+
+GPURMA_API gpurma_status_t gpurma_win_device(gpurma_win_t w, gpurma_dev_win_t *out)
+{
+    int rc = gpurma_win_check(w);
+    if (rc)
+        return rc;
+    if (!out)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_device: out is NULL");
+    *out = w->dev;
+    return GPURMA_SUCCESS;
+}

@@ -1,0 +1,182 @@
+/*
+ * context.c - initialization, finalization and context queries.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu.h"
+#include "rma.h"
+
+static int exchange_over_bootstrap(const gpurma_exchange_t *ex, const void *mine, void *all,
+                                   size_t len)
+{
+    return gpurma_bootstrap_allgather(ex->arg, mine, all, len);
+}
+
+int gpurma_ctx_check(const struct gpurma_ctx_s *ctx)
+{
+    if (!ctx)
+        return gpurma_set_error(GPURMA_ERR_NOT_INITIALIZED, "context is NULL (call gpurma_init)");
+    if (ctx->magic != GPURMA_CTX_MAGIC)
+        return gpurma_set_error(GPURMA_ERR_NOT_INITIALIZED, "%p is not a live context",
+                                (const void *)ctx);
+    return GPURMA_SUCCESS;
+}
+
+static int select_device(const gpurma_init_params_t *p, int *device)
+{
+    int want = (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE)) ? p->device : GPURMA_DEVICE_AUTO;
+    int ngpus = gpurma_gpu_count();
+    if (want == GPURMA_DEVICE_HOST || (want == GPURMA_DEVICE_AUTO && ngpus == 0)) {
+        *device = GPURMA_DEVICE_HOST;
+        return GPURMA_SUCCESS;
+    }
+    if (want < GPURMA_DEVICE_HOST)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "init: device %d is not valid", want);
+    if (want >= ngpus)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "init: GPU %d requested but %d GPU(s) are usable", want, ngpus);
+    *device = want;
+    return GPURMA_SUCCESS;
+}
+
+static void ctx_release(struct gpurma_ctx_s *ctx)
+{
+    if (ctx->node)
+        gpurma_team_destroy(ctx->node);
+    if (ctx->world)
+        gpurma_team_destroy(ctx->world);
+    while (ctx->graveyard) {
+        struct gpurma_win_s *w = ctx->graveyard;
+        ctx->graveyard = w->next_freed;
+        free(w);
+    }
+    if (ctx->bs)
+        gpurma_bootstrap_close(ctx->bs);
+    free(ctx->pids);
+    pthread_mutex_destroy(&ctx->lock);
+    ctx->magic = GPURMA_DEAD_MAGIC;
+    free(ctx);
+}
+
+GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurma_init_params_t *p,
+                                               gpurma_ctx_t *out)
+{
+    if (!out)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "init: ctx pointer is NULL");
+    *out = NULL;
+    if ((api_version >> 16) != GPURMA_VERSION_MAJOR ||
+        (api_version & 0xffff) > GPURMA_VERSION_MINOR)
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "init: program built against gpurma API %u.%u, library is %d.%d",
+                                api_version >> 16, api_version & 0xffff, GPURMA_VERSION_MAJOR,
+                                GPURMA_VERSION_MINOR);
+    const gpurma_config_t *cfg = gpurma_config();
+    uint64_t mask = p ? p->field_mask : 0;
+    int64_t timeout_ms = (mask & GPURMA_INIT_FIELD_TIMEOUT_MS) ? p->timeout_ms : cfg->timeout_ms;
+    if (timeout_ms <= 0)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "init: timeout %lld ms must be positive",
+                                (long long)timeout_ms);
+
+    struct gpurma_ctx_s *ctx = calloc(1, sizeof(*ctx));
+    if (!ctx)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "init: out of memory");
+    pthread_mutex_init(&ctx->lock, NULL);
+    ctx->timeout_ns = (uint64_t)timeout_ms * 1000000ull;
+    ctx->liveness_ns = (uint64_t)(cfg->liveness_ms > 0 ? cfg->liveness_ms : 20) * 1000000ull;
+
+    int rc = select_device(p, &ctx->device);
+    if (!rc)
+        rc = gpurma_bootstrap_open((mask & GPURMA_INIT_FIELD_BOOTSTRAP) ? p->bootstrap : NULL,
+                                   (mask & GPURMA_INIT_FIELD_MPI_COMM) ? p->mpi_comm : NULL,
+                                   timeout_ms, &ctx->bs);
+    if (rc) {
+        ctx_release(ctx);
+        return rc;
+    }
+    ctx->rank = ctx->bs->rank;
+    ctx->size = ctx->bs->size;
+    ctx->magic = GPURMA_CTX_MAGIC;
+    gpurma_log_set_rank(ctx->rank);
+
+    ctx->pids = calloc((size_t)ctx->size, sizeof(pid_t));
+    int *ranks = malloc((size_t)ctx->size * sizeof(int));
+    pid_t me = getpid();
+    rc = ctx->pids && ranks ? gpurma_bootstrap_allgather(ctx->bs, &me, ctx->pids, sizeof(me))
+                            : gpurma_set_error(GPURMA_ERR_NO_MEMORY, "init: out of memory");
+    if (!rc) {
+        for (int i = 0; i < ctx->size; i++)
+            ranks[i] = i;
+        gpurma_exchange_t ex = {exchange_over_bootstrap, ctx->bs, NULL, ctx->size, ctx->rank};
+        rc = gpurma_team_create(ctx, ranks, ctx->size, ctx->rank, 1, &ex, &ctx->world);
+    }
+    free(ranks);
+    if (!rc)
+        rc = gpurma_team_split_internal(ctx->world, ctx->bs->node_id, ctx->rank, 1, &ctx->node);
+    if (rc) {
+        ctx_release(ctx);
+        return rc;
+    }
+    GPURMA_INFO(GPURMA_SUB_INIT,
+                "rank %d of %d, node %d of %d (local rank %d of %d), bootstrap %s, %s backend",
+                ctx->rank, ctx->size, ctx->bs->node_id, ctx->bs->num_nodes, ctx->bs->local_rank,
+                ctx->bs->local_size, ctx->bs->ops->name,
+                ctx->device == GPURMA_DEVICE_HOST ? "host" : "GPU");
+    *out = ctx;
+    return GPURMA_SUCCESS;
+}
+
+GPURMA_API gpurma_status_t gpurma_finalize(gpurma_ctx_t ctx)
+{
+    int rc = gpurma_ctx_check(ctx);
+    if (rc)
+        return rc;
+    /* Peers may still be reading our segments until everyone is here. */
+    rc = gpurma_barrier(ctx->world);
+    ctx_release(ctx);
+    return rc;
+}
+
+GPURMA_API void gpurma_abort(gpurma_ctx_t ctx, int code, const char *why)
+{
+    fprintf(stderr, "[gpurma %d] abort(%d): %s\n", ctx && !gpurma_ctx_check(ctx) ? ctx->rank : -1,
+            code, why ? why : "");
+    if (ctx && !gpurma_ctx_check(ctx))
+        ctx->bs->ops->abort(ctx->bs, code, why);
+    _exit(code ? code : 1);
+}
+
+GPURMA_API int gpurma_rank(gpurma_ctx_t ctx) { return gpurma_ctx_check(ctx) ? -1 : ctx->rank; }
+GPURMA_API int gpurma_size(gpurma_ctx_t ctx) { return gpurma_ctx_check(ctx) ? -1 : ctx->size; }
+
+GPURMA_API int gpurma_node_rank(gpurma_ctx_t ctx)
+{
+    return gpurma_ctx_check(ctx) ? -1 : ctx->bs->local_rank;
+}
+
+GPURMA_API int gpurma_node_size(gpurma_ctx_t ctx)
+{
+    return gpurma_ctx_check(ctx) ? -1 : ctx->bs->local_size;
+}
+
+GPURMA_API const char *gpurma_bootstrap_name(gpurma_ctx_t ctx)
+{
+    return gpurma_ctx_check(ctx) ? NULL : ctx->bs->ops->name;
+}
+
+GPURMA_API const char *gpurma_last_error_message(gpurma_ctx_t ctx)
+{
+    (void)ctx; /* messages are per thread, whatever the context */
+    return gpurma_error_text();
+}
+
+GPURMA_API const char *gpurma_version_string(void)
+{
+#define GPURMA_STR2(x) #x
+#define GPURMA_STR(x) GPURMA_STR2(x)
+    return GPURMA_STR(GPURMA_VERSION_MAJOR) "." GPURMA_STR(GPURMA_VERSION_MINOR) "." GPURMA_STR(
+        GPURMA_VERSION_PATCH);
+}

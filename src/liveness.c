@@ -1,0 +1,85 @@
+/*
+ * liveness.c - noticing dead peers, and the bounded wait built on it.
+ *
+ * On a node, a peer is dead when its process is gone or a zombie; checking
+ * costs a kill(0) and, rarely, a read of /proc, so waits do it only every
+ * GPURMA_LIVENESS_MS. Peers on other nodes are reported by the bootstrap
+ * (PMIx events, closed sockets).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rma.h"
+
+static int process_gone(pid_t pid)
+{
+    if (kill(pid, 0) == 0) {
+        /* A zombie still answers kill(0): its parent has not reaped it yet. */
+        char path[64], buf[256];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return 0;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *state = strrchr(buf, ')');
+        return state && (state[2] == 'Z' || state[2] == 'X');
+    }
+    return errno == ESRCH;
+}
+
+int gpurma_liveness_check(struct gpurma_ctx_s *ctx, const int *world_ranks, int n)
+{
+    gpurma_bootstrap_t *bs = ctx->bs;
+    if (__atomic_load_n(&bs->peer_failed, __ATOMIC_ACQUIRE)) {
+        int r = __atomic_load_n(&bs->failed_rank, __ATOMIC_RELAXED);
+        return r >= 0 ? r : ctx->rank == 0 ? 1 : 0;
+    }
+    int my_node = bs->node_of[ctx->rank];
+    for (int i = 0; i < n; i++) {
+        int r = world_ranks[i];
+        if (r != ctx->rank && bs->node_of[r] == my_node && process_gone(ctx->pids[r]))
+            return r;
+    }
+    return -1;
+}
+
+int gpurma_wait_u64(struct gpurma_team_s *team, const uint64_t *p, gpurma_cmp_t cmp,
+                    uint64_t value, const char *what, int peer)
+{
+    struct gpurma_ctx_s *ctx = team->ctx;
+    uint64_t start = gpurma_now_ns(), next_check = start + ctx->liveness_ns;
+    for (uint64_t iter = 0;; iter++) {
+        uint64_t v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+        if (gpurma_dev_compare(v, cmp, value))
+            return GPURMA_SUCCESS;
+        if ((iter & 63) != 63) {
+            gpurma_backoff(iter);
+            continue;
+        }
+        uint64_t now = gpurma_now_ns();
+        if (now >= next_check) {
+            next_check = now + ctx->liveness_ns;
+            int dead = gpurma_liveness_check(ctx, team->world_ranks, team->size);
+            if (dead >= 0)
+                return gpurma_set_error(GPURMA_ERR_PEER_FAILED,
+                                        "rank %d: %s: rank %d has died (value %llu, wanted %llu)",
+                                        ctx->rank, what, dead, (unsigned long long)v,
+                                        (unsigned long long)value);
+        }
+        if (now - start > ctx->timeout_ns) {
+            int world_peer = peer >= 0 && peer < team->size ? team->world_ranks[peer] : -1;
+            return gpurma_set_error(GPURMA_ERR_TIMEOUT,
+                                    "rank %d: %s timed out after %llu ms: value %llu, wanted %llu"
+                                    " (peer: world rank %d)",
+                                    ctx->rank, what,
+                                    (unsigned long long)(ctx->timeout_ns / 1000000),
+                                    (unsigned long long)v, (unsigned long long)value, world_peer);
+        }
+        gpurma_backoff(iter);
+    }
+}

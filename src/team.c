@@ -1,0 +1,271 @@
+/*
+ * team.c - teams, and the barrier and allgather they run on their system
+ * window.
+ *
+ * Every team owns a small internal window: one slot of SYS_SLOT bytes per
+ * member for allgather data, and two signals per member (allgather and
+ * barrier arrivals, counted per origin). Running collectives over ordinary
+ * window operations means they work over every engine and notice dead
+ * peers like any other wait. A split builds the new team's window with an
+ * allgather over a subset of the parent's members, so ranks of other colors
+ * are not involved.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rma.h"
+
+#define SYS_SLOT 2048
+
+static int sys_barrier(struct gpurma_team_s *owner, const int *members, int n, int me);
+
+static int member(const int *members, int i) { return members ? members[i] : i; }
+
+static int sys_wait(struct gpurma_team_s *owner, uint32_t sig, uint64_t expect, int from,
+                    const char *what)
+{
+    char text[96];
+    snprintf(text, sizeof(text), "%s (waiting for team rank %d)", what, from);
+    return gpurma_wait_u64(owner, &owner->sys->dev.signals[sig].value, GPURMA_CMP_GE, expect,
+                           text, from);
+}
+
+/* Dissemination barrier: log2(n) rounds, each a signal to one member and a
+ * wait for another. */
+static int sys_barrier(struct gpurma_team_s *owner, const int *members, int n, int me)
+{
+    struct gpurma_win_s *w = owner->sys;
+    uint32_t base = (uint32_t)owner->size;
+    for (int dist = 1; dist < n; dist <<= 1) {
+        int to = member(members, (me + dist) % n);
+        int from = member(members, (me - dist + n) % n);
+        int rc = w->engines[to]->signal(w, to, base + (uint32_t)w->rank, GPURMA_SIGNAL_ADD, 1);
+        if (rc)
+            return rc;
+        rc = sys_wait(owner, base + (uint32_t)from, ++owner->barrier_expect[from], from,
+                      "barrier");
+        if (rc)
+            return rc;
+    }
+    return GPURMA_SUCCESS;
+}
+
+static int sys_allgather(struct gpurma_team_s *owner, const int *members, int n, int me,
+                         const void *mine, void *all, size_t len)
+{
+    struct gpurma_win_s *w = owner->sys;
+    const char *src = mine;
+    char *dst = all;
+    size_t chunk_off = 0;
+    do {
+        size_t clen = len - chunk_off < SYS_SLOT ? len - chunk_off : SYS_SLOT;
+        size_t my_slot = (size_t)w->rank * SYS_SLOT;
+        for (int j = 0; j < n; j++) {
+            int peer = member(members, j);
+            if (j == me)
+                continue;
+            int rc = w->engines[peer]->put_signal(w, peer, my_slot, src + chunk_off, clen,
+                                                  (uint32_t)w->rank, GPURMA_SIGNAL_ADD, 1,
+                                                  GPURMA_NO_COUNTER);
+            if (rc)
+                return rc;
+        }
+        memcpy(dst + (size_t)me * len + chunk_off, src + chunk_off, clen);
+        for (int j = 0; j < n; j++) {
+            int peer = member(members, j);
+            if (j == me)
+                continue;
+            int rc = sys_wait(owner, (uint32_t)peer, ++owner->gather_expect[peer], peer,
+                              "allgather");
+            if (rc)
+                return rc;
+            memcpy(dst + (size_t)j * len + chunk_off, (char *)w->base + (size_t)peer * SYS_SLOT,
+                   clen);
+        }
+        /* Slots are reused by the next chunk or call: all must have read. */
+        int rc = sys_barrier(owner, members, n, me);
+        if (rc)
+            return rc;
+        chunk_off += clen;
+    } while (chunk_off < len);
+    return GPURMA_SUCCESS;
+}
+
+static int exchange_over_team(const gpurma_exchange_t *ex, const void *mine, void *all,
+                              size_t len)
+{
+    struct gpurma_team_s *owner = ex->arg;
+    return sys_allgather(owner, ex->members, ex->nmembers, ex->me, mine, all, len);
+}
+
+gpurma_exchange_t gpurma_team_exchange(struct gpurma_team_s *team)
+{
+    gpurma_exchange_t ex = {exchange_over_team, team, NULL, team->size, team->rank};
+    return ex;
+}
+
+int gpurma_team_allgather(struct gpurma_team_s *team, const void *mine, void *all, size_t len)
+{
+    return sys_allgather(team, NULL, team->size, team->rank, mine, all, len);
+}
+
+int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, int my_rank,
+                       int builtin, const gpurma_exchange_t *ex, struct gpurma_team_s **out)
+{
+    struct gpurma_team_s *t = calloc(1, sizeof(*t));
+    if (!t)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team: out of memory");
+    t->ctx = ctx;
+    t->rank = my_rank;
+    t->size = n;
+    t->builtin = builtin;
+    t->world_ranks = malloc((size_t)n * sizeof(int));
+    t->gather_expect = calloc((size_t)n, sizeof(uint64_t));
+    t->barrier_expect = calloc((size_t)n, sizeof(uint64_t));
+    if (!t->world_ranks || !t->gather_expect || !t->barrier_expect) {
+        gpurma_team_destroy(t);
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team: out of memory");
+    }
+    memcpy(t->world_ranks, world_ranks, (size_t)n * sizeof(int));
+    gpurma_win_params_t p = {GPURMA_WIN_FIELD_NUM_SIGNALS | GPURMA_WIN_FIELD_NUM_COUNTERS |
+                                 GPURMA_WIN_FIELD_ENGINE,
+                             GPURMA_MEM_HOST, 2u * (uint32_t)n, 0, GPURMA_ENGINE_AUTO, 0};
+    int rc = gpurma_win_build(t, ex, GPURMA_WIN_ALLOCATED, NULL, (size_t)n * SYS_SLOT, &p, 1,
+                              &t->sys);
+    if (rc) {
+        gpurma_team_destroy(t);
+        return rc;
+    }
+    t->magic = GPURMA_TEAM_MAGIC;
+    *out = t;
+    return GPURMA_SUCCESS;
+}
+
+void gpurma_team_destroy(struct gpurma_team_s *t)
+{
+    if (t->sys) {
+        gpurma_win_destroy(t->sys);
+        free(t->sys);
+    }
+    free(t->world_ranks);
+    free(t->gather_expect);
+    free(t->barrier_expect);
+    t->magic = GPURMA_DEAD_MAGIC;
+    free(t);
+}
+
+int gpurma_team_check(const struct gpurma_team_s *t)
+{
+    if (!t)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "team handle is NULL");
+    if (t->magic != GPURMA_TEAM_MAGIC)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a live team", (const void *)t);
+    return gpurma_ctx_check(t->ctx);
+}
+
+typedef struct split_entry {
+    int32_t color, key;
+} split_entry_t;
+
+int gpurma_team_split_internal(struct gpurma_team_s *parent, int color, int key, int builtin,
+                               struct gpurma_team_s **out)
+{
+    *out = NULL;
+    if (color < 0 && color != GPURMA_TEAM_UNDEFINED)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "team_split: color %d is negative", color);
+    split_entry_t mine = {color, key};
+    split_entry_t *all = malloc((size_t)parent->size * sizeof(*all));
+    int *members = malloc((size_t)parent->size * sizeof(int));
+    int *world = malloc((size_t)parent->size * sizeof(int));
+    if (!all || !members || !world) {
+        free(all);
+        free(members);
+        free(world);
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team_split: out of memory");
+    }
+    /* Colors must be agreed on even by ranks that fail later. */
+    int rc = gpurma_team_allgather(parent, &mine, all, sizeof(mine));
+    if (!rc && color != GPURMA_TEAM_UNDEFINED) {
+        int n = 0, me = -1;
+        /* Insertion by (key, parent rank): stable and small. */
+        for (int i = 0; i < parent->size; i++) {
+            if (all[i].color != color)
+                continue;
+            int at = n++;
+            while (at > 0 && all[members[at - 1]].key > all[i].key) {
+                members[at] = members[at - 1];
+                at--;
+            }
+            members[at] = i;
+        }
+        for (int i = 0; i < n; i++) {
+            world[i] = parent->world_ranks[members[i]];
+            if (members[i] == parent->rank)
+                me = i;
+        }
+        gpurma_exchange_t ex = {exchange_over_team, parent, members, n, me};
+        rc = gpurma_team_create(parent->ctx, world, n, me, builtin, &ex, out);
+    }
+    free(all);
+    free(members);
+    free(world);
+    return rc;
+}
+
+/* ------------------------------------------------------------- public API */
+
+GPURMA_API gpurma_team_t gpurma_team_world(gpurma_ctx_t ctx)
+{
+    return gpurma_ctx_check(ctx) ? NULL : ctx->world;
+}
+
+GPURMA_API gpurma_team_t gpurma_team_node(gpurma_ctx_t ctx)
+{
+    return gpurma_ctx_check(ctx) ? NULL : ctx->node;
+}
+
+GPURMA_API gpurma_status_t gpurma_team_split(gpurma_team_t parent, int color, int key,
+                                             gpurma_team_t *out)
+{
+    int rc = gpurma_team_check(parent);
+    if (rc)
+        return rc;
+    if (!out)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "team_split: out is NULL");
+    return gpurma_team_split_internal(parent, color, key, 0, out);
+}
+
+GPURMA_API gpurma_status_t gpurma_team_free(gpurma_team_t *team)
+{
+    if (!team)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "team_free: NULL");
+    int rc = gpurma_team_check(*team);
+    if (rc)
+        return rc;
+    if ((*team)->builtin)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "the world and node teams are freed by gpurma_finalize");
+    rc = gpurma_barrier(*team);
+    gpurma_team_destroy(*team);
+    *team = NULL;
+    return rc;
+}
+
+GPURMA_API int gpurma_team_rank(gpurma_team_t t) { return gpurma_team_check(t) ? -1 : t->rank; }
+GPURMA_API int gpurma_team_size(gpurma_team_t t) { return gpurma_team_check(t) ? -1 : t->size; }
+
+GPURMA_API int gpurma_team_world_rank(gpurma_team_t t, int team_rank)
+{
+    if (gpurma_team_check(t) || team_rank < 0 || team_rank >= t->size)
+        return -1;
+    return t->world_ranks[team_rank];
+}
+
+GPURMA_API gpurma_status_t gpurma_barrier(gpurma_team_t team)
+{
+    int rc = gpurma_team_check(team);
+    if (rc)
+        return rc;
+    return sys_barrier(team, NULL, team->size, team->rank);
+}
