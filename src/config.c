@@ -53,6 +53,7 @@ static void config_load(void)
     config.field = GPURMA_CFG_##type(entries[i].value); i++;
     GPURMA_CONFIG_TABLE(GPURMA_CFG_LOAD)
 #undef GPURMA_CFG_LOAD
+    gpurma_log_configure(&config);
 }
 
 const gpurma_config_t *gpurma_config(void)

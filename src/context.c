@@ -26,29 +26,54 @@ int gpurma_ctx_check(const struct gpurma_ctx_s *ctx)
     return GPURMA_SUCCESS;
 }
 
-static int select_device(const gpurma_init_params_t *p, int *device)
+/* Checks the requested device before anything else is set up. */
+static int check_device(const gpurma_init_params_t *p)
 {
     int want = (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE)) ? p->device : GPURMA_DEVICE_AUTO;
-    int ngpus = gpurma_gpu_count();
+    if (want < GPURMA_DEVICE_HOST)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "init: device %d is not valid", want);
+    return GPURMA_SUCCESS;
+}
+
+/* GPURMA_DEVICE_AUTO spreads the node's processes over its GPUs (node-local
+ * rank modulo the GPU count; several processes may share one GPU), so it is
+ * resolved once the bootstrap knows the local rank. The chosen GPU becomes
+ * current for the initializing thread. */
+static int select_device(const gpurma_init_params_t *p, int local_rank, int *device)
+{
+    int want = (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE)) ? p->device : GPURMA_DEVICE_AUTO;
+    int ngpus = want == GPURMA_DEVICE_HOST ? 0 : gpurma_gpu_count();
     if (want == GPURMA_DEVICE_HOST || (want == GPURMA_DEVICE_AUTO && ngpus == 0)) {
         *device = GPURMA_DEVICE_HOST;
         return GPURMA_SUCCESS;
     }
-    if (want < GPURMA_DEVICE_HOST)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "init: device %d is not valid", want);
+    if (want == GPURMA_DEVICE_AUTO)
+        want = (local_rank > 0 ? local_rank : 0) % ngpus;
     if (want >= ngpus)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "init: GPU %d requested but %d GPU(s) are usable", want, ngpus);
+    int rc = gpurma_gpu_use(want);
+    if (rc)
+        return rc;
     *device = want;
     return GPURMA_SUCCESS;
 }
 
 static void ctx_release(struct gpurma_ctx_s *ctx)
 {
-    if (ctx->node)
+    if (ctx->node) {
         gpurma_team_destroy(ctx->node);
-    if (ctx->world)
+        free(ctx->node);
+    }
+    if (ctx->world) {
         gpurma_team_destroy(ctx->world);
+        free(ctx->world);
+    }
+    while (ctx->team_graveyard) {
+        struct gpurma_team_s *t = ctx->team_graveyard;
+        ctx->team_graveyard = t->next_freed;
+        free(t);
+    }
     while (ctx->graveyard) {
         struct gpurma_win_s *w = ctx->graveyard;
         ctx->graveyard = w->next_freed;
@@ -88,11 +113,14 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurm
     ctx->timeout_ns = (uint64_t)timeout_ms * 1000000ull;
     ctx->liveness_ns = (uint64_t)(cfg->liveness_ms > 0 ? cfg->liveness_ms : 20) * 1000000ull;
 
-    int rc = select_device(p, &ctx->device);
+    ctx->device = GPURMA_DEVICE_HOST;
+    int rc = check_device(p);
     if (!rc)
         rc = gpurma_bootstrap_open((mask & GPURMA_INIT_FIELD_BOOTSTRAP) ? p->bootstrap : NULL,
                                    (mask & GPURMA_INIT_FIELD_MPI_COMM) ? p->mpi_comm : NULL,
                                    timeout_ms, &ctx->bs);
+    if (!rc)
+        rc = select_device(p, ctx->bs->local_rank, &ctx->device);
     if (rc) {
         ctx_release(ctx);
         return rc;
@@ -125,6 +153,8 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurm
                 ctx->rank, ctx->size, ctx->bs->node_id, ctx->bs->num_nodes, ctx->bs->local_rank,
                 ctx->bs->local_size, ctx->bs->ops->name,
                 ctx->device == GPURMA_DEVICE_HOST ? "host" : "GPU");
+    if (ctx->device >= 0)
+        GPURMA_INFO(GPURMA_SUB_INIT, "using GPU %d", ctx->device);
     *out = ctx;
     return GPURMA_SUCCESS;
 }

@@ -36,6 +36,7 @@ struct gpurma_team_s {
      * of the team (splits) use it too, so the count is kept per origin. */
     uint64_t            *gather_expect;  /* [size] */
     uint64_t            *barrier_expect; /* [size] */
+    struct gpurma_team_s *next_freed;
 };
 
 struct gpurma_ctx_s {
@@ -47,6 +48,7 @@ struct gpurma_ctx_s {
     pid_t               *pids;      /* [size] process ids, meaningful on this node */
     struct gpurma_team_s *world, *node;
     struct gpurma_win_s *graveyard; /* freed windows, kept to detect reuse */
+    struct gpurma_team_s *team_graveyard; /* freed teams, likewise           */
     pthread_mutex_t      lock;      /* graveyard, team list                */
     int                  device;    /* GPU ordinal or GPURMA_DEVICE_HOST   */
 };
@@ -61,6 +63,7 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
                        int builtin, const gpurma_exchange_t *ex, struct gpurma_team_s **out);
 int gpurma_team_split_internal(struct gpurma_team_s *parent, int color, int key, int builtin,
                                struct gpurma_team_s **out);
+/* Releases everything but the handle itself, which is marked dead. */
 void gpurma_team_destroy(struct gpurma_team_s *team);
 int gpurma_team_allgather(struct gpurma_team_s *team, const void *mine, void *all, size_t len);
 gpurma_exchange_t gpurma_team_exchange(struct gpurma_team_s *team);

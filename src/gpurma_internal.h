@@ -58,6 +58,8 @@ typedef enum {
 extern int gpurma_log_threshold;     /* effective level, set from config */
 extern unsigned gpurma_log_mask;     /* bit per subsystem               */
 void gpurma_log_set_rank(int rank);  /* prefix of every line            */
+/* Sets level and subsystems; called once when the configuration is read. */
+void gpurma_log_configure(const gpurma_config_t *cfg);
 void gpurma_log_write(gpurma_log_level_t lvl, gpurma_log_subsys_t sub, const char *file,
                       int line, const char *fmt, ...) GPURMA_PRINTF(5, 6);
 

@@ -72,13 +72,15 @@ int gpurma_wait_u64(struct gpurma_team_s *team, const uint64_t *p, gpurma_cmp_t 
                                         (unsigned long long)value);
         }
         if (now - start > ctx->timeout_ns) {
-            int world_peer = peer >= 0 && peer < team->size ? team->world_ranks[peer] : -1;
+            char peer_text[48] = "";
+            if (peer >= 0 && peer < team->size)
+                snprintf(peer_text, sizeof(peer_text), " (peer: world rank %d)",
+                         team->world_ranks[peer]);
             return gpurma_set_error(GPURMA_ERR_TIMEOUT,
-                                    "rank %d: %s timed out after %llu ms: value %llu, wanted %llu"
-                                    " (peer: world rank %d)",
+                                    "rank %d: %s timed out after %llu ms: value %llu, wanted %llu%s",
                                     ctx->rank, what,
                                     (unsigned long long)(ctx->timeout_ns / 1000000),
-                                    (unsigned long long)v, (unsigned long long)value, world_peer);
+                                    (unsigned long long)v, (unsigned long long)value, peer_text);
         }
         gpurma_backoff(iter);
     }

@@ -16,9 +16,8 @@ static const char *const level_names[] = {"ERROR", "WARN", "INFO", "DEBUG", "TRA
 static const char *const subsys_names[GPURMA_SUB_COUNT] = {"init", "boot", "win", "rma", "mem",
                                                            "port"};
 
-static void log_configure(void)
+void gpurma_log_configure(const gpurma_config_t *cfg)
 {
-    const gpurma_config_t *cfg = gpurma_config();
     for (int l = 0; l <= GPURMA_LOG_TRACE; l++)
         if (!strcasecmp(cfg->log_level, level_names[l]))
             gpurma_log_threshold = l;
@@ -29,8 +28,6 @@ static void log_configure(void)
                 gpurma_log_mask |= 1u << s;
     }
 }
-
-static __attribute__((constructor)) void log_init(void) { log_configure(); }
 
 void gpurma_log_set_rank(int rank) { log_rank = rank; }
 

@@ -125,6 +125,7 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
     t->barrier_expect = calloc((size_t)n, sizeof(uint64_t));
     if (!t->world_ranks || !t->gather_expect || !t->barrier_expect) {
         gpurma_team_destroy(t);
+        free(t);
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team: out of memory");
     }
     memcpy(t->world_ranks, world_ranks, (size_t)n * sizeof(int));
@@ -135,6 +136,7 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
                               &t->sys);
     if (rc) {
         gpurma_team_destroy(t);
+        free(t);
         return rc;
     }
     t->magic = GPURMA_TEAM_MAGIC;
@@ -151,14 +153,18 @@ void gpurma_team_destroy(struct gpurma_team_s *t)
     free(t->world_ranks);
     free(t->gather_expect);
     free(t->barrier_expect);
+    t->sys = NULL;
+    t->world_ranks = NULL;
+    t->gather_expect = t->barrier_expect = NULL;
     t->magic = GPURMA_DEAD_MAGIC;
-    free(t);
 }
 
 int gpurma_team_check(const struct gpurma_team_s *t)
 {
     if (!t)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "team handle is NULL");
+    if (t->magic == GPURMA_DEAD_MAGIC)
+        return gpurma_set_error(GPURMA_ERR_FREED, "team %p was freed", (const void *)t);
     if (t->magic != GPURMA_TEAM_MAGIC)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a live team", (const void *)t);
     return gpurma_ctx_check(t->ctx);
@@ -246,8 +252,15 @@ GPURMA_API gpurma_status_t gpurma_team_free(gpurma_team_t *team)
     if ((*team)->builtin)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "the world and node teams are freed by gpurma_finalize");
-    rc = gpurma_barrier(*team);
-    gpurma_team_destroy(*team);
+    struct gpurma_team_s *t = *team;
+    struct gpurma_ctx_s *ctx = t->ctx;
+    rc = gpurma_barrier(t);
+    gpurma_team_destroy(t);
+    /* The handle stays allocated (dead) so that a kept copy gives ERR_FREED. */
+    pthread_mutex_lock(&ctx->lock);
+    t->next_freed = ctx->team_graveyard;
+    ctx->team_graveyard = t;
+    pthread_mutex_unlock(&ctx->lock);
     *team = NULL;
     return rc;
 }
