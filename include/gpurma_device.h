@@ -258,8 +258,11 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_counter_wait(gpurma_dev_win_t w, uint32
 /* ------------------------------------------------------------- LL packets */
 
 /* Bytes of window space that `bytes` of payload occupy as packets. */
-GPURMA_DEVICE size_t gpurma_dev_packet8_bytes(size_t bytes) { return (bytes + 3) / 4 * 8; }
-GPURMA_DEVICE size_t gpurma_dev_packet16_bytes(size_t bytes) { return (bytes + 7) / 8 * 16; }
+GPURMA_HOST_DEVICE size_t gpurma_dev_packet8_bytes(size_t bytes) { return (bytes + 3) / 4 * 8; }
+GPURMA_HOST_DEVICE size_t gpurma_dev_packet16_bytes(size_t bytes)
+{
+    return (bytes + 7) / 8 * 16;
+}
 
 /* 8-byte packets: 4 bytes of data and a 4-byte flag in one store. The flag
  * must differ from what the destination held before (e.g. a round number). */
@@ -315,5 +318,107 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets16(gpurma_dev_win_t w, size
 {
     return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 16, 0, 1);
 }
+
+/* ------------------------------------------------- warp and block forms */
+#if GPURMA_DEV_GPU
+/*
+ * _warp forms: every lane of a converged warp calls with the same arguments;
+ * _block forms: every thread of the block does (they contain barriers, so
+ * never call them under a condition that splits the block). The group
+ * shares the copy with 16-byte vector moves and returns together, with the
+ * same status in every thread; destinations of get and read_packets are
+ * complete for the whole group on return. put_signal: the group finishes
+ * its stores, then one thread fences at system scope and signals, so the
+ * peer that observes the signal sees every thread's data.
+ */
+
+/* What gpurma_dev_signal rejects, checked by every thread up front so that
+ * the one thread that signals cannot fail where the others succeeded. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__check_signal(const gpurma_dev_win_t *w, int peer,
+                                                       uint32_t sig, gpurma_signal_op_t op)
+{
+    if (peer < 0 || peer >= w->size || sig >= w->num_signals ||
+        (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD))
+        return GPURMA_ERR_INVALID_ARG;
+    return w->peers[peer].signals ? GPURMA_SUCCESS : GPURMA_ERR_UNSUPPORTED;
+}
+
+#define GPURMA_DEV__GROUP_FORMS(scope, TID, NTHREADS, SYNC, ANY)                              \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_put_##scope(gpurma_dev_win_t w, int peer,        \
+                                                          size_t dst_off, const void *src,     \
+                                                          size_t bytes)                        \
+    {                                                                                          \
+        gpurma_status_t rc = gpurma_dev_put_coop(w, peer, dst_off, src, bytes, TID, NTHREADS); \
+        SYNC;                                                                                  \
+        return rc;                                                                             \
+    }                                                                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_get_##scope(gpurma_dev_win_t w, int peer,        \
+                                                          void *dst, size_t src_off,           \
+                                                          size_t bytes)                        \
+    {                                                                                          \
+        gpurma_status_t rc = gpurma_dev_get_coop(w, peer, dst, src_off, bytes, TID, NTHREADS); \
+        SYNC;                                                                                  \
+        return rc;                                                                             \
+    }                                                                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_put_signal_##scope(                              \
+        gpurma_dev_win_t w, int peer, size_t dst_off, const void *src, size_t bytes,           \
+        uint32_t sig, gpurma_signal_op_t op, uint64_t value)                                   \
+    {                                                                                          \
+        gpurma_status_t rc = gpurma_dev__check_signal(&w, peer, sig, op);                      \
+        if (rc != GPURMA_SUCCESS)                                                              \
+            return rc;                                                                         \
+        rc = gpurma_dev_put_coop(w, peer, dst_off, src, bytes, TID, NTHREADS);                 \
+        SYNC;                                                                                  \
+        if (rc == GPURMA_SUCCESS && (TID) == 0) {                                              \
+            gpurma_sh_fence_release_system();                                                  \
+            gpurma_dev__signal_slot(&w.peers[peer].signals[sig], (uint32_t)w.rank, op, value); \
+        }                                                                                      \
+        return rc;                                                                             \
+    }                                                                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_put_packets_##scope(                             \
+        gpurma_dev_win_t w, int peer, size_t dst_off, const void *src, size_t bytes,           \
+        uint32_t flag)                                                                         \
+    {                                                                                          \
+        gpurma_status_t rc = gpurma_dev__put_packets(&w, peer, dst_off, src, bytes, flag, 8,   \
+                                                     TID, NTHREADS);                           \
+        SYNC;                                                                                  \
+        return rc;                                                                             \
+    }                                                                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_put_packets16_##scope(                           \
+        gpurma_dev_win_t w, int peer, size_t dst_off, const void *src, size_t bytes,           \
+        uint32_t flag)                                                                         \
+    {                                                                                          \
+        gpurma_status_t rc = gpurma_dev__put_packets(&w, peer, dst_off, src, bytes, flag, 16,  \
+                                                     TID, NTHREADS);                           \
+        SYNC;                                                                                  \
+        return rc;                                                                             \
+    }                                                                                          \
+    /* A timeout in one thread is reported by all. */                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets_##scope(                            \
+        gpurma_dev_win_t w, size_t src_off, void *dst, size_t bytes, uint32_t flag)            \
+    {                                                                                          \
+        gpurma_status_t rc = gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 8, TID,   \
+                                                      NTHREADS);                               \
+        if (ANY(rc == GPURMA_ERR_TIMEOUT))                                                     \
+            return GPURMA_ERR_TIMEOUT;                                                         \
+        return rc;                                                                             \
+    }                                                                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets16_##scope(                          \
+        gpurma_dev_win_t w, size_t src_off, void *dst, size_t bytes, uint32_t flag)            \
+    {                                                                                          \
+        gpurma_status_t rc = gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 16, TID,  \
+                                                      NTHREADS);                               \
+        if (ANY(rc == GPURMA_ERR_TIMEOUT))                                                     \
+            return GPURMA_ERR_TIMEOUT;                                                         \
+        return rc;                                                                             \
+    }
+
+GPURMA_DEV__GROUP_FORMS(warp, gpurma_sh_lane(), gpurma_sh_warp_threads(), gpurma_sh_sync_warp(),
+                        gpurma_sh_warp_any)
+GPURMA_DEV__GROUP_FORMS(block, gpurma_sh_block_tid(), gpurma_sh_block_threads(),
+                        gpurma_sh_sync_block(), gpurma_sh_block_any)
+#undef GPURMA_DEV__GROUP_FORMS
+
+#endif /* GPURMA_DEV_GPU */
 
 #endif /* GPURMA_DEVICE_H */

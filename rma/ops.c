@@ -184,6 +184,8 @@ GPURMA_API gpurma_status_t gpurma_wait_until(gpurma_win_t w, uint32_t sig, gpurm
     char what[96];
     snprintf(what, sizeof(what), "wait_until(signal %u %s %llu)", sig, cmp_names[cmp],
              (unsigned long long)value);
+    if (w->gpu) /* slots in device memory: polled by copies (engine_gpu.c) */
+        return gpurma_gpu_win_wait(w, sig, cmp, value, what);
     rc = gpurma_wait_u64(w->team, &slot->value, cmp, value, what, -1);
     if (rc == GPURMA_ERR_TIMEOUT) {
         uint32_t origin = __atomic_load_n(&slot->last_origin, __ATOMIC_RELAXED);
@@ -204,6 +206,8 @@ GPURMA_API gpurma_status_t gpurma_signal_read(gpurma_win_t w, uint32_t sig, uint
         rc = check_signal(w, "signal_read", sig);
     if (!rc && !value)
         rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG, "signal_read: value is NULL");
+    if (!rc && w->gpu)
+        return gpurma_gpu_win_signal_read(w, sig, value);
     if (!rc)
         *value = __atomic_load_n(&w->dev.signals[sig].value, __ATOMIC_ACQUIRE);
     return rc;
@@ -214,6 +218,8 @@ GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t w, uint32_t sig)
     int rc = gpurma_win_check(w);
     if (!rc)
         rc = check_signal(w, "signal_reset", sig);
+    if (!rc && w->gpu)
+        return gpurma_gpu_win_signal_reset(w, sig);
     if (!rc)
         __atomic_store_n(&w->dev.signals[sig].value, 0, __ATOMIC_RELEASE);
     return rc;

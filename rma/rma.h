@@ -55,6 +55,8 @@ typedef struct gpurma_engine_ops {
 } gpurma_engine_ops_t;
 
 extern const gpurma_engine_ops_t gpurma_engine_mem_ops;
+/* The mem engine's host side for windows in GPU memory (engine_gpu.c). */
+extern const gpurma_engine_ops_t gpurma_engine_gpu_ops;
 
 /* A mapping of a peer's shared segment, to undo at free. */
 typedef struct gpurma_win_map {
@@ -90,6 +92,10 @@ struct gpurma_win_s {
     pthread_mutex_t          **atomic_locks; /* [size] created windows */
     uint64_t                  *counters;   /* [num_counters]       */
     gpurma_dev_win_t           dev;        /* host-side handle     */
+    /* Device windows (GPU memory, src/gpu.h), else NULL. peers[] then holds
+     * device addresses (IPC mappings) and dev.peers/signals/counters point
+     * to device memory: the handle is for kernels only. */
+    struct gpurma_gpu_win     *gpu;
     struct gpurma_win_s       *next_freed;
 };
 
@@ -106,6 +112,12 @@ int gpurma_cma_xfer(struct gpurma_win_s *w, int peer, int is_put, size_t off, vo
                     size_t n);
 int gpurma_cma_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
                       uint64_t v, uint64_t compare, uint64_t *old);
+
+/* This rank's signal slots of a device window (engine_gpu.c). */
+int gpurma_gpu_win_wait(struct gpurma_win_s *w, uint32_t sig, gpurma_cmp_t cmp, uint64_t value,
+                        const char *what);
+int gpurma_gpu_win_signal_read(struct gpurma_win_s *w, uint32_t sig, uint64_t *value);
+int gpurma_gpu_win_signal_reset(struct gpurma_win_s *w, uint32_t sig);
 
 /* POSIX shared memory: segments 0600 with unguessable names. */
 #define GPURMA_SHM_NAME_MAX 48

@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "gpu.h"
 #include "rma.h"
 
 #define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
@@ -31,6 +32,9 @@ typedef struct win_wire {
     uint32_t kind;
     uint32_t pad;
     char     shm_name[GPURMA_SHM_NAME_MAX];
+    int32_t  on_gpu; /* the window lives in device memory (gpu below) */
+    int32_t  pad2;
+    gpurma_gpu_export_t gpu; /* CUDA IPC handles and offsets */
 } win_wire_t;
 
 static gpurma_seg_layout_t seg_layout(gpurma_win_kind_t kind, size_t size, uint32_t num_signals)
@@ -75,7 +79,8 @@ static int switch_refusal(void)
 
 /* Settles the parameters; any failure is reported through the exchange. */
 static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, void *user_base,
-                          size_t size, uint32_t *nsig, uint32_t *ncnt, gpurma_engine_t *engine)
+                          size_t size, int have_gpu, uint32_t *nsig, uint32_t *ncnt,
+                          gpurma_engine_t *engine)
 {
     const gpurma_config_t *cfg = gpurma_config();
     uint64_t mask = p ? p->field_mask : 0;
@@ -97,7 +102,7 @@ static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, 
     if (*engine == GPURMA_ENGINE_PORT)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "the port engine is not part of this build yet");
-    if ((mask & GPURMA_WIN_FIELD_MEM_KIND) && p->mem_kind == GPURMA_MEM_DEVICE)
+    if ((mask & GPURMA_WIN_FIELD_MEM_KIND) && p->mem_kind == GPURMA_MEM_DEVICE && !have_gpu)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "device memory requested but no GPU is in use (host backend)");
     if (kind == GPURMA_WIN_CREATED && size && !user_base)
@@ -108,6 +113,8 @@ static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, 
 
 static void win_release(struct gpurma_win_s *w)
 {
+    gpurma_gpu_win_close(w->gpu);
+    w->gpu = NULL;
     if (w->maps)
         for (int i = 0; i < w->size; i++)
             gpurma_shm_detach(w->maps[i].addr, w->maps[i].len);
@@ -146,7 +153,9 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
     for (int i = 0; i < w->size; i++) {
         const win_wire_t *pw = &wire[i];
         int world = w->team->world_ranks[i];
-        gpurma_seg_layout_t l = seg_layout(w->kind, pw->size, pw->num_signals);
+        /* Device windows keep only signals and lock in the host segment. */
+        gpurma_seg_layout_t l =
+            seg_layout(w->gpu ? GPURMA_WIN_CREATED : w->kind, pw->size, pw->num_signals);
         if (bs->node_of[world] != my_node)
             return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                     "rank %d is on another node; reaching it needs the port "
@@ -167,7 +176,19 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
         w->engines[i] = &gpurma_engine_mem_ops;
         w->pids[i] = pw->pid;
         w->remote_base[i] = pw->remote_base;
-        if (w->kind == GPURMA_WIN_ALLOCATED) {
+        if (w->gpu) {
+            /* Device window: IPC mappings, reached by loads and stores from
+             * kernels and by copies from the host. */
+            char *data;
+            gpurma_dev_signal_slot_t *signals;
+            int rc = gpurma_gpu_win_map(w->gpu, &pw->gpu, i == w->rank, &data, &signals);
+            if (rc)
+                return rc;
+            p->base = data;
+            p->signals = signals;
+            p->path = GPURMA_DEV_PATH_LOADSTORE;
+            w->engines[i] = &gpurma_engine_gpu_ops;
+        } else if (w->kind == GPURMA_WIN_ALLOCATED) {
             p->base = seg;
             p->path = GPURMA_DEV_PATH_LOADSTORE;
         } else {
@@ -182,7 +203,8 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
         }
     }
     (void)engine;
-    return GPURMA_SUCCESS;
+    /* Kernels read the peer table: give them a copy in device memory. */
+    return w->gpu ? gpurma_gpu_win_publish(w->gpu, w->peers, w->size) : GPURMA_SUCCESS;
 }
 
 static int init_atomic_lock(pthread_mutex_t *m)
@@ -235,7 +257,19 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     struct gpurma_win_s *w = calloc(1, sizeof(*w));
     if (!w) /* cannot take part in the exchange: the peers will time out */
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window: out of memory");
-    int rc = resolve_params(p, kind, user_base, size, &nsig, &ncnt, &engine);
+    int rc = resolve_params(p, kind, user_base, size, ctx->device >= 0, &nsig, &ncnt, &engine);
+    /* GPU memory when the context uses a GPU, unless the caller asks for host
+     * memory; win_create follows the buffer it is given. Team-internal
+     * windows are read by the host and stay in host memory. */
+    int on_gpu = 0;
+    if (!rc && !internal && ctx->device >= 0) {
+        int want_host = p && (p->field_mask & GPURMA_WIN_FIELD_MEM_KIND) &&
+                        p->mem_kind == GPURMA_MEM_HOST;
+        if (kind == GPURMA_WIN_ALLOCATED)
+            on_gpu = !want_host;
+        else
+            on_gpu = size ? gpurma_gpu_is_device_ptr(user_base) : !want_host;
+    }
     w->ctx = ctx;
     w->team = team;
     w->rank = team->rank;
@@ -258,7 +292,7 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
             rc = gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window tables: out of memory");
     }
     if (!rc) {
-        l = seg_layout(kind, size, nsig);
+        l = seg_layout(on_gpu ? GPURMA_WIN_CREATED : kind, size, nsig);
         rc = gpurma_shm_create(l.total, own_name, (void **)&own_seg);
     }
     if (!rc) {
@@ -268,6 +302,11 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     }
     if (!rc && kind == GPURMA_WIN_CREATED)
         rc = init_atomic_lock((pthread_mutex_t *)(own_seg + l.lock_off));
+    gpurma_gpu_export_t gpu_export;
+    memset(&gpu_export, 0, sizeof(gpu_export));
+    if (!rc && on_gpu)
+        rc = gpurma_gpu_win_open(ctx->device, kind == GPURMA_WIN_CREATED ? user_base : NULL, size,
+                                 nsig, ncnt, team->size, &w->gpu, &gpu_export);
 
     wire = calloc((size_t)team->size, sizeof(*wire));
     if (!wire) {
@@ -289,6 +328,8 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     mine.engine = engine;
     mine.kind = kind;
     snprintf(mine.shm_name, sizeof(mine.shm_name), "%s", own_name);
+    mine.on_gpu = on_gpu;
+    mine.gpu = gpu_export;
 
     int xrc = ex->allgather(ex, &mine, wire, sizeof(mine));
     if (xrc) {
@@ -304,6 +345,13 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
                                       "window parameters differ: team rank %d has %u signals, "
                                       "engine %d; this rank has %u, engine %d",
                                       i, wire[i].num_signals, wire[i].engine, nsig, engine);
+            else if (wire[i].on_gpu != on_gpu)
+                rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                      "window memory differs: team rank %d has %s memory, this "
+                                      "rank %s (win_create needs cudaMalloc buffers on every "
+                                      "rank, or host buffers on every rank)",
+                                      i, wire[i].on_gpu ? "device" : "host",
+                                      on_gpu ? "device" : "host");
         }
         if (!rc)
             rc = connect_peers(w, wire, engine, own_seg);
@@ -324,12 +372,15 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     }
     w->maps[w->rank].addr = own_seg;
     w->maps[w->rank].len = l.total;
-    w->base = kind == GPURMA_WIN_ALLOCATED ? (size ? own_seg : NULL) : user_base;
+    if (w->gpu)
+        w->base = kind == GPURMA_WIN_ALLOCATED ? (size ? w->gpu->data : NULL) : user_base;
+    else
+        w->base = kind == GPURMA_WIN_ALLOCATED ? (size ? own_seg : NULL) : user_base;
     w->magic = GPURMA_WIN_MAGIC;
 
-    w->dev.peers = w->peers;
+    w->dev.peers = w->gpu ? w->gpu->dev_peers : w->peers;
     w->dev.signals = w->peers[w->rank].signals;
-    w->dev.counters = w->counters;
+    w->dev.counters = w->gpu ? w->gpu->counters : w->counters;
     w->dev.host_win = w;
     w->dev.timeout_ns = ctx->timeout_ns;
     w->dev.rank = w->rank;
@@ -341,6 +392,9 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
         GPURMA_INFO(GPURMA_SUB_WIN, "window %p: %zu bytes (%s), %u signals, %u counters, engine %s",
                     (void *)w, size, kind == GPURMA_WIN_ALLOCATED ? "allocated" : "created", nsig,
                     ncnt, gpurma_engine_name(GPURMA_ENGINE_MEM));
+    if (!internal && w->gpu)
+        GPURMA_INFO(GPURMA_SUB_WIN, "window %p: device memory of GPU %d (CUDA IPC)", (void *)w,
+                    w->gpu->device);
     *out = w;
     return GPURMA_SUCCESS;
 }

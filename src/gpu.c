@@ -1,6 +1,448 @@
 /*
- * gpu.c - GPU discovery. Without a GPU runtime in the build, none.
+ * gpu.c - the CUDA runtime behind the core: discovery, device selection,
+ * device memory of windows with CUDA IPC between the node's processes, and
+ * the copies and small kernels of host-initiated operations on them.
+ *
+ * Without HAVE_CUDA, or on a machine without a driver, no GPU is seen and
+ * the rest reports GPURMA_ERR_UNSUPPORTED (callers never get that far).
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "gpu.h"
+#include "gpurma_internal.h"
+
+#ifndef HAVE_CUDA
 
 int gpurma_gpu_count(void) { return 0; }
+int gpurma_gpu_is_device_ptr(const void *p)
+{
+    (void)p;
+    return 0;
+}
+
+static int no_gpu(void)
+{
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "this libgpurma was built without CUDA");
+}
+
+int gpurma_gpu_use(int device)
+{
+    (void)device;
+    return no_gpu();
+}
+int gpurma_gpu_win_open(int device, void *user_data, size_t size, uint32_t nsig, uint32_t ncnt,
+                        int nranks, gpurma_gpu_win_t **out, gpurma_gpu_export_t *exp)
+{
+    (void)device, (void)user_data, (void)size, (void)nsig, (void)ncnt, (void)nranks, (void)exp;
+    *out = NULL;
+    return no_gpu();
+}
+int gpurma_gpu_win_map(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp, int self,
+                       char **data, gpurma_dev_signal_slot_t **signals)
+{
+    (void)g, (void)exp, (void)self, (void)data, (void)signals;
+    return no_gpu();
+}
+int gpurma_gpu_win_publish(gpurma_gpu_win_t *g, const gpurma_dev_peer_t *peers, int n)
+{
+    (void)g, (void)peers, (void)n;
+    return no_gpu();
+}
+void gpurma_gpu_win_close(gpurma_gpu_win_t *g) { (void)g; }
+int gpurma_gpu_copy(int device, void *dst, const void *src, size_t n)
+{
+    (void)device, (void)dst, (void)src, (void)n;
+    return no_gpu();
+}
+int gpurma_gpu_signal(int device, gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
+                      uint64_t value)
+{
+    (void)device, (void)slot, (void)origin, (void)op, (void)value;
+    return no_gpu();
+}
+int gpurma_gpu_atomic(int device, uint64_t *p, int kind, uint64_t value, uint64_t compare,
+                      uint64_t *old)
+{
+    (void)device, (void)p, (void)kind, (void)value, (void)compare, (void)old;
+    return no_gpu();
+}
+int gpurma_gpu_load_u64(int device, const uint64_t *p, uint64_t *value)
+{
+    (void)device, (void)p, (void)value;
+    return no_gpu();
+}
+int gpurma_gpu_store_u64(int device, uint64_t *p, uint64_t value)
+{
+    (void)device, (void)p, (void)value;
+    return no_gpu();
+}
+
+#else /* HAVE_CUDA */
+
+#include <cuda_runtime_api.h>
+
+#define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
+#define GPURMA_MAX_GPUS 64
+
+static int cuda_error(cudaError_t e, const char *what)
+{
+    return gpurma_set_error(GPURMA_ERR_GPU, "%s: %s (%s)", what, cudaGetErrorString(e),
+                            cudaGetErrorName(e));
+}
+
+int gpurma_gpu_count(void)
+{
+    int n = 0;
+    /* No driver, no device, or a driver older than the runtime: all mean
+     * "no GPU" here, and the host backend takes over. */
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError(); /* clear the sticky-free error state */
+        return 0;
+    }
+    return n;
+}
+
+int gpurma_gpu_is_device_ptr(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (!p)
+        return 0;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return a.type == cudaMemoryTypeDevice;
+}
+
+/* One non-blocking stream per device for the library's own work, created
+ * on first use; it lives as long as the process. */
+static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
+static cudaStream_t streams[GPURMA_MAX_GPUS];
+
+/* Result of the atomic kernel: pinned host memory, written by the GPU. */
+static pthread_mutex_t atomic_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *atomic_result;
+
+static int set_device(int device)
+{
+    int cur = -1;
+    if (cudaGetDevice(&cur) == cudaSuccess && cur == device)
+        return GPURMA_SUCCESS;
+    cudaError_t e = cudaSetDevice(device);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaSetDevice");
+}
+
+/* Stream of the current device (made current by the caller). */
+static int get_stream(int device, cudaStream_t *out)
+{
+    if (device < 0 || device >= GPURMA_MAX_GPUS)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "GPU %d: out of range", device);
+    int rc = GPURMA_SUCCESS;
+    pthread_mutex_lock(&stream_lock);
+    if (!streams[device]) {
+        cudaError_t e = cudaStreamCreateWithFlags(&streams[device], cudaStreamNonBlocking);
+        if (e != cudaSuccess) {
+            streams[device] = NULL;
+            rc = cuda_error(e, "cudaStreamCreateWithFlags");
+        }
+    }
+    *out = streams[device];
+    pthread_mutex_unlock(&stream_lock);
+    return rc;
+}
+
+int gpurma_gpu_use(int device)
+{
+    int rc = set_device(device);
+    cudaStream_t s;
+    if (!rc)
+        rc = get_stream(device, &s);
+    if (!rc)
+        rc = gpurma_gpu_preload_kernels();
+    return rc;
+}
+
+static int sync_stream(cudaStream_t s, const char *what)
+{
+    cudaError_t e = cudaStreamSynchronize(s);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, what);
+}
+
+int gpurma_gpu_copy(int device, void *dst, const void *src, size_t n)
+{
+    if (!n)
+        return GPURMA_SUCCESS;
+    /* Always the window's GPU: peer memory is mapped in its context only. */
+    cudaStream_t s;
+    int rc = set_device(device);
+    if (!rc)
+        rc = get_stream(device, &s);
+    if (rc)
+        return rc;
+    cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s);
+    if (e != cudaSuccess)
+        return cuda_error(e, "cudaMemcpyAsync");
+    return sync_stream(s, "copy to or from device memory");
+}
+
+int gpurma_gpu_load_u64(int device, const uint64_t *p, uint64_t *value)
+{
+    return gpurma_gpu_copy(device, value, p, sizeof(*value));
+}
+
+int gpurma_gpu_store_u64(int device, uint64_t *p, uint64_t value)
+{
+    return gpurma_gpu_copy(device, p, &value, sizeof(value));
+}
+
+int gpurma_gpu_signal(int device, gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
+                      uint64_t value)
+{
+    cudaStream_t s;
+    int rc = set_device(device);
+    if (!rc)
+        rc = get_stream(device, &s);
+    if (!rc)
+        rc = gpurma_gpu_launch_signal(s, slot, origin, op, value);
+    return rc ? rc : sync_stream(s, "signal kernel");
+}
+
+int gpurma_gpu_atomic(int device, uint64_t *p, int kind, uint64_t value, uint64_t compare,
+                      uint64_t *old)
+{
+    cudaStream_t s;
+    int rc = set_device(device);
+    if (!rc)
+        rc = get_stream(device, &s);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&atomic_lock);
+    if (!atomic_result) {
+        cudaError_t e = cudaHostAlloc((void **)&atomic_result, sizeof(uint64_t),
+                                      cudaHostAllocPortable | cudaHostAllocMapped);
+        if (e != cudaSuccess) {
+            atomic_result = NULL;
+            rc = cuda_error(e, "cudaHostAlloc");
+        }
+    }
+    if (!rc)
+        rc = gpurma_gpu_launch_atomic(s, p, kind, value, compare, atomic_result);
+    if (!rc)
+        rc = sync_stream(s, "atomic kernel");
+    if (!rc && old)
+        *old = *(volatile uint64_t *)atomic_result;
+    pthread_mutex_unlock(&atomic_lock);
+    return rc;
+}
+
+/* ------------------------------------------------------------ windows */
+
+/* cuMemGetAddressRange, reached through the runtime (no libcuda link): the
+ * IPC handle of a user's buffer names its whole allocation, so peers need
+ * the buffer's offset in it. */
+typedef int (*mem_range_fn)(unsigned long long *base, size_t *size, unsigned long long p);
+
+static int allocation_base(void *p, char **base)
+{
+    static mem_range_fn fn;
+    if (!fn) {
+        void *f = NULL;
+        enum cudaDriverEntryPointQueryResult q;
+        cudaError_t e = cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000,
+                                                         cudaEnableDefault, &q);
+        if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !f)
+            return gpurma_set_error(GPURMA_ERR_GPU, "cuMemGetAddressRange is not available");
+        fn = (mem_range_fn)f;
+    }
+    unsigned long long b = 0;
+    size_t len = 0;
+    if (fn(&b, &len, (unsigned long long)(uintptr_t)p) != 0)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "win_create: %p is not inside a cudaMalloc allocation", p);
+    *base = (char *)(uintptr_t)b;
+    return GPURMA_SUCCESS;
+}
+
+static int export_handle(void *alloc, uint8_t out[GPURMA_GPU_IPC_BYTES])
+{
+    cudaIpcMemHandle_t h;
+    cudaError_t e = cudaIpcGetMemHandle(&h, alloc);
+    if (e != cudaSuccess)
+        return cuda_error(e, "cudaIpcGetMemHandle");
+    _Static_assert(sizeof(h) == GPURMA_GPU_IPC_BYTES, "CUDA IPC handles are 64 bytes");
+    memcpy(out, &h, sizeof(h));
+    return GPURMA_SUCCESS;
+}
+
+int gpurma_gpu_win_open(int device, void *user_data, size_t size, uint32_t nsig, uint32_t ncnt,
+                        int nranks, gpurma_gpu_win_t **out, gpurma_gpu_export_t *exp)
+{
+    *out = NULL;
+    memset(exp, 0, sizeof(*exp));
+    exp->device = device;
+    int rc = set_device(device);
+    if (rc)
+        return rc;
+    gpurma_gpu_win_t *g = calloc(1, sizeof(*g));
+    if (!g)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "device window: out of memory");
+    g->device = device;
+    g->nranks = nranks;
+    g->mapped = calloc(2 * (size_t)nranks, sizeof(void *));
+    if (!g->mapped) {
+        free(g);
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "device window: out of memory");
+    }
+    /* [data (allocated windows only)][signal slots][counters], each part
+     * 256-byte aligned like cudaMalloc itself. */
+    size_t data_len = user_data ? 0 : ROUND_UP(size, 256);
+    size_t sig_len = ROUND_UP((size_t)nsig * sizeof(gpurma_dev_signal_slot_t), 256);
+    size_t cnt_len = ROUND_UP((size_t)(ncnt ? ncnt : 1) * sizeof(uint64_t), 256);
+    size_t total = data_len + sig_len + cnt_len;
+    cudaError_t e = cudaMalloc(&g->alloc, total);
+    if (e != cudaSuccess) {
+        rc = e == cudaErrorMemoryAllocation
+                 ? gpurma_set_error(GPURMA_ERR_NO_MEMORY,
+                                    "cudaMalloc of %zu bytes on GPU %d: out of device memory",
+                                    total, device)
+                 : cuda_error(e, "cudaMalloc");
+        g->alloc = NULL;
+        goto fail;
+    }
+    /* Zeroed like the host backend's segments; slots say "never signalled".
+     * The library's stream, not the legacy one, so that a user kernel still
+     * running elsewhere on the device does not hold this up. */
+    cudaStream_t s;
+    rc = get_stream(device, &s);
+    if (rc)
+        goto fail;
+    e = cudaMemsetAsync(g->alloc, 0, total, s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) {
+        rc = cuda_error(e, "cudaMemset");
+        goto fail;
+    }
+    g->signals = (gpurma_dev_signal_slot_t *)((char *)g->alloc + data_len);
+    g->counters = (uint64_t *)((char *)g->alloc + data_len + sig_len);
+    if (nsig) {
+        gpurma_dev_signal_slot_t *init = calloc(nsig, sizeof(*init));
+        if (!init) {
+            rc = gpurma_set_error(GPURMA_ERR_NO_MEMORY, "device window: out of memory");
+            goto fail;
+        }
+        for (uint32_t i = 0; i < nsig; i++)
+            init[i].last_origin = UINT32_MAX;
+        e = cudaMemcpyAsync(g->signals, init, nsig * sizeof(*init), cudaMemcpyHostToDevice, s);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(s);
+        free(init);
+        if (e != cudaSuccess) {
+            rc = cuda_error(e, "cudaMemcpy");
+            goto fail;
+        }
+    }
+    rc = export_handle(g->alloc, exp->sig_ipc);
+    if (rc)
+        goto fail;
+    if (user_data) {
+        char *base = NULL;
+        rc = allocation_base(user_data, &base);
+        if (!rc)
+            rc = export_handle(base, exp->data_ipc);
+        if (rc)
+            goto fail;
+        g->data = user_data;
+        exp->data_off = (uint64_t)((char *)user_data - base);
+        exp->has_data = 1;
+    } else {
+        g->data = g->alloc;
+        memcpy(exp->data_ipc, exp->sig_ipc, GPURMA_GPU_IPC_BYTES);
+        exp->has_data = 1;
+        exp->sig_in_data = 1;
+        exp->data_off = 0;
+    }
+    exp->sig_off = (uint64_t)data_len;
+    *out = g;
+    return GPURMA_SUCCESS;
+fail:
+    gpurma_gpu_win_close(g);
+    return rc;
+}
+
+static int open_handle(gpurma_gpu_win_t *g, const uint8_t bytes[GPURMA_GPU_IPC_BYTES],
+                       char **out)
+{
+    cudaIpcMemHandle_t h;
+    memcpy(&h, bytes, sizeof(h));
+    void *p = NULL;
+    cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess)
+        return cuda_error(e, "cudaIpcOpenMemHandle (are the GPUs peer-capable?)");
+    g->mapped[g->nmapped++] = p;
+    *out = p;
+    return GPURMA_SUCCESS;
+}
+
+int gpurma_gpu_win_map(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp, int self,
+                       char **data, gpurma_dev_signal_slot_t **signals)
+{
+    if (self) {
+        *data = g->data;
+        *signals = g->signals;
+        return GPURMA_SUCCESS;
+    }
+    int rc = set_device(g->device);
+    if (rc)
+        return rc;
+    char *sig_base, *data_base = NULL;
+    rc = open_handle(g, exp->sig_ipc, &sig_base);
+    if (rc)
+        return rc;
+    if (exp->sig_in_data)
+        data_base = sig_base;
+    else if (exp->has_data && (rc = open_handle(g, exp->data_ipc, &data_base)))
+        return rc;
+    *data = data_base ? data_base + exp->data_off : NULL;
+    *signals = (gpurma_dev_signal_slot_t *)(sig_base + exp->sig_off);
+    return GPURMA_SUCCESS;
+}
+
+int gpurma_gpu_win_publish(gpurma_gpu_win_t *g, const gpurma_dev_peer_t *peers, int n)
+{
+    int rc = set_device(g->device);
+    if (rc)
+        return rc;
+    cudaError_t e = cudaMalloc((void **)&g->dev_peers, (size_t)n * sizeof(*peers));
+    if (e != cudaSuccess) {
+        g->dev_peers = NULL;
+        return cuda_error(e, "cudaMalloc of the peer table");
+    }
+    return gpurma_gpu_copy(g->device, g->dev_peers, peers, (size_t)n * sizeof(*peers));
+}
+
+void gpurma_gpu_win_close(gpurma_gpu_win_t *g)
+{
+    if (!g)
+        return;
+    set_device(g->device);
+    /* Kernels the user left running on this window would fault below; the
+     * caller has passed a barrier, so none of ours are. */
+    for (int i = 0; i < g->nmapped; i++)
+        cudaIpcCloseMemHandle(g->mapped[i]);
+    if (g->dev_peers)
+        cudaFree(g->dev_peers);
+    if (g->alloc)
+        cudaFree(g->alloc);
+    (void)cudaGetLastError();
+    free(g->mapped);
+    free(g);
+}
+
+#endif /* HAVE_CUDA */

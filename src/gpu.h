@@ -1,11 +1,98 @@
 /*
  * gpu.h - the GPU runtime as the core sees it. Builds without CUDA or ROCm,
  * and machines without a driver, see zero GPUs and run the host backend.
+ *
+ * With HAVE_CUDA everything here goes through the CUDA runtime (cudart),
+ * which reaches the driver itself: libgpurma never links libcuda. Without
+ * it the functions below exist but report that no GPU is usable.
  */
 #ifndef GPURMA_GPU_H
 #define GPURMA_GPU_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpurma/detail/dev_types.h"
+
 /* Number of GPUs this process can use; 0 when none or no driver. */
 int gpurma_gpu_count(void);
+
+/* Makes `device` current for the calling thread and prepares the library's
+ * own stream on it (non-blocking, so that host-initiated operations never
+ * wait for user kernels on the legacy default stream). Returns a status. */
+int gpurma_gpu_use(int device);
+
+/* 1 when p is device memory (cudaMalloc) of some GPU, 0 otherwise. */
+int gpurma_gpu_is_device_ptr(const void *p);
+
+/* ------------------------------------------------------------ windows */
+
+#define GPURMA_GPU_IPC_BYTES 64
+
+/* What one rank publishes about its device window. Signal slots and
+ * counters always live in device memory; for win_allocate they sit in the
+ * same allocation as the data, after it, so one IPC handle covers both. */
+typedef struct gpurma_gpu_export {
+    uint8_t  data_ipc[GPURMA_GPU_IPC_BYTES]; /* allocation holding the data      */
+    uint8_t  sig_ipc[GPURMA_GPU_IPC_BYTES];  /* allocation holding the signals   */
+    uint64_t data_off;  /* window data, from the start of its allocation         */
+    uint64_t sig_off;   /* signal slots, from the start of theirs                */
+    int32_t  has_data;  /* data_ipc is meaningful (the window has bytes)         */
+    int32_t  sig_in_data; /* signals share the data allocation: sig_ipc unused   */
+    int32_t  device;    /* GPU ordinal of the owner (for messages)               */
+    int32_t  pad;
+} gpurma_gpu_export_t;
+
+/* One rank's device side of a window. */
+typedef struct gpurma_gpu_win {
+    int                       device;
+    void                     *alloc;     /* our cudaMalloc                          */
+    char                     *data;      /* this rank's data (ours or the user's)   */
+    gpurma_dev_signal_slot_t *signals;   /* this rank's slots, device memory        */
+    uint64_t                 *counters;  /* this rank's counters, device memory     */
+    gpurma_dev_peer_t        *dev_peers; /* device copy of the peer table           */
+    void                    **mapped;    /* IPC mappings to close, [2 * nranks]     */
+    int                       nmapped, nranks;
+} gpurma_gpu_win_t;
+
+/* Allocates (user_data NULL) or adopts (user_data: a cudaMalloc buffer) the
+ * device memory of this rank's window, with nsig zeroed signal slots and
+ * ncnt counters, and fills *exp for the peers. */
+int gpurma_gpu_win_open(int device, void *user_data, size_t size, uint32_t nsig, uint32_t ncnt,
+                        int nranks, gpurma_gpu_win_t **out, gpurma_gpu_export_t *exp);
+/* Maps a peer's window (self: our own, no IPC) into this process. */
+int gpurma_gpu_win_map(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp, int self,
+                       char **data, gpurma_dev_signal_slot_t **signals);
+/* Copies the peer table to device memory, where kernels read it. */
+int gpurma_gpu_win_publish(gpurma_gpu_win_t *g, const gpurma_dev_peer_t *peers, int n);
+/* Unmaps peers and frees what open/publish allocated. */
+void gpurma_gpu_win_close(gpurma_gpu_win_t *g);
+
+/* ------------------------------------------- host-initiated operations */
+
+/* Copies n bytes between host memory and device memory mapped in the
+ * context of `device` (the window's GPU), and returns once the copy has
+ * completed (the library's stream on that GPU is synchronized). */
+int gpurma_gpu_copy(int device, void *dst, const void *src, size_t n);
+/* Signal slot update (op: GPURMA_SIGNAL_SET/ADD) by a one-thread kernel on
+ * the library's stream, as a system-scope release (or atomic add); returns
+ * once it is done. Data copied by earlier calls is visible first. */
+int gpurma_gpu_signal(int device, gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
+                      uint64_t value);
+/* 64-bit atomic (GPURMA_DEV__ATOMIC_*) on device memory, by a kernel. */
+int gpurma_gpu_atomic(int device, uint64_t *p, int kind, uint64_t value, uint64_t compare,
+                      uint64_t *old);
+/* 8-byte reads and writes of device memory from the host. */
+int gpurma_gpu_load_u64(int device, const uint64_t *p, uint64_t *value);
+int gpurma_gpu_store_u64(int device, uint64_t *p, uint64_t value);
+
+#ifdef HAVE_CUDA
+/* Kernels of src/gpu_kernels.cu; the stream is a cudaStream_t. */
+int gpurma_gpu_preload_kernels(void);
+int gpurma_gpu_launch_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
+                             int op, uint64_t value);
+int gpurma_gpu_launch_atomic(void *stream, uint64_t *p, int kind, uint64_t value,
+                             uint64_t compare, uint64_t *old_out);
+#endif
 
 #endif

@@ -15,6 +15,8 @@
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define GPURMA_DEV_GPU 1
 #define GPURMA_DEVICE __device__ __forceinline__
+/* Pure arithmetic helpers host code also needs (e.g. to size windows). */
+#define GPURMA_HOST_DEVICE __host__ __device__ __forceinline__
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #endif
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #define GPURMA_DEVICE static inline
+#define GPURMA_HOST_DEVICE static inline
 #endif
 
 /* ------------------------------------------------------------ CUDA (PTX) */
@@ -227,10 +230,71 @@ GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
 #endif
 
 #if GPURMA_DEV_GPU
+/* Polls spin at first: even a short sleep costs more than a round trip to
+ * a peer GPU, and latency is what waits are for. Long waits sleep. */
 GPURMA_DEVICE void gpurma_sh_pause_n(uint64_t iter)
 {
-    (void)iter;
-    gpurma_sh_pause();
+    if (iter >= 4096)
+        gpurma_sh_pause();
+}
+
+/* Thread groups of the _warp and _block forms. */
+GPURMA_DEVICE unsigned gpurma_sh_block_tid(void)
+{
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+GPURMA_DEVICE unsigned gpurma_sh_block_threads(void)
+{
+    return blockDim.x * blockDim.y * blockDim.z;
+}
+GPURMA_DEVICE void gpurma_sh_sync_block(void) { __syncthreads(); }
+GPURMA_DEVICE int gpurma_sh_block_any(int pred) { return __syncthreads_or(pred); }
+#if defined(__HIPCC__)
+GPURMA_DEVICE unsigned gpurma_sh_lane(void) { return __lane_id(); }
+GPURMA_DEVICE unsigned gpurma_sh_warp_threads(void) { return warpSize; }
+GPURMA_DEVICE void gpurma_sh_sync_warp(void) { __builtin_amdgcn_wave_barrier(); }
+GPURMA_DEVICE int gpurma_sh_warp_any(int pred) { return __any(pred); }
+/* Orders this thread's earlier writes, and those it has observed (e.g.
+ * through a block barrier), before its later ones, for every observer. */
+GPURMA_DEVICE void gpurma_sh_fence_release_system(void) { __threadfence_system(); }
+#else
+GPURMA_DEVICE unsigned gpurma_sh_lane(void)
+{
+    unsigned lane;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+GPURMA_DEVICE unsigned gpurma_sh_warp_threads(void) { return 32; }
+GPURMA_DEVICE void gpurma_sh_sync_warp(void) { __syncwarp(); }
+GPURMA_DEVICE int gpurma_sh_warp_any(int pred) { return __any_sync(0xffffffffu, pred); }
+GPURMA_DEVICE void gpurma_sh_fence_release_system(void)
+{
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
+}
+#endif
+#endif
+
+#if GPURMA_DEV_GPU
+/* Fewer than 16 bytes between addresses congruent modulo 8 (or 4): the
+ * widest naturally aligned moves, so that an 8-byte payload is one store. */
+GPURMA_DEVICE void gpurma_sh__copy_congruent(char *d, const char *s, size_t n)
+{
+    while (n) {
+        uintptr_t a = (uintptr_t)d | (uintptr_t)s;
+        if (n >= 8 && !(a & 7)) {
+            *(uint64_t *)d = *(const uint64_t *)s;
+            d += 8, s += 8, n -= 8;
+        } else if (n >= 4 && !(a & 3)) {
+            *(uint32_t *)d = *(const uint32_t *)s;
+            d += 4, s += 4, n -= 4;
+        } else if (n >= 2 && !(a & 1)) {
+            *(uint16_t *)d = *(const uint16_t *)s;
+            d += 2, s += 2, n -= 2;
+        } else {
+            *d++ = *s++;
+            n--;
+        }
+    }
 }
 #endif
 
@@ -243,35 +307,39 @@ GPURMA_DEVICE void gpurma_sh_copy(void *dst, const void *src, size_t bytes, unsi
 #if GPURMA_DEV_GPU
     char *d = (char *)dst;
     const char *s = (const char *)src;
-    if ((((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) {
-        size_t head = (16 - ((uintptr_t)d & 15)) & 15;
-        if (head > bytes)
-            head = bytes;
-        for (size_t i = tid; i < head; i += nthreads)
-            d[i] = s[i];
-        size_t nvec = (bytes - head) / 16;
-        const uint4 *vs = (const uint4 *)(s + head);
-        uint4 *vd = (uint4 *)(d + head);
-        for (size_t i = tid; i < nvec; i += nthreads)
-            vd[i] = vs[i];
-        for (size_t i = head + nvec * 16 + tid; i < bytes; i += nthreads)
-            d[i] = s[i];
-    } else if ((((uintptr_t)d ^ (uintptr_t)s) & 3) == 0) {
-        size_t head = (4 - ((uintptr_t)d & 3)) & 3;
-        if (head > bytes)
-            head = bytes;
-        for (size_t i = tid; i < head; i += nthreads)
-            d[i] = s[i];
-        size_t nw = (bytes - head) / 4;
-        const uint32_t *ws = (const uint32_t *)(s + head);
-        uint32_t *wd = (uint32_t *)(d + head);
-        for (size_t i = tid; i < nw; i += nthreads)
-            wd[i] = ws[i];
-        for (size_t i = head + nw * 4 + tid; i < bytes; i += nthreads)
-            d[i] = s[i];
-    } else {
+    unsigned congruence = (unsigned)(((uintptr_t)d ^ (uintptr_t)s) & 15);
+    /* The widest move both addresses can share once d is aligned to it. */
+    size_t w = congruence == 0 ? 16 : (congruence & 7) == 0 ? 8 : (congruence & 3) == 0 ? 4 : 1;
+    if (w == 1) {
         for (size_t i = tid; i < bytes; i += nthreads)
             d[i] = s[i];
+        return;
+    }
+    size_t head = (w - ((uintptr_t)d & (w - 1))) & (w - 1);
+    if (head > bytes)
+        head = bytes;
+    size_t nbody = (bytes - head) / w;
+    size_t done = head + nbody * w;
+    /* Head and tail (less than w bytes each): one thread, widest moves. */
+    if (tid == 0) {
+        gpurma_sh__copy_congruent(d, s, head);
+        gpurma_sh__copy_congruent(d + done, s + done, bytes - done);
+    }
+    if (w == 16) {
+        const uint4 *vs = (const uint4 *)(s + head);
+        uint4 *vd = (uint4 *)(d + head);
+        for (size_t i = tid; i < nbody; i += nthreads)
+            vd[i] = vs[i];
+    } else if (w == 8) {
+        const uint64_t *vs = (const uint64_t *)(s + head);
+        uint64_t *vd = (uint64_t *)(d + head);
+        for (size_t i = tid; i < nbody; i += nthreads)
+            vd[i] = vs[i];
+    } else {
+        const uint32_t *vs = (const uint32_t *)(s + head);
+        uint32_t *vd = (uint32_t *)(d + head);
+        for (size_t i = tid; i < nbody; i += nthreads)
+            vd[i] = vs[i];
     }
 #else
     size_t share = (bytes + nthreads - 1) / nthreads;

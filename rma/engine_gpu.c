@@ -1,0 +1,161 @@
+/*
+ * engine_gpu.c - host-initiated operations on device windows: the mem
+ * engine when the window lives in GPU memory. Kernels reach the same memory
+ * with loads and stores (gpurma_device.h); the host cannot, so it copies
+ * with cudaMemcpy to the peer's IPC mapping and updates signal slots and
+ * atomics with one-thread kernels (src/gpu.c). Every call returns when its
+ * effect is complete, so flush, quiet and fence have nothing left to do.
+ *
+ * Ordering of put_signal: the copy is synchronized before the signal
+ * kernel is launched, and the kernel fences at system scope before its
+ * release store, so a peer that observes the signal sees the data.
+ *
+ * Host waits on this rank's signals poll the slot with 8-byte copies
+ * (device-to-host); each poll costs a few microseconds, which is fine for
+ * host-side waits and keeps the slots in device memory, where peer GPUs
+ * update them atomically at full speed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "rma.h"
+
+static void count_completion(struct gpurma_win_s *w, uint32_t counter)
+{
+    if (counter != GPURMA_NO_COUNTER)
+        __atomic_fetch_add(&w->counters[counter], 1, __ATOMIC_RELEASE);
+}
+
+static int gpu_put(struct gpurma_win_s *w, int peer, size_t off, const void *src, size_t n,
+                   uint32_t counter)
+{
+    int rc = gpurma_gpu_copy(w->gpu->device, w->peers[peer].base + off, src, n);
+    if (!rc)
+        count_completion(w, counter);
+    return rc;
+}
+
+static int gpu_get(struct gpurma_win_s *w, int peer, void *dst, size_t off, size_t n)
+{
+    return gpurma_gpu_copy(w->gpu->device, dst, w->peers[peer].base + off, n);
+}
+
+static int gpu_put_value(struct gpurma_win_s *w, int peer, size_t off, uint64_t v, size_t n)
+{
+    /* little-endian: the low n bytes of v are the value */
+    return gpurma_gpu_copy(w->gpu->device, w->peers[peer].base + off, &v, n);
+}
+
+static int gpu_signal(struct gpurma_win_s *w, int peer, uint32_t sig, gpurma_signal_op_t op,
+                      uint64_t v)
+{
+    return gpurma_gpu_signal(w->gpu->device, &w->peers[peer].signals[sig], (uint32_t)w->rank,
+                             (int)op, v);
+}
+
+static int gpu_put_signal(struct gpurma_win_s *w, int peer, size_t off, const void *src,
+                          size_t n, uint32_t sig, gpurma_signal_op_t op, uint64_t v,
+                          uint32_t counter)
+{
+    int rc = gpurma_gpu_copy(w->gpu->device, w->peers[peer].base + off, src, n);
+    if (!rc)
+        count_completion(w, counter);
+    return rc ? rc : gpu_signal(w, peer, sig, op, v);
+}
+
+static int gpu_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
+                      uint64_t v, uint64_t compare, uint64_t *old)
+{
+    return gpurma_gpu_atomic(w->gpu->device, (uint64_t *)(w->peers[peer].base + off), (int)kind,
+                             v, compare, old);
+}
+
+static int gpu_flush(struct gpurma_win_s *w, int peer)
+{
+    (void)w;
+    (void)peer;
+    return GPURMA_SUCCESS;
+}
+
+static int gpu_quiet(struct gpurma_win_s *w)
+{
+    (void)w;
+    return GPURMA_SUCCESS;
+}
+
+const gpurma_engine_ops_t gpurma_engine_gpu_ops = {
+    .size       = sizeof(gpurma_engine_ops_t),
+    .name       = "mem",
+    .kind       = GPURMA_ENGINE_MEM,
+    .caps       = GPURMA_ENGINE_CAP_HOST_OPS | GPURMA_ENGINE_CAP_DEVICE_OPS,
+    .put        = gpu_put,
+    .get        = gpu_get,
+    .put_value  = gpu_put_value,
+    .signal     = gpu_signal,
+    .put_signal = gpu_put_signal,
+    .atomic     = gpu_atomic,
+    .flush      = gpu_flush,
+    .quiet      = gpu_quiet,
+    .fence      = gpu_quiet,
+};
+
+/* ------------------------------------------- this rank's signal slots */
+
+int gpurma_gpu_win_signal_read(struct gpurma_win_s *w, uint32_t sig, uint64_t *value)
+{
+    return gpurma_gpu_load_u64(w->gpu->device, &w->gpu->signals[sig].value, value);
+}
+
+int gpurma_gpu_win_signal_reset(struct gpurma_win_s *w, uint32_t sig)
+{
+    return gpurma_gpu_store_u64(w->gpu->device, &w->gpu->signals[sig].value, 0);
+}
+
+/* gpurma_wait_u64 for a slot in device memory: same bounds, same messages. */
+int gpurma_gpu_win_wait(struct gpurma_win_s *w, uint32_t sig, gpurma_cmp_t cmp, uint64_t value,
+                        const char *what)
+{
+    struct gpurma_ctx_s *ctx = w->ctx;
+    struct gpurma_team_s *team = w->team;
+    gpurma_dev_signal_slot_t *slot = &w->gpu->signals[sig];
+    uint64_t start = gpurma_now_ns(), next_check = start + ctx->liveness_ns;
+    for (uint64_t iter = 0;; iter++) {
+        uint64_t v = 0;
+        int rc = gpurma_gpu_load_u64(w->gpu->device, &slot->value, &v);
+        if (rc)
+            return rc;
+        if (gpurma_dev_compare(v, cmp, value))
+            return GPURMA_SUCCESS;
+        uint64_t now = gpurma_now_ns();
+        if (now >= next_check) {
+            next_check = now + ctx->liveness_ns;
+            int dead = gpurma_liveness_check(ctx, team->world_ranks, team->size);
+            if (dead >= 0)
+                return gpurma_set_error(GPURMA_ERR_PEER_FAILED,
+                                        "rank %d: %s: rank %d has died (value %llu, wanted %llu)",
+                                        ctx->rank, what, dead, (unsigned long long)v,
+                                        (unsigned long long)value);
+        }
+        if (now - start > ctx->timeout_ns) {
+            uint32_t origin = UINT32_MAX;
+            (void)gpurma_gpu_copy(w->gpu->device, &origin, &slot->last_origin, sizeof(origin));
+            char tail[64];
+            if (origin == UINT32_MAX)
+                snprintf(tail, sizeof(tail), "no rank has signalled it yet");
+            else
+                snprintf(tail, sizeof(tail), "last signalled by team rank %u", origin);
+            return gpurma_set_error(GPURMA_ERR_TIMEOUT,
+                                    "rank %d: %s timed out after %llu ms: value %llu, wanted %llu"
+                                    " (device window); %s",
+                                    ctx->rank, what,
+                                    (unsigned long long)(ctx->timeout_ns / 1000000),
+                                    (unsigned long long)v, (unsigned long long)value, tail);
+        }
+        /* A poll is a device round trip already; only back off further
+         * once the wait is clearly long. */
+        if (iter > 256)
+            gpurma_backoff(iter);
+    }
+}
+

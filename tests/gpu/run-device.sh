@@ -1,0 +1,207 @@
+#!/bin/sh
+# run-device.sh - everything GPU in one call, on a machine with GPUs:
+# configure (CUDA, no UCX), build with make -j16, run every GPU test and
+# the GPU benchmark, keep full logs under $OUT (default ./gpu-logs), and
+# print a short table last. Exit status: 0 when every test passed or
+# skipped, 1 otherwise.
+#
+#   tests/gpu/run-device.sh [--quick]
+#
+# Two ranks are started with the uid bootstrap (RANK, WORLD_SIZE,
+# MASTER_ADDR, MASTER_PORT), so no launcher is needed; one test also runs
+# under mpirun when it is there. The tests run once with one GPU per rank
+# and once with both ranks sharing GPU 0. A tree without ./configure (the
+# machine may lack libtool) gets the generated files from .gpu-carry/,
+# which tests/gpu/prepare-carry.sh fills on a machine that has autotools.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# Logs go to gpu-logs/; with $OUT set (the device tool), they also come
+# back as one archive plus the table, since only a few files may return.
+out=$top/gpu-logs
+rm -rf "$out"
+mkdir -p "$out"
+bundle() {
+    if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then
+        tar -czf "$OUT/gpu-logs.tar.gz" -C "$top" gpu-logs 2>/dev/null
+        cp "$out/table.txt" "$OUT/" 2>/dev/null
+    fi
+}
+trap bundle EXIT
+quick=no
+test "${1:-}" = --quick && quick=yes
+# NVLink multicast stays off, whatever else the machine runs.
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+results=$out/results.txt
+: >"$results"
+start=$(date +%s)
+cd "$top" || exit 1
+
+note() { echo "== $*" | tee -a "$out/summary.log"; }
+
+# ------------------------------------------------------------ machine
+{
+    date -u
+    uname -a
+    nvidia-smi -L 2>&1
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+    nvidia-smi topo -m 2>&1
+    nvcc --version 2>&1 | tail -2
+} >"$out/machine.log" 2>&1
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+note "GPUs: $ngpu"
+
+# ------------------------------------------------------------ build
+if [ ! -x configure ] && [ -d .gpu-carry ]; then
+    cp -a .gpu-carry/. .
+fi
+# Generated files must look newer than their sources, or make would try to
+# run automake/autoconf again (and the copy does not keep times).
+touch aclocal.m4 2>/dev/null
+touch configure config.h.in Makefile.in build-aux/* 2>/dev/null
+build=$top/build-gpu
+mkdir -p "$build"
+note "configure + make -j16 (log: build.log)"
+(
+    cd "$build" &&
+        "$top/configure" --with-cuda=/usr/local/cuda --with-ucx=no &&
+        make -j16 libgpurma.la
+) >"$out/build.log" 2>&1
+build_rc=$?
+if [ $build_rc -ne 0 ]; then
+    echo "test build FAIL" >>"$results"
+    tail -40 "$out/build.log"
+    note "build of libgpurma failed"
+    exit 1
+fi
+# The rest of the tree (tools, examples) is not needed here; report only.
+if (cd "$build" && make -j16) >>"$out/build.log" 2>&1; then
+    echo "test build_all PASS" >>"$results"
+else
+    echo "test build_all FAIL(other-targets)" >>"$results"
+fi
+
+gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress gpu_bench"
+# The Makefile builds them (multi-process tests are named *.mp there); if
+# this tree's Makefile does not list one, nvcc builds it against the
+# library just built.
+targets=
+for p in $gpu_progs; do
+    case $p in test_*) targets="$targets tests/gpu/$p.mp" ;; *) targets="$targets tests/gpu/$p" ;; esac
+done
+(cd "$build" && make -j16 -k $targets) >>"$out/build.log" 2>&1
+mkdir -p "$build/tests/gpu-nvcc"
+for p in $gpu_progs; do
+    if test -x "$build/tests/gpu/$p.mp" || test -x "$build/tests/gpu/$p"; then continue; fi
+    note "building $p with nvcc directly (no Makefile target)"
+    /usr/local/cuda/bin/nvcc -std=c++17 -O2 -lineinfo \
+        -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90 \
+        -I"$top/include" -o "$build/tests/gpu-nvcc/$p" "$top/tests/gpu/$p.cu" \
+        -L"$build/.libs" -lgpurma -Xlinker -rpath="$build/.libs" -cudart shared \
+        >"$out/build-$p.log" 2>&1 &
+done
+wait
+prog() {
+    for f in "$build/tests/gpu/$1.mp" "$build/tests/gpu/$1" "$build/tests/gpu-nvcc/$1"; do
+        if test -x "$f"; then echo "$f"; return; fi
+    done
+    echo "/nonexistent/$1"
+}
+
+# ------------------------------------------------------------ runs
+port=$((21000 + $$ % 20000))
+
+# run2 NAME TIMEOUT PROG ARGS...: two ranks through the uid bootstrap.
+# Extra environment for both ranks comes from $RUN_ENV.
+run2() {
+    name=$1 limit=$2
+    shift 2
+    port=$((port + 1))
+    for r in 0 1; do
+        (
+            env $RUN_ENV RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+                GPURMA_BOOTSTRAP=uid GPURMA_UID_TOKEN="gpu-$$-$port" \
+                timeout -k 10 "$limit" "$@" >"$out/$name.rank$r.log" 2>&1
+            echo $? >"$out/$name.rc$r"
+        ) &
+    done
+    wait
+    rc0=$(cat "$out/$name.rc0") rc1=$(cat "$out/$name.rc1")
+    rm -f "$out/$name.rc0" "$out/$name.rc1"
+    if [ "$rc0" = 0 ] && [ "$rc1" = 0 ]; then
+        verdict=PASS
+    elif [ "$rc0" = 77 ] && [ "$rc1" = 77 ]; then
+        verdict=SKIP
+    else
+        verdict="FAIL(rc=$rc0/$rc1)"
+    fi
+    echo "test $name $verdict" >>"$results"
+    note "$name: $verdict"
+    tail -3 "$out/$name.rank0.log"
+}
+
+run1() {
+    name=$1 limit=$2
+    shift 2
+    timeout -k 10 "$limit" "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    case $rc in 0) verdict=PASS ;; 77) verdict=SKIP ;; *) verdict="FAIL(rc=$rc)" ;; esac
+    echo "test $name $verdict" >>"$results"
+    note "$name: $verdict"
+    tail -3 "$out/$name.log"
+}
+
+rounds=3000
+test $quick = yes && rounds=500
+RUN_ENV=
+run1 compile_all 30 "$(prog compile_all)"
+run2 rma 120 "$(prog test_gpu_rma)"
+run2 signal_order 60 "$(prog test_gpu_signal_order)" $rounds
+run2 ll_stress 60 "$(prog test_gpu_ll_stress)" $rounds
+
+
+# ------------------------------------------------------------ benchmark
+maxbw=$((1 << 30))
+test $quick = yes && maxbw=$((256 << 20))
+if [ "$ngpu" -ge 2 ]; then
+    run2 gpu_bench 150 "$(prog gpu_bench)" $maxbw
+    grep -E '^(bw|lat) ' "$out/gpu_bench.rank0.log" >"$out/bench.txt"
+else
+    note "gpu_bench needs 2 GPUs: not run"
+    : >"$out/bench.txt"
+fi
+
+# Both ranks on one GPU (CUDA IPC within a device, time-sliced kernels).
+RUN_ENV=CUDA_VISIBLE_DEVICES=0
+run2 rma_shared_gpu 120 "$(prog test_gpu_rma)"
+run2 signal_order_shared_gpu 60 "$(prog test_gpu_signal_order)" 300
+run2 ll_stress_shared_gpu 60 "$(prog test_gpu_ll_stress)" 300
+RUN_ENV=
+
+# The same test under mpirun (PMIx bootstrap), when there is one.
+if command -v mpirun >/dev/null 2>&1; then
+    timeout -k 10 60 mpirun --allow-run-as-root --oversubscribe -np 2 \
+        -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS \
+        "$(prog test_gpu_signal_order)" 1000 >"$out/signal_order_mpirun.log" 2>&1
+    rc=$?
+    case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
+    echo "test signal_order_mpirun $v" >>"$results"
+    note "signal_order under mpirun: $v"
+fi
+
+# ------------------------------------------------------------ table
+elapsed=$(($(date +%s) - start))
+{
+    echo
+    echo "==================== GPU results ($(date -u +%Y-%m-%d), $ngpu GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), ${elapsed}s)"
+    awk '$1 == "test" {printf "  %-28s %s\n", $2, $3}' "$results"
+    if [ -s "$out/bench.txt" ]; then
+        echo "  bandwidth GB/s      bytes      gpurma    sm_copy  ratio    ce_memcpy"
+        awk '$1 == "bw" {printf "  %-14s %12d %10.1f %10.1f %6.3f %10.1f\n", $2, $3, $4, $5, $6, $8}' "$out/bench.txt"
+        echo "  latency us (1-way)  bytes      gpurma   raw_flag  ratio"
+        awk '$1 == "lat" {printf "  %-18s %8d %10.3f %10.3f %6.3f\n", $2, $3, $4, $5, $6}' "$out/bench.txt"
+        awk '$1 == "bw" && $3 == 268435456 {printf "  target put bw @256MiB >= 0.97 x sm_copy: %.3f %s\n", $6, ($6 >= 0.97 ? "MET" : "MISSED")}
+             $1 == "lat" && $2 == "put_signal_thread" && $3 == 8 {printf "  target 8B put_signal 1-way <= 1.15 x raw: %.3f %s\n", $6, ($6 <= 1.15 ? "MET" : "MISSED")}' "$out/bench.txt"
+    fi
+} | tee "$out/table.txt"
+grep -q 'FAIL' "$results" && exit 1
+exit 0
