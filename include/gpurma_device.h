@@ -44,30 +44,57 @@ GPURMA_API gpurma_status_t gpurma_dev_host_call(const gpurma_dev_win_t *w, int o
 #endif
 
 #include "gpurma/detail/dev_mem.h"
+#include "gpurma/detail/dev_port.h"
+
+/* Every operation loads the peer's entry once and works on that copy: the
+ * stores of a put may alias the table as far as the compiler knows, and a
+ * reload between data and signal costs a dependent global load. */
 
 /* ------------------------------------------------------------- data movement */
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev__put_to(const gpurma_dev_win_t *w,
+                                                 const gpurma_dev_peer_t *pe, int peer,
+                                                 size_t dst_off, const void *src, size_t bytes,
+                                                 uint32_t counter, unsigned tid,
+                                                 unsigned nthreads)
+{
+    gpurma_status_t rc = gpurma_dev__check_peer_range(pe, dst_off, bytes, src);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    switch (pe->path) {
+    case GPURMA_DEV_PATH_LOADSTORE:
+        gpurma_sh_copy(pe->base + dst_off, src, bytes, tid, nthreads);
+        break;
+#if !GPURMA_DEV_GPU
+    case GPURMA_DEV_PATH_HOSTCALL:
+        if (!tid)
+            rc = gpurma_dev_host_call(w, GPURMA_DEV_OP_PUT, peer, dst_off, (void *)src, bytes, 0,
+                                      0, (uint64_t *)0);
+        break;
+#endif
+    case GPURMA_DEV_PATH_FIFO:
+        /* the proxy bumps the counter when the data has left the source */
+        return tid ? GPURMA_SUCCESS
+                   : gpurma_dev__port_op(w, GPURMA_PORT_OP_PUT, peer, dst_off,
+                                         (uint64_t)(uintptr_t)src, bytes, 0, 0, UINT32_MAX, 0,
+                                         counter, 0, (uint64_t *)0);
+    default:
+        return GPURMA_ERR_UNSUPPORTED;
+    }
+    /* load/store and host-call puts are locally complete here */
+    if (rc == GPURMA_SUCCESS && counter != UINT32_MAX && !tid)
+        gpurma_sh_fetch_add_u64(&w->counters[counter], 1);
+    return rc;
+}
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_put_coop(gpurma_dev_win_t w, int peer, size_t dst_off,
                                                   const void *src, size_t bytes, unsigned tid,
                                                   unsigned nthreads)
 {
-    gpurma_status_t rc = gpurma_dev__check_range(&w, peer, dst_off, bytes, src);
-    if (rc != GPURMA_SUCCESS)
-        return rc;
-    const gpurma_dev_peer_t *p = &w.peers[peer];
-    switch (p->path) {
-    case GPURMA_DEV_PATH_LOADSTORE:
-        gpurma_sh_copy(p->base + dst_off, src, bytes, tid, nthreads);
-        return GPURMA_SUCCESS;
-#if !GPURMA_DEV_GPU
-    case GPURMA_DEV_PATH_HOSTCALL:
-        return tid ? GPURMA_SUCCESS
-                   : gpurma_dev_host_call(&w, GPURMA_DEV_OP_PUT, peer, dst_off, (void *)src,
-                                          bytes, 0, 0, (uint64_t *)0);
-#endif
-    default:
-        return GPURMA_ERR_UNSUPPORTED;
-    }
+    if (peer < 0 || peer >= w.size)
+        return GPURMA_ERR_INVALID_ARG;
+    gpurma_dev_peer_t pe = w.peers[peer];
+    return gpurma_dev__put_to(&w, &pe, peer, dst_off, src, bytes, UINT32_MAX, tid, nthreads);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_put(gpurma_dev_win_t w, int peer, size_t dst_off,
@@ -80,13 +107,15 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_get_coop(gpurma_dev_win_t w, int peer, 
                                                   size_t src_off, size_t bytes, unsigned tid,
                                                   unsigned nthreads)
 {
-    gpurma_status_t rc = gpurma_dev__check_range(&w, peer, src_off, bytes, dst);
+    if (peer < 0 || peer >= w.size)
+        return GPURMA_ERR_INVALID_ARG;
+    gpurma_dev_peer_t pe = w.peers[peer];
+    gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, src_off, bytes, dst);
     if (rc != GPURMA_SUCCESS)
         return rc;
-    const gpurma_dev_peer_t *p = &w.peers[peer];
-    switch (p->path) {
+    switch (pe.path) {
     case GPURMA_DEV_PATH_LOADSTORE:
-        gpurma_sh_copy(dst, p->base + src_off, bytes, tid, nthreads);
+        gpurma_sh_copy(dst, pe.base + src_off, bytes, tid, nthreads);
         return GPURMA_SUCCESS;
 #if !GPURMA_DEV_GPU
     case GPURMA_DEV_PATH_HOSTCALL:
@@ -94,6 +123,11 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_get_coop(gpurma_dev_win_t w, int peer, 
                    : gpurma_dev_host_call(&w, GPURMA_DEV_OP_GET, peer, src_off, dst, bytes, 0, 0,
                                           (uint64_t *)0);
 #endif
+    case GPURMA_DEV_PATH_FIFO: /* waits: the data is there on return */
+        return tid ? GPURMA_SUCCESS
+                   : gpurma_dev__port_op(&w, GPURMA_PORT_OP_GET, peer, (uint64_t)(uintptr_t)dst,
+                                         src_off, bytes, 0, 0, UINT32_MAX, 0, UINT32_MAX, 1,
+                                         (uint64_t *)0);
     default:
         return GPURMA_ERR_UNSUPPORTED;
     }
@@ -111,27 +145,46 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_value(gpurma_dev_win_t w, int peer,
 {
     if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
         return GPURMA_ERR_INVALID_ARG;
-    gpurma_status_t rc = gpurma_dev__check_range(&w, peer, dst_off, bytes, &w);
+    if (peer < 0 || peer >= w.size)
+        return GPURMA_ERR_INVALID_ARG;
+    gpurma_dev_peer_t pe = w.peers[peer];
+    gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, &w);
     if (rc != GPURMA_SUCCESS)
         return rc;
     if (dst_off & (bytes - 1))
         return GPURMA_ERR_MISALIGNED;
-    const gpurma_dev_peer_t *p = &w.peers[peer];
-    if (p->path == GPURMA_DEV_PATH_LOADSTORE) {
-        gpurma_dev__store_value(p->base + dst_off, value, bytes);
+    switch (pe.path) {
+    case GPURMA_DEV_PATH_LOADSTORE:
+        gpurma_dev__store_value(pe.base + dst_off, value, bytes);
         return GPURMA_SUCCESS;
-    }
 #if !GPURMA_DEV_GPU
-    if (p->path == GPURMA_DEV_PATH_HOSTCALL) {
-        /* little-endian: the low bytes of value are the ones to store */
+    case GPURMA_DEV_PATH_HOSTCALL: /* little-endian: the low bytes are the value */
         return gpurma_dev_host_call(&w, GPURMA_DEV_OP_PUT, peer, dst_off, &value, bytes, 0, 0,
                                     (uint64_t *)0);
-    }
 #endif
-    return GPURMA_ERR_UNSUPPORTED;
+    case GPURMA_DEV_PATH_FIFO:
+        return gpurma_dev__port_op(&w, GPURMA_PORT_OP_PUT_VALUE, peer, dst_off, 0, bytes, value,
+                                   0, UINT32_MAX, 0, UINT32_MAX, 0, (uint64_t *)0);
+    default:
+        return GPURMA_ERR_UNSUPPORTED;
+    }
 }
 
 /* ------------------------------------------------------------------ signals */
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev__signal_to(const gpurma_dev_win_t *w,
+                                                    const gpurma_dev_peer_t *pe, int peer,
+                                                    uint32_t sig, gpurma_signal_op_t op,
+                                                    uint64_t value)
+{
+    if (pe->path == GPURMA_DEV_PATH_FIFO)
+        return gpurma_dev__port_op(w, GPURMA_PORT_OP_SIGNAL, peer, 0, 0, 0, value, 0, sig,
+                                   (uint8_t)op, UINT32_MAX, 0, (uint64_t *)0);
+    if (!pe->signals)
+        return GPURMA_ERR_UNSUPPORTED;
+    gpurma_dev__signal_slot(&pe->signals[sig], (uint32_t)w->rank, op, value);
+    return GPURMA_SUCCESS;
+}
 
 /* Release: puts this thread issued earlier to peer are visible when the peer
  * observes the signal. */
@@ -141,11 +194,35 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_signal(gpurma_dev_win_t w, int peer, ui
     if (peer < 0 || peer >= w.size || sig >= w.num_signals ||
         (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD))
         return GPURMA_ERR_INVALID_ARG;
-    gpurma_dev_signal_slot_t *slots = w.peers[peer].signals;
-    if (!slots)
-        return GPURMA_ERR_UNSUPPORTED;
-    gpurma_dev__signal_slot(&slots[sig], (uint32_t)w.rank, op, value);
-    return GPURMA_SUCCESS;
+    gpurma_dev_peer_t pe = w.peers[peer];
+    return gpurma_dev__signal_to(&w, &pe, peer, sig, op, value);
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev__put_signal(const gpurma_dev_win_t *w, int peer,
+                                                     size_t dst_off, const void *src,
+                                                     size_t bytes, uint32_t sig,
+                                                     gpurma_signal_op_t op, uint64_t value,
+                                                     uint32_t counter, unsigned tid,
+                                                     unsigned nthreads)
+{
+    if (peer < 0 || peer >= w->size || sig >= w->num_signals ||
+        (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD) ||
+        (counter != UINT32_MAX && counter >= w->num_counters))
+        return GPURMA_ERR_INVALID_ARG;
+    gpurma_dev_peer_t pe = w->peers[peer];
+    if (pe.path == GPURMA_DEV_PATH_FIFO && nthreads == 1) {
+        gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, src);
+        return rc != GPURMA_SUCCESS
+                   ? rc
+                   : gpurma_dev__port_op(w, GPURMA_PORT_OP_PUT_SIGNAL, peer, dst_off,
+                                         (uint64_t)(uintptr_t)src, bytes, value, 0, sig,
+                                         (uint8_t)op, counter, 0, (uint64_t *)0);
+    }
+    gpurma_status_t rc =
+        gpurma_dev__put_to(w, &pe, peer, dst_off, src, bytes, counter, tid, nthreads);
+    if (rc != GPURMA_SUCCESS || nthreads > 1)
+        return rc; /* the team synchronizes, then one member signals */
+    return gpurma_dev__signal_to(w, &pe, peer, sig, op, value);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_put_signal_coop(gpurma_dev_win_t w, int peer,
@@ -154,19 +231,16 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_signal_coop(gpurma_dev_win_t w, int
                                                          gpurma_signal_op_t op, uint64_t value,
                                                          unsigned tid, unsigned nthreads)
 {
-    if (sig >= w.num_signals || (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD))
-        return GPURMA_ERR_INVALID_ARG;
-    gpurma_status_t rc = gpurma_dev_put_coop(w, peer, dst_off, src, bytes, tid, nthreads);
-    if (rc != GPURMA_SUCCESS || nthreads > 1)
-        return rc; /* the team synchronizes, then one member signals */
-    return gpurma_dev_signal(w, peer, sig, op, value);
+    return gpurma_dev__put_signal(&w, peer, dst_off, src, bytes, sig, op, value, UINT32_MAX, tid,
+                                  nthreads);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_put_signal(gpurma_dev_win_t w, int peer, size_t dst_off,
                                                     const void *src, size_t bytes, uint32_t sig,
                                                     gpurma_signal_op_t op, uint64_t value)
 {
-    return gpurma_dev_put_signal_coop(w, peer, dst_off, src, bytes, sig, op, value, 0, 1);
+    return gpurma_dev__put_signal(&w, peer, dst_off, src, bytes, sig, op, value, UINT32_MAX, 0,
+                                  1);
 }
 
 GPURMA_DEVICE uint64_t gpurma_dev_signal_read(gpurma_dev_win_t w, uint32_t sig)
@@ -185,47 +259,77 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_wait_until(gpurma_dev_win_t w, uint32_t
 
 /* ------------------------------------------------------------- completion */
 
+/* Local completion: load/store and host calls complete in place; port
+ * operations when the proxy has executed everything pushed so far. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev_flush(gpurma_dev_win_t w, int peer)
 {
     if (peer != GPURMA_ALL_PEERS && (peer < 0 || peer >= w.size))
         return GPURMA_ERR_INVALID_ARG;
-    return GPURMA_SUCCESS; /* load/store and host calls complete in place */
+    gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)w.port;
+    if (f) {
+        uint64_t head = gpurma_sh_load_acquire_u64(&f->head);
+        if (head)
+            return gpurma_port_wait_done(f, head - 1);
+    }
+    return GPURMA_SUCCESS;
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_quiet(gpurma_dev_win_t w)
 {
-    (void)w;
     gpurma_sh_fence_system();
-    return GPURMA_SUCCESS;
+    return w.port ? gpurma_dev__port_op(&w, GPURMA_PORT_OP_QUIET, 0, 0, 0, 0, 0, 0, UINT32_MAX, 0,
+                                        UINT32_MAX, 1, (uint64_t *)0)
+                  : GPURMA_SUCCESS;
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_fence(gpurma_dev_win_t w)
 {
-    (void)w;
     gpurma_sh_fence_system();
-    return GPURMA_SUCCESS;
+    return w.port ? gpurma_dev__port_op(&w, GPURMA_PORT_OP_FENCE, 0, 0, 0, 0, 0, 0, UINT32_MAX, 0,
+                                        UINT32_MAX, 0, (uint64_t *)0)
+                  : GPURMA_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ atomics */
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev__atomic_any(const gpurma_dev_win_t *w, int kind,
+                                                     int peer, size_t off, uint64_t value,
+                                                     uint64_t compare, uint64_t *old)
+{
+    if (peer >= 0 && peer < w->size && w->peers[peer].path == GPURMA_DEV_PATH_FIFO) {
+        gpurma_status_t rc = gpurma_dev__check_range(w, peer, off, 8, w);
+        if (rc != GPURMA_SUCCESS)
+            return rc;
+        if (off & 7)
+            return GPURMA_ERR_MISALIGNED;
+        uint64_t result = 0;
+        rc = gpurma_dev__port_op(w, (uint16_t)(GPURMA_PORT_OP_FETCH_ADD + kind), peer, off, 0, 8,
+                                 value, compare, UINT32_MAX, 0, UINT32_MAX, 1, &result);
+        if (rc == GPURMA_SUCCESS && old)
+            *old = result;
+        return rc;
+    }
+    return gpurma_dev__atomic(w, kind, peer, off, value, compare, old);
+}
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_atomic_fetch_add(gpurma_dev_win_t w, int peer,
                                                           size_t off, uint64_t value,
                                                           uint64_t *old)
 {
-    return gpurma_dev__atomic(&w, GPURMA_DEV__ATOMIC_FETCH_ADD, peer, off, value, 0, old);
+    return gpurma_dev__atomic_any(&w, GPURMA_DEV__ATOMIC_FETCH_ADD, peer, off, value, 0, old);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_atomic_swap(gpurma_dev_win_t w, int peer, size_t off,
                                                      uint64_t value, uint64_t *old)
 {
-    return gpurma_dev__atomic(&w, GPURMA_DEV__ATOMIC_SWAP, peer, off, value, 0, old);
+    return gpurma_dev__atomic_any(&w, GPURMA_DEV__ATOMIC_SWAP, peer, off, value, 0, old);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_atomic_compare_swap(gpurma_dev_win_t w, int peer,
                                                              size_t off, uint64_t expected,
                                                              uint64_t desired, uint64_t *old)
 {
-    return gpurma_dev__atomic(&w, GPURMA_DEV__ATOMIC_CAS, peer, off, desired, expected, old);
+    return gpurma_dev__atomic_any(&w, GPURMA_DEV__ATOMIC_CAS, peer, off, desired, expected, old);
 }
 
 /* ----------------------------------------------------------------- counters */
@@ -234,12 +338,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_counted(gpurma_dev_win_t w, int pee
                                                      const void *src, size_t bytes,
                                                      uint32_t counter)
 {
-    if (counter >= w.num_counters)
+    if (counter >= w.num_counters || peer < 0 || peer >= w.size)
         return GPURMA_ERR_INVALID_ARG;
-    gpurma_status_t rc = gpurma_dev_put(w, peer, dst_off, src, bytes);
-    if (rc == GPURMA_SUCCESS) /* load/store puts are locally complete here */
-        gpurma_sh_fetch_add_u64(&w.counters[counter], 1);
-    return rc;
+    gpurma_dev_peer_t pe = w.peers[peer];
+    return gpurma_dev__put_to(&w, &pe, peer, dst_off, src, bytes, counter, 0, 1);
 }
 
 GPURMA_DEVICE uint64_t gpurma_dev_counter_read(gpurma_dev_win_t w, uint32_t counter)

@@ -96,6 +96,14 @@ struct gpurma_win_s {
      * device addresses (IPC mappings) and dev.peers/signals/counters point
      * to device memory: the handle is for kernels only. */
     struct gpurma_gpu_win     *gpu;
+    /* Port engine (port.h): the proxy, this window's id there, the transport
+     * of each peer, UCX state, and the kernels' peer table when it differs
+     * from peers[] (peers reached through the FIFO). */
+    struct gpurma_port        *port;
+    uint32_t                   port_id;
+    uint8_t                   *xport;
+    struct gpurma_port_ucx_win *ucx;
+    gpurma_dev_peer_t         *dev_peers;
     struct gpurma_win_s       *next_freed;
 };
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
-#include "rma.h"
+#include "port.h"
 
 #define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
 
@@ -99,9 +99,6 @@ static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, 
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "unknown engine %d", (int)*engine);
     if (*engine == GPURMA_ENGINE_SWITCH)
         return switch_refusal();
-    if (*engine == GPURMA_ENGINE_PORT)
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "the port engine is not part of this build yet");
     if ((mask & GPURMA_WIN_FIELD_MEM_KIND) && p->mem_kind == GPURMA_MEM_DEVICE && !have_gpu)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "device memory requested but no GPU is in use (host backend)");
@@ -113,6 +110,15 @@ static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, 
 
 static void win_release(struct gpurma_win_s *w)
 {
+    /* Descriptors naming the window (a barrier's last signal, say) are
+     * executed before it leaves the proxy's table. */
+    if (w->port) {
+        gpurma_port_quiet_all(w->ctx);
+        gpurma_port_win_unregister(w->port, w);
+    }
+    gpurma_port_ucx_win_release(w->ctx->port, w);
+    free(w->xport);
+    free(w->dev_peers);
     gpurma_gpu_win_close(w->gpu);
     w->gpu = NULL;
     if (w->maps)
@@ -156,11 +162,26 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
         /* Device windows keep only signals and lock in the host segment. */
         gpurma_seg_layout_t l =
             seg_layout(w->gpu ? GPURMA_WIN_CREATED : w->kind, pw->size, pw->num_signals);
-        if (bs->node_of[world] != my_node)
+        int remote = bs->node_of[world] != my_node;
+        gpurma_dev_peer_t *p = &w->peers[i];
+        w->pids[i] = pw->pid;
+        w->remote_base[i] = pw->remote_base;
+        if ((remote || engine == GPURMA_ENGINE_PORT) && w->gpu)
             return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                    "rank %d is on another node; reaching it needs the port "
-                                    "engine, which is not part of this build yet",
-                                    world);
+                                    "rank %d: the port engine does not serve windows in GPU "
+                                    "memory yet%s",
+                                    world, remote ? " (the rank is on another node)" : "");
+        if (remote) {
+            /* Only the proxy reaches it, over UCX. */
+            p->size = pw->size;
+            p->base = NULL;
+            p->signals = NULL;
+            p->engine = GPURMA_ENGINE_PORT;
+            p->path = GPURMA_DEV_PATH_FIFO;
+            w->engines[i] = &gpurma_engine_port_ops;
+            w->xport[i] = GPURMA_XPORT_UCX;
+            continue;
+        }
         char *seg = own_seg;
         if (i != w->rank) {
             int rc = gpurma_shm_attach(pw->shm_name, l.total, (void **)&seg);
@@ -169,13 +190,10 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
             w->maps[i].addr = seg;
             w->maps[i].len  = l.total;
         }
-        gpurma_dev_peer_t *p = &w->peers[i];
         p->size    = pw->size;
         p->signals = (gpurma_dev_signal_slot_t *)(seg + l.signals_off);
         p->engine  = GPURMA_ENGINE_MEM;
         w->engines[i] = &gpurma_engine_mem_ops;
-        w->pids[i] = pw->pid;
-        w->remote_base[i] = pw->remote_base;
         if (w->gpu) {
             /* Device window: IPC mappings, reached by loads and stores from
              * kernels and by copies from the host. */
@@ -201,10 +219,54 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
             if (rc)
                 return rc;
         }
+        if (engine == GPURMA_ENGINE_PORT) {
+            /* Forced through the proxy, which copies into the mapping above. */
+            p->engine = GPURMA_ENGINE_PORT;
+            w->engines[i] = &gpurma_engine_port_ops;
+            w->xport[i] = GPURMA_XPORT_MEMCPY;
+        }
     }
-    (void)engine;
     /* Kernels read the peer table: give them a copy in device memory. */
     return w->gpu ? gpurma_gpu_win_publish(w->gpu, w->peers, w->size) : GPURMA_SUCCESS;
+}
+
+/* The same on every rank of the team, so all take part in the UCX exchange. */
+static int team_spans_nodes(const struct gpurma_team_s *team)
+{
+    const int *node_of = team->ctx->bs->node_of;
+    for (int i = 1; i < team->size; i++)
+        if (node_of[team->world_ranks[i]] != node_of[team->world_ranks[0]])
+            return 1;
+    return 0;
+}
+
+/* Registers the window with the context's proxy, exchanges UCX addresses and
+ * keys when peers are on other nodes (collective: called by every rank, with
+ * this rank's failure so far), and gives kernels a peer table in which the
+ * proxy's peers are reached through the FIFO. */
+static int connect_port(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int rc, int ucx)
+{
+    gpurma_port_t *port = NULL;
+    if (!rc)
+        rc = gpurma_port_get(w->ctx, &port);
+    if (!rc)
+        rc = gpurma_port_win_register(port, w);
+    if (ucx) {
+        int urc = gpurma_port_ucx_win_connect(port, w, ex, rc);
+        if (!rc)
+            rc = urc;
+    }
+    if (rc)
+        return rc;
+    w->dev_peers = malloc((size_t)w->size * sizeof(*w->dev_peers));
+    if (!w->dev_peers)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window: out of memory");
+    for (int i = 0; i < w->size; i++) {
+        w->dev_peers[i] = w->peers[i];
+        if (w->engines[i] == &gpurma_engine_port_ops)
+            w->dev_peers[i].path = GPURMA_DEV_PATH_FIFO;
+    }
+    return GPURMA_SUCCESS;
 }
 
 static int init_atomic_lock(pthread_mutex_t *m)
@@ -286,9 +348,10 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
         w->pids = calloc((size_t)w->size, sizeof(*w->pids));
         w->remote_base = calloc((size_t)w->size, sizeof(*w->remote_base));
         w->atomic_locks = calloc((size_t)w->size, sizeof(*w->atomic_locks));
+        w->xport = calloc((size_t)w->size, sizeof(*w->xport));
         w->counters = calloc(ncnt ? ncnt : 1, sizeof(*w->counters));
         if (!w->peers || !w->engines || !w->maps || !w->pids || !w->remote_base ||
-            !w->atomic_locks || !w->counters)
+            !w->atomic_locks || !w->xport || !w->counters)
             rc = gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window tables: out of memory");
     }
     if (!rc) {
@@ -355,6 +418,8 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
         }
         if (!rc)
             rc = connect_peers(w, wire, engine, own_seg);
+        if (engine == GPURMA_ENGINE_PORT || team_spans_nodes(team))
+            rc = connect_port(w, ex, rc, team_spans_nodes(team));
         int arc = agree(ex, w, rc, "mapping");
         if (!rc)
             rc = arc;
@@ -378,7 +443,7 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
         w->base = kind == GPURMA_WIN_ALLOCATED ? (size ? own_seg : NULL) : user_base;
     w->magic = GPURMA_WIN_MAGIC;
 
-    w->dev.peers = w->gpu ? w->gpu->dev_peers : w->peers;
+    w->dev.peers = w->gpu ? w->gpu->dev_peers : w->dev_peers ? w->dev_peers : w->peers;
     w->dev.signals = w->peers[w->rank].signals;
     w->dev.counters = w->gpu ? w->gpu->counters : w->counters;
     w->dev.host_win = w;
@@ -391,7 +456,7 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     if (!internal)
         GPURMA_INFO(GPURMA_SUB_WIN, "window %p: %zu bytes (%s), %u signals, %u counters, engine %s",
                     (void *)w, size, kind == GPURMA_WIN_ALLOCATED ? "allocated" : "created", nsig,
-                    ncnt, gpurma_engine_name(GPURMA_ENGINE_MEM));
+                    ncnt, w->port ? "port" : "mem");
     if (!internal && w->gpu)
         GPURMA_INFO(GPURMA_SUB_WIN, "window %p: device memory of GPU %d (CUDA IPC)", (void *)w,
                     w->gpu->device);
@@ -458,8 +523,13 @@ GPURMA_API gpurma_status_t gpurma_win_free(gpurma_win_t *win)
         return rc;
     if (w->internal)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "window %p is internal", (void *)w);
-    /* Nobody may still be reading or writing the memory we unmap. */
-    rc = gpurma_barrier(w->team);
+    /* Our port operations complete, then nobody may still be reading or
+     * writing the memory we unmap. */
+    if (w->port)
+        rc = gpurma_quiet(w);
+    int brc = gpurma_barrier(w->team);
+    if (!rc)
+        rc = brc;
     struct gpurma_ctx_s *ctx = w->ctx;
     gpurma_win_destroy(w);
     pthread_mutex_lock(&ctx->lock);

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
-#include "rma.h"
+#include "port.h"
 
 static int exchange_over_bootstrap(const gpurma_exchange_t *ex, const void *mine, void *all,
                                    size_t len)
@@ -69,6 +69,7 @@ static void ctx_release(struct gpurma_ctx_s *ctx)
         gpurma_team_destroy(ctx->world);
         free(ctx->world);
     }
+    gpurma_port_shutdown(ctx); /* after the windows that use it */
     while (ctx->team_graveyard) {
         struct gpurma_team_s *t = ctx->team_graveyard;
         ctx->team_graveyard = t->next_freed;

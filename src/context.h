@@ -51,6 +51,7 @@ struct gpurma_ctx_s {
     struct gpurma_team_s *team_graveyard; /* freed teams, likewise           */
     pthread_mutex_t      lock;      /* graveyard, team list                */
     int                  device;    /* GPU ordinal or GPURMA_DEVICE_HOST   */
+    struct gpurma_port  *port;      /* port engine proxy, started on use   */
 };
 
 /* Validation of public handles: sets the error message and returns status. */

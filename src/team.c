@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rma.h"
+#include "port.h"
 
 #define SYS_SLOT 2048
 
@@ -278,6 +278,10 @@ GPURMA_API int gpurma_team_world_rank(gpurma_team_t t, int team_rank)
 GPURMA_API gpurma_status_t gpurma_barrier(gpurma_team_t team)
 {
     int rc = gpurma_team_check(team);
+    if (rc)
+        return rc;
+    /* Like shmem_barrier_all: what this rank issued is complete first. */
+    rc = gpurma_port_quiet_all(team->ctx);
     if (rc)
         return rc;
     return sys_barrier(team, NULL, team->size, team->rank);

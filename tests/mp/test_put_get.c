@@ -67,6 +67,7 @@ static void all_to_all(gpurma_win_t w, size_t round, size_t bytes)
         int peer = (t_rank + k) % t_size;
         t_fill(src, bytes, t_seed(ALL_DATA, (uint64_t)t_rank * 1000 + (uint64_t)peer, round));
         CHECK(gpurma_put(w, peer, 3 + (size_t)t_rank * slot, src, bytes));
+        CHECK(gpurma_flush(w, peer)); /* src is refilled next: it must be reusable */
     }
     CHECK(gpurma_quiet(w));
     CHECK(gpurma_barrier(t_world));

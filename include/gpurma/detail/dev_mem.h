@@ -18,6 +18,18 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__check_range(const gpurma_dev_win_t *w,
     return GPURMA_SUCCESS;
 }
 
+/* The same, against a peer entry the caller has loaded. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__check_peer_range(const gpurma_dev_peer_t *pe,
+                                                           size_t off, size_t bytes,
+                                                           const void *buf)
+{
+    if (bytes && !buf)
+        return GPURMA_ERR_INVALID_ARG;
+    if (off > pe->size || bytes > pe->size - off)
+        return GPURMA_ERR_OUT_OF_BOUNDS;
+    return GPURMA_SUCCESS;
+}
+
 GPURMA_DEVICE void gpurma_dev__store_value(char *dst, uint64_t value, size_t bytes)
 {
     switch (bytes) {
@@ -137,6 +149,13 @@ GPURMA_DEVICE void gpurma_dev__store_payload_word(unsigned char *dst, size_t byt
         dst[at + k] = (unsigned char)(v >> (8 * k));
 }
 
+#if !GPURMA_DEV_GPU
+#include <stdlib.h>
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, int peer,
+                                                       size_t dst_off, const uint64_t *packets,
+                                                       size_t len);
+#endif
+
 /* psize is 8 (one data word per packet) or 16 (two). */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__put_packets(const gpurma_dev_win_t *w, int peer,
                                                       size_t dst_off, const void *src,
@@ -152,10 +171,28 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_packets(const gpurma_dev_win_t *w,
     if (dst_off & ((size_t)psize - 1))
         return GPURMA_ERR_MISALIGNED;
     const gpurma_dev_peer_t *p = &w->peers[peer];
-    if (p->path != GPURMA_DEV_PATH_LOADSTORE)
+    uint64_t *dst;
+#if !GPURMA_DEV_GPU
+    uint64_t *staging = (uint64_t *)0;
+    if (p->path == GPURMA_DEV_PATH_FIFO) {
+        /* Through the proxy: one thread packs everything, then a put that
+         * the proxy lands in whole 8-byte stores; it waits, since the
+         * packets live in this call's buffer. */
+        if (tid)
+            return GPURMA_SUCCESS;
+        staging = (uint64_t *)malloc(npk * (size_t)psize);
+        if (!staging)
+            return GPURMA_ERR_NO_MEMORY;
+        dst = staging;
+        nthreads = 1;
+    } else
+#endif
+    if (p->path == GPURMA_DEV_PATH_LOADSTORE) {
+        dst = (uint64_t *)(p->base + dst_off);
+    } else {
         return GPURMA_ERR_UNSUPPORTED;
+    }
     const unsigned char *s = (const unsigned char *)src;
-    uint64_t *dst = (uint64_t *)(p->base + dst_off);
     for (size_t i = tid; i < npk; i += nthreads) {
         if (psize == 8) {
             gpurma_sh_store_packet8(dst + i, gpurma_dev__payload_word(s, bytes, i), flag);
@@ -165,6 +202,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_packets(const gpurma_dev_win_t *w,
             gpurma_sh_store_packet16(dst + 2 * i, d0, flag, d1, flag);
         }
     }
+#if !GPURMA_DEV_GPU
+    if (staging) {
+        rc = gpurma_dev__port_packets(w, peer, dst_off, staging, npk * (size_t)psize);
+        free(staging);
+        return rc;
+    }
+#endif
     return GPURMA_SUCCESS;
 }
 

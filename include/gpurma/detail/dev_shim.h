@@ -41,6 +41,10 @@ GPURMA_DEVICE void gpurma_sh_store_release_u64(uint64_t *p, uint64_t v)
 {
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+GPURMA_DEVICE void gpurma_sh_store_release_u32(uint32_t *p, uint32_t v)
+{
+    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
 GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
 {
     asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
@@ -109,6 +113,10 @@ GPURMA_DEVICE void gpurma_sh_store_release_u64(uint64_t *p, uint64_t v)
 {
     __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
 }
+GPURMA_DEVICE void gpurma_sh_store_release_u32(uint32_t *p, uint32_t v)
+{
+    __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
 GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
 {
     __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
@@ -161,6 +169,10 @@ GPURMA_DEVICE uint64_t gpurma_sh_load_acquire_u64(const uint64_t *p)
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 GPURMA_DEVICE void gpurma_sh_store_release_u64(uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+GPURMA_DEVICE void gpurma_sh_store_release_u32(uint32_t *p, uint32_t v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }

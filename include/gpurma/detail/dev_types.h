@@ -42,7 +42,8 @@ typedef struct gpurma_dev_win {
     uint64_t                  timeout_ns;
     int32_t                   rank, size; /* in the window's team                */
     uint32_t                  num_signals, num_counters;
-    uint32_t                  magic, flags;
+    uint32_t                  magic;
+    uint32_t                  port_win_id; /* the window's id at the port proxy */
 } gpurma_dev_win_t;
 
 #endif

@@ -1,0 +1,180 @@
+/*
+ * dev_port.h - the port engine's descriptor FIFO, as seen by the pushers
+ * (a GPU thread, or a host thread). Not ABI.
+ *
+ * A pusher reserves a position with an atomic add on head, waits while the
+ * ring is full (back-pressure: never drop, never overwrite), writes the
+ * 64-byte descriptor and publishes it last with a release store of the lap
+ * number (position / capacity + 1) into `commit`. The proxy consumes slots in
+ * order, waiting for the commit word of the lap it expects, so a stale slot
+ * from the previous lap is never mistaken for a new one and slots need no
+ * clearing. tail (consumed) frees slots; done (executed and locally
+ * complete) is what flush waits on.
+ */
+#ifndef GPURMA_DETAIL_DEV_PORT_H
+#define GPURMA_DETAIL_DEV_PORT_H
+
+typedef enum {
+    GPURMA_PORT_OP_PUT = 1,       /* size bytes from src to (peer, dst_off)       */
+    GPURMA_PORT_OP_GET,           /* size bytes from (peer, src_off) to dst       */
+    GPURMA_PORT_OP_PUT_VALUE,     /* value, size 1/2/4/8, at (peer, dst_off)      */
+    GPURMA_PORT_OP_SIGNAL,        /* signal slot of peer, after earlier puts      */
+    GPURMA_PORT_OP_PUT_SIGNAL,    /* PUT, then SIGNAL                             */
+    GPURMA_PORT_OP_FETCH_ADD,     /* 64-bit atomics; old value to result address  */
+    GPURMA_PORT_OP_SWAP,
+    GPURMA_PORT_OP_CAS,
+    GPURMA_PORT_OP_QUIET,         /* remote completion of everything before it    */
+    GPURMA_PORT_OP_FENCE,         /* later operations ordered after earlier ones  */
+    GPURMA_PORT_OP_COUNT_
+} gpurma_port_op_t;
+
+/* flags */
+#define GPURMA_PORT_F_SRC_RAW 0x1 /* local side is an address, not a window offset */
+#define GPURMA_PORT_F_PACKETS 0x2 /* LL packets: land in whole 8-byte stores      */
+
+/* One descriptor: 64 bytes, 64-bit sizes and offsets. `commit` is written last. */
+typedef struct gpurma_port_desc {
+    uint64_t dst;      /* PUT*: offset in the target window; GET: local address/offset */
+    uint64_t src;      /* PUT*: local address/offset; GET: offset in the target window;
+                          atomics: address of the 8-byte result                        */
+    uint64_t size;     /* bytes                                                        */
+    uint64_t value;    /* signal value, atomic operand, put_value value                */
+    uint64_t compare;  /* CAS expected value                                           */
+    uint32_t win_id;   /* window registered with the proxy                             */
+    int32_t  peer;     /* team rank of the target                                      */
+    uint32_t signal;   /* signal slot, or UINT32_MAX                                   */
+    uint32_t counter;  /* local-completion counter, or UINT32_MAX                      */
+    uint16_t op;       /* gpurma_port_op_t                                             */
+    uint8_t  signal_op;/* gpurma_signal_op_t                                           */
+    uint8_t  flags;    /* GPURMA_PORT_F_*                                              */
+    uint32_t commit;   /* lap number of the position that filled the slot              */
+} gpurma_port_desc_t;
+
+#if defined(__cplusplus)
+static_assert(sizeof(gpurma_port_desc_t) == 64, "descriptor must be 64 bytes");
+#else
+_Static_assert(sizeof(gpurma_port_desc_t) == 64, "descriptor must be 64 bytes");
+#endif
+
+/* Shared between pushers and the proxy; lives in memory both can reach
+ * (pinned, mapped host memory when GPUs push). Counters on their own lines. */
+typedef struct gpurma_port_fifo {
+    gpurma_port_desc_t *ring;
+    uint64_t            capacity; /* power of two */
+    uint64_t            timeout_ns;
+    uint64_t            pad0[5];
+    uint64_t            head;     /* next position to reserve (pushers)          */
+    uint64_t            pad1[7];
+    uint64_t            tail;     /* next position the proxy consumes            */
+    uint64_t            pad2[7];
+    uint64_t            done;     /* positions below are executed and complete   */
+    uint64_t            pad3[7];
+    uint64_t            errors;   /* descriptors rejected or failed (cumulative) */
+    uint64_t            pad4[7];
+} gpurma_port_fifo_t;
+
+/* Pushes d (commit ignored); returns its position in *pos. Waits while the
+ * ring is full, up to the FIFO's timeout. */
+GPURMA_DEVICE gpurma_status_t gpurma_port_push(gpurma_port_fifo_t *f, const gpurma_port_desc_t *d,
+                                               uint64_t *pos)
+{
+    uint64_t p = gpurma_sh_fetch_add_u64(&f->head, 1);
+    uint64_t start = 0;
+    for (uint64_t iter = 0; p - gpurma_sh_load_acquire_u64(&f->tail) >= f->capacity; iter++) {
+        if ((iter & 255) == 0) {
+            uint64_t now = gpurma_sh_now_ns();
+            if (!start)
+                start = now;
+            else if (f->timeout_ns && now - start > f->timeout_ns)
+                return GPURMA_ERR_TIMEOUT;
+        }
+        gpurma_sh_pause_n(iter);
+    }
+    gpurma_port_desc_t *slot = &f->ring[p & (f->capacity - 1)];
+    slot->dst = d->dst;
+    slot->src = d->src;
+    slot->size = d->size;
+    slot->value = d->value;
+    slot->compare = d->compare;
+    slot->win_id = d->win_id;
+    slot->peer = d->peer;
+    slot->signal = d->signal;
+    slot->counter = d->counter;
+    slot->op = d->op;
+    slot->signal_op = d->signal_op;
+    slot->flags = d->flags;
+    gpurma_sh_store_release_u32(&slot->commit, (uint32_t)(p / f->capacity + 1));
+    if (pos)
+        *pos = p;
+    return GPURMA_SUCCESS;
+}
+
+/* Waits until the proxy has completed position pos (and everything before). */
+GPURMA_DEVICE gpurma_status_t gpurma_port_wait_done(gpurma_port_fifo_t *f, uint64_t pos)
+{
+    return gpurma_dev__wait_u64(&f->done, GPURMA_CMP_GT, pos, f->timeout_ns);
+}
+
+/* Builds and pushes one descriptor for the window; with wait, returns when
+ * the proxy has executed it. result (atomics) receives the old value. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, uint16_t op, int peer,
+                                                  uint64_t dst, uint64_t src, uint64_t size,
+                                                  uint64_t value, uint64_t compare, uint32_t sig,
+                                                  uint8_t sop, uint32_t counter, int wait,
+                                                  uint64_t *result)
+{
+    gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)w->port;
+    if (!f)
+        return GPURMA_ERR_UNSUPPORTED;
+    gpurma_port_desc_t d;
+    d.dst = dst;
+    d.src = result ? (uint64_t)(uintptr_t)result : src;
+    d.size = size;
+    d.value = value;
+    d.compare = compare;
+    d.win_id = w->port_win_id;
+    d.peer = peer;
+    d.signal = sig;
+    d.counter = counter;
+    d.op = op;
+    d.signal_op = sop;
+    d.flags = GPURMA_PORT_F_SRC_RAW;
+    d.commit = 0;
+    uint64_t pos;
+    gpurma_status_t rc = gpurma_port_push(f, &d, &pos);
+    if (rc != GPURMA_SUCCESS || !wait)
+        return rc;
+    rc = gpurma_port_wait_done(f, pos);
+    if (rc == GPURMA_SUCCESS && result)
+        *result = *(volatile uint64_t *)result; /* written by the proxy */
+    return rc;
+}
+
+#if !GPURMA_DEV_GPU
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, int peer,
+                                                       size_t dst_off, const uint64_t *packets,
+                                                       size_t len)
+{
+    gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)w->port;
+    gpurma_port_desc_t d;
+    uint64_t pos;
+    if (!f)
+        return GPURMA_ERR_UNSUPPORTED;
+    d.dst = dst_off;
+    d.src = (uint64_t)(uintptr_t)packets;
+    d.size = len;
+    d.value = d.compare = 0;
+    d.win_id = w->port_win_id;
+    d.peer = peer;
+    d.signal = UINT32_MAX;
+    d.counter = UINT32_MAX;
+    d.op = GPURMA_PORT_OP_PUT;
+    d.signal_op = 0;
+    d.flags = GPURMA_PORT_F_SRC_RAW | GPURMA_PORT_F_PACKETS;
+    d.commit = 0;
+    gpurma_status_t rc = gpurma_port_push(f, &d, &pos);
+    return rc != GPURMA_SUCCESS ? rc : gpurma_port_wait_done(f, pos);
+}
+#endif
+
+#endif

@@ -1,0 +1,541 @@
+/*
+ * port.c - the port engine's proxy: it consumes descriptors in FIFO order,
+ * checks each against the registered windows, and executes it with the
+ * peer's transport. Host-initiated operations push descriptors like any
+ * device thread would, so both share one ordering and one completion rule:
+ *
+ *   - descriptors from one pusher execute in push order;
+ *   - a signal is issued only after the puts before it (UCX: a worker fence);
+ *   - `done` advances past a batch only when every operation in it has
+ *     completed locally (sources reusable); flush waits on `done`;
+ *   - QUIET waits for remote completion of everything before it.
+ *
+ * The proxy never executes a descriptor that names an unknown window, a
+ * peer out of range, or bytes outside either window: it counts the error,
+ * records the reason, and the pusher's next flush/quiet reports it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "port.h"
+
+#define PORT_FIFO_CAPACITY 1024
+#define PORT_BATCH 64
+
+static const char *const op_names[] = {"?", "put", "get", "put_value", "signal", "put_signal",
+                                       "fetch_add", "swap", "compare_swap", "quiet", "fence"};
+_Static_assert(sizeof(op_names) / sizeof(op_names[0]) == GPURMA_PORT_OP_COUNT_,
+               "a name for every port operation");
+
+/* ----------------------------------------------------------- validation */
+
+static int reject(gpurma_port_t *port, const gpurma_port_desc_t *d, const char *why)
+{
+    snprintf(port->last_error, sizeof(port->last_error),
+             "port proxy of rank %d rejected a descriptor (op %u, window %u, peer %d, dst %llu, "
+             "src %llu, size %llu): %s",
+             port->ctx->rank, d->op, d->win_id, d->peer, (unsigned long long)d->dst,
+             (unsigned long long)d->src, (unsigned long long)d->size, why);
+    GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
+    __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+    return GPURMA_ERR_INVALID_ARG;
+}
+
+static int in_window(uint64_t off, uint64_t n, uint64_t size) { return off <= size && n <= size - off; }
+
+/* Returns the window the descriptor names, or NULL after rejecting it. */
+static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc_t *d)
+{
+    if (d->win_id >= port->nwins || !port->wins[d->win_id])
+        return reject(port, d, "no such window"), NULL;
+    struct gpurma_win_s *w = port->wins[d->win_id];
+    if (d->peer < 0 || d->peer >= w->size)
+        return reject(port, d, "peer out of range"), NULL;
+    uint64_t peer_size = w->peers[d->peer].size;
+    uint64_t local_size = w->peers[w->rank].size;
+    int raw = d->flags & GPURMA_PORT_F_SRC_RAW;
+    switch (d->op) {
+    case GPURMA_PORT_OP_PUT:
+    case GPURMA_PORT_OP_PUT_SIGNAL:
+        if (!in_window(d->dst, d->size, peer_size))
+            return reject(port, d, "destination outside the target window"), NULL;
+        if (!raw && !in_window(d->src, d->size, local_size))
+            return reject(port, d, "source outside the origin window"), NULL;
+        if (raw && d->size && !d->src)
+            return reject(port, d, "NULL source"), NULL;
+        break;
+    case GPURMA_PORT_OP_GET:
+        if (!in_window(d->src, d->size, peer_size))
+            return reject(port, d, "source outside the target window"), NULL;
+        if (!raw && !in_window(d->dst, d->size, local_size))
+            return reject(port, d, "destination outside the origin window"), NULL;
+        if (raw && d->size && !d->dst)
+            return reject(port, d, "NULL destination"), NULL;
+        break;
+    case GPURMA_PORT_OP_PUT_VALUE:
+        if ((d->size != 1 && d->size != 2 && d->size != 4 && d->size != 8) ||
+            (d->dst & (d->size - 1)) || !in_window(d->dst, d->size, peer_size))
+            return reject(port, d, "bad put_value size, alignment or offset"), NULL;
+        break;
+    case GPURMA_PORT_OP_FETCH_ADD:
+    case GPURMA_PORT_OP_SWAP:
+    case GPURMA_PORT_OP_CAS:
+        if ((d->dst & 7) || !in_window(d->dst, 8, peer_size))
+            return reject(port, d, "atomic offset misaligned or outside the window"), NULL;
+        break;
+    default:
+        break;
+    }
+    if ((d->op == GPURMA_PORT_OP_SIGNAL || d->op == GPURMA_PORT_OP_PUT_SIGNAL) &&
+        (d->signal >= w->num_signals ||
+         (d->signal_op != GPURMA_SIGNAL_SET && d->signal_op != GPURMA_SIGNAL_ADD)))
+        return reject(port, d, "bad signal id or signal op"), NULL;
+    if (d->counter != GPURMA_NO_COUNTER && d->counter >= w->num_counters)
+        return reject(port, d, "bad counter id"), NULL;
+    return w;
+}
+
+/* ------------------------------------------------------------ execution */
+
+/* The window as the memcpy transport sees it: the peers' mapped memory. */
+static gpurma_dev_win_t mapped_view(struct gpurma_win_s *w)
+{
+    gpurma_dev_win_t v = w->dev;
+    v.peers = w->peers;
+    return v;
+}
+
+static const void *local_src(struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+{
+    if (d->flags & GPURMA_PORT_F_SRC_RAW)
+        return (const void *)(uintptr_t)d->src;
+    return (const char *)w->base + d->src;
+}
+
+/* LL packets must land as whole 8-byte stores, which memcpy does not promise. */
+static int put_packets(struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+{
+    const gpurma_dev_peer_t *p = &w->peers[d->peer];
+    if (p->path != GPURMA_DEV_PATH_LOADSTORE || (d->dst & 7) || (d->size & 7))
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "LL packets need mapped, aligned memory");
+    const uint64_t *src = (const uint64_t *)(uintptr_t)d->src;
+    uint64_t *dst = (uint64_t *)(p->base + d->dst);
+    for (uint64_t i = 0; i < d->size / 8; i++)
+        __atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+    return GPURMA_SUCCESS;
+}
+
+static int exec_memcpy(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+{
+    (void)port;
+    gpurma_dev_win_t v = mapped_view(w);
+    int rc = GPURMA_SUCCESS;
+    switch (d->op) {
+    case GPURMA_PORT_OP_PUT:
+        if (d->flags & GPURMA_PORT_F_PACKETS)
+            return put_packets(w, d);
+        return gpurma_dev_put(v, d->peer, d->dst, local_src(w, d), d->size);
+    case GPURMA_PORT_OP_PUT_SIGNAL:
+        rc = gpurma_dev_put(v, d->peer, d->dst, local_src(w, d), d->size);
+        __attribute__((fallthrough)); /* the signal follows its data */
+    case GPURMA_PORT_OP_SIGNAL:
+        return rc ? rc
+                  : gpurma_dev_signal(v, d->peer, d->signal, (gpurma_signal_op_t)d->signal_op,
+                                      d->value);
+    case GPURMA_PORT_OP_GET: {
+        void *dst = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (void *)(uintptr_t)d->dst
+                                                       : (char *)w->base + d->dst;
+        return gpurma_dev_get(v, d->peer, dst, d->src, d->size);
+    }
+    case GPURMA_PORT_OP_PUT_VALUE:
+        return gpurma_dev_put_value(v, d->peer, d->dst, d->value, d->size);
+    case GPURMA_PORT_OP_FETCH_ADD:
+    case GPURMA_PORT_OP_SWAP:
+    case GPURMA_PORT_OP_CAS:
+        return gpurma_dev__atomic(&v, d->op - GPURMA_PORT_OP_FETCH_ADD, d->peer, d->dst,
+                                  d->value, d->compare, (uint64_t *)(uintptr_t)d->src);
+    }
+    return GPURMA_ERR_INTERNAL;
+}
+
+static int exec_ucx(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+{
+    int rc = GPURMA_SUCCESS;
+    switch (d->op) {
+    case GPURMA_PORT_OP_PUT:
+        return gpurma_port_ucx_put(port, w, d->peer, local_src(w, d), d->dst, d->size);
+    case GPURMA_PORT_OP_PUT_SIGNAL:
+        rc = gpurma_port_ucx_put(port, w, d->peer, local_src(w, d), d->dst, d->size);
+        __attribute__((fallthrough));
+    case GPURMA_PORT_OP_SIGNAL:
+        return rc ? rc
+                  : gpurma_port_ucx_signal(port, w, d->peer, d->signal,
+                                           (gpurma_signal_op_t)d->signal_op, &d->value);
+    case GPURMA_PORT_OP_GET: {
+        void *dst = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (void *)(uintptr_t)d->dst
+                                                       : (char *)w->base + d->dst;
+        return gpurma_port_ucx_get(port, w, d->peer, dst, d->src, d->size);
+    }
+    case GPURMA_PORT_OP_PUT_VALUE: /* little-endian: the low bytes are the value */
+        return gpurma_port_ucx_put(port, w, d->peer, &d->value, d->dst, d->size);
+    case GPURMA_PORT_OP_FETCH_ADD:
+    case GPURMA_PORT_OP_SWAP:
+    case GPURMA_PORT_OP_CAS:
+        return gpurma_port_ucx_atomic(port, w, d->peer,
+                                      (gpurma_atomic_kind_t)(d->op - GPURMA_PORT_OP_FETCH_ADD),
+                                      d->dst, &d->value, &d->compare,
+                                      (uint64_t *)(uintptr_t)d->src);
+    }
+    return GPURMA_ERR_INTERNAL;
+}
+
+static void execute(gpurma_port_t *port, const gpurma_port_desc_t *d)
+{
+    int rc = GPURMA_SUCCESS;
+    if (d->op == GPURMA_PORT_OP_QUIET || d->op == GPURMA_PORT_OP_FENCE) {
+        gpurma_sh_fence_system();
+        if (port->ucx)
+            rc = d->op == GPURMA_PORT_OP_QUIET ? gpurma_port_ucx_quiet(port)
+                                               : gpurma_port_ucx_fence(port);
+    } else if (d->op < GPURMA_PORT_OP_PUT || d->op >= GPURMA_PORT_OP_COUNT_) {
+        reject(port, d, "unknown operation");
+        return;
+    } else {
+        struct gpurma_win_s *w = validate(port, d);
+        if (!w)
+            return;
+        rc = w->xport[d->peer] == GPURMA_XPORT_UCX ? exec_ucx(port, w, d)
+                                                   : exec_memcpy(port, w, d);
+    }
+    if (rc) {
+        snprintf(port->last_error, sizeof(port->last_error),
+                 "port proxy of rank %d: %s to peer %d failed: %s (%s)", port->ctx->rank,
+                 op_names[d->op], d->peer, gpurma_strerror(rc), gpurma_error_text());
+        GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
+        __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+    }
+}
+
+static void bump_counter(gpurma_port_t *port, const gpurma_port_desc_t *d)
+{
+    if (d->counter == GPURMA_NO_COUNTER || d->win_id >= port->nwins || !port->wins[d->win_id])
+        return;
+    struct gpurma_win_s *w = port->wins[d->win_id];
+    if (d->counter < w->num_counters)
+        gpurma_sh_fetch_add_u64(&w->counters[d->counter], 1);
+}
+
+static void *proxy_main(void *arg)
+{
+    gpurma_port_t *port = arg;
+    gpurma_port_fifo_t *f = port->fifo;
+    gpurma_port_desc_t batch[PORT_BATCH];
+    uint64_t idle = 0;
+    gpurma_log_set_rank(port->ctx->rank);
+    while (!__atomic_load_n(&port->stop, __ATOMIC_ACQUIRE)) {
+        uint64_t pos = f->tail;
+        int n = 0;
+        pthread_rwlock_rdlock(&port->reg_lock);
+        while (n < PORT_BATCH) {
+            gpurma_port_desc_t *slot = &f->ring[(pos + (uint64_t)n) & (f->capacity - 1)];
+            uint32_t lap = (uint32_t)((pos + (uint64_t)n) / f->capacity + 1);
+            if (__atomic_load_n(&slot->commit, __ATOMIC_ACQUIRE) != lap)
+                break;
+            batch[n] = *slot;
+            /* The slot is copied: pushers may refill it. */
+            __atomic_store_n(&f->tail, pos + (uint64_t)n + 1, __ATOMIC_RELEASE);
+            execute(port, &batch[n]);
+            n++;
+        }
+        if (n) {
+            if (port->ucx && gpurma_port_ucx_wait_local(port)) {
+                snprintf(port->last_error, sizeof(port->last_error),
+                         "port proxy of rank %d: completing a batch: %s", port->ctx->rank,
+                         gpurma_error_text());
+                __atomic_fetch_add(&f->errors, 1, __ATOMIC_RELEASE);
+            }
+            for (int i = 0; i < n; i++)
+                bump_counter(port, &batch[i]);
+        }
+        pthread_rwlock_unlock(&port->reg_lock);
+        if (n) {
+            __atomic_store_n(&f->done, pos + (uint64_t)n, __ATOMIC_RELEASE);
+            idle = 0;
+            continue;
+        }
+        /* Targets of emulated UCX RMA need this process to progress. */
+        if (port->ucx && gpurma_port_ucx_progress(port)) {
+            idle = 0;
+            continue;
+        }
+        gpurma_backoff(idle++ < 20000 ? idle : 20000);
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
+{
+    pthread_mutex_lock(&ctx->lock);
+    if (ctx->port) {
+        *out = ctx->port;
+        pthread_mutex_unlock(&ctx->lock);
+        return GPURMA_SUCCESS;
+    }
+    gpurma_port_t *port = calloc(1, sizeof(*port));
+    gpurma_port_fifo_t *f = NULL;
+    gpurma_port_desc_t *ring = NULL;
+    if (port && !posix_memalign((void **)&f, 64, sizeof(*f)) &&
+        !posix_memalign((void **)&ring, 64, PORT_FIFO_CAPACITY * sizeof(*ring))) {
+        memset(f, 0, sizeof(*f));
+        memset(ring, 0, PORT_FIFO_CAPACITY * sizeof(*ring));
+        f->ring = ring;
+        f->capacity = PORT_FIFO_CAPACITY;
+        f->timeout_ns = ctx->timeout_ns;
+        port->fifo = f;
+        port->ctx = ctx;
+        pthread_rwlock_init(&port->reg_lock, NULL);
+        int err = pthread_create(&port->thread, NULL, proxy_main, port);
+        if (!err) {
+            ctx->port = port;
+            *out = port;
+            pthread_mutex_unlock(&ctx->lock);
+            GPURMA_INFO(GPURMA_SUB_PORT, "port proxy started (FIFO of %d descriptors)",
+                        PORT_FIFO_CAPACITY);
+            return GPURMA_SUCCESS;
+        }
+        pthread_rwlock_destroy(&port->reg_lock);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    free(ring);
+    free(f);
+    free(port);
+    return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "cannot start the port proxy");
+}
+
+void gpurma_port_shutdown(struct gpurma_ctx_s *ctx)
+{
+    gpurma_port_t *port = ctx->port;
+    if (!port)
+        return;
+    __atomic_store_n(&port->stop, 1, __ATOMIC_RELEASE);
+    pthread_join(port->thread, NULL);
+    gpurma_port_ucx_close(port);
+    pthread_rwlock_destroy(&port->reg_lock);
+    free(port->wins);
+    free(port->fifo->ring);
+    free(port->fifo);
+    free(port);
+    ctx->port = NULL;
+}
+
+int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w)
+{
+    pthread_rwlock_wrlock(&port->reg_lock);
+    uint32_t id = 0;
+    while (id < port->nwins && port->wins[id])
+        id++;
+    if (id == port->nwins) {
+        uint32_t n = port->nwins ? 2 * port->nwins : 16;
+        struct gpurma_win_s **wins = realloc(port->wins, n * sizeof(*wins));
+        if (!wins) {
+            pthread_rwlock_unlock(&port->reg_lock);
+            return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "port: out of memory");
+        }
+        memset(wins + port->nwins, 0, (n - port->nwins) * sizeof(*wins));
+        port->wins = wins;
+        port->nwins = n;
+    }
+    port->wins[id] = w;
+    w->port = port;
+    w->port_id = id;
+    w->dev.port = port->fifo;
+    w->dev.port_win_id = id;
+    pthread_rwlock_unlock(&port->reg_lock);
+    return GPURMA_SUCCESS;
+}
+
+void gpurma_port_win_unregister(gpurma_port_t *port, struct gpurma_win_s *w)
+{
+    pthread_rwlock_wrlock(&port->reg_lock);
+    if (w->port_id < port->nwins && port->wins[w->port_id] == w)
+        port->wins[w->port_id] = NULL;
+    pthread_rwlock_unlock(&port->reg_lock);
+}
+
+/* ------------------------------------------- host-initiated operations */
+
+/* Errors found by the proxy since the last report, as a status. */
+static int proxy_errors(gpurma_port_t *port)
+{
+    uint64_t e = __atomic_load_n(&port->fifo->errors, __ATOMIC_ACQUIRE);
+    if (e == port->errors_seen)
+        return GPURMA_SUCCESS;
+    port->errors_seen = e;
+    return gpurma_set_error(GPURMA_ERR_TRANSPORT, "%s", port->last_error);
+}
+
+static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
+{
+    d->win_id = w->port_id;
+    int rc = gpurma_port_push(w->port->fifo, d, pos);
+    if (rc)
+        return gpurma_set_error(rc, "rank %d: the port FIFO stayed full for %llu ms",
+                                w->ctx->rank, (unsigned long long)(w->ctx->timeout_ns / 1000000));
+    return GPURMA_SUCCESS;
+}
+
+static int wait_done(struct gpurma_win_s *w, uint64_t pos)
+{
+    int rc = gpurma_port_wait_done(w->port->fifo, pos);
+    if (rc)
+        return gpurma_set_error(rc, "rank %d: port operation %llu not completed after %llu ms",
+                                w->ctx->rank, (unsigned long long)pos,
+                                (unsigned long long)(w->ctx->timeout_ns / 1000000));
+    return proxy_errors(w->port);
+}
+
+static gpurma_port_desc_t desc(uint16_t op, int peer)
+{
+    gpurma_port_desc_t d;
+    memset(&d, 0, sizeof(d));
+    d.op = op;
+    d.peer = peer;
+    d.signal = UINT32_MAX;
+    d.counter = GPURMA_NO_COUNTER;
+    d.flags = GPURMA_PORT_F_SRC_RAW;
+    return d;
+}
+
+static int port_put(struct gpurma_win_s *w, int peer, size_t off, const void *src, size_t n,
+                    uint32_t counter)
+{
+    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_PUT, peer);
+    d.dst = off;
+    d.src = (uint64_t)(uintptr_t)src;
+    d.size = n;
+    d.counter = counter;
+    return push(w, &d, NULL);
+}
+
+static int port_get(struct gpurma_win_s *w, int peer, void *dst, size_t off, size_t n)
+{
+    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_GET, peer);
+    uint64_t pos;
+    d.dst = (uint64_t)(uintptr_t)dst;
+    d.src = off;
+    d.size = n;
+    int rc = push(w, &d, &pos);
+    return rc ? rc : wait_done(w, pos); /* the data is there when get returns */
+}
+
+static int port_put_value(struct gpurma_win_s *w, int peer, size_t off, uint64_t v, size_t n)
+{
+    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_PUT_VALUE, peer);
+    d.dst = off;
+    d.value = v;
+    d.size = n;
+    return push(w, &d, NULL);
+}
+
+static int port_signal(struct gpurma_win_s *w, int peer, uint32_t sig, gpurma_signal_op_t op,
+                       uint64_t v)
+{
+    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_SIGNAL, peer);
+    d.signal = sig;
+    d.signal_op = (uint8_t)op;
+    d.value = v;
+    return push(w, &d, NULL);
+}
+
+static int port_put_signal(struct gpurma_win_s *w, int peer, size_t off, const void *src,
+                           size_t n, uint32_t sig, gpurma_signal_op_t op, uint64_t v,
+                           uint32_t counter)
+{
+    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_PUT_SIGNAL, peer);
+    d.dst = off;
+    d.src = (uint64_t)(uintptr_t)src;
+    d.size = n;
+    d.signal = sig;
+    d.signal_op = (uint8_t)op;
+    d.value = v;
+    d.counter = counter;
+    return push(w, &d, NULL);
+}
+
+static int port_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
+                       uint64_t v, uint64_t compare, uint64_t *old)
+{
+    uint64_t result = 0, pos;
+    gpurma_port_desc_t d = desc((uint16_t)(GPURMA_PORT_OP_FETCH_ADD + kind), peer);
+    d.dst = off;
+    d.src = (uint64_t)(uintptr_t)&result;
+    d.value = v;
+    d.compare = compare;
+    int rc = push(w, &d, &pos);
+    if (!rc)
+        rc = wait_done(w, pos);
+    if (!rc && old)
+        *old = result;
+    return rc;
+}
+
+static int port_flush(struct gpurma_win_s *w, int peer)
+{
+    (void)peer; /* one FIFO: completing everything pushed so far covers the peer */
+    uint64_t head = __atomic_load_n(&w->port->fifo->head, __ATOMIC_ACQUIRE);
+    return head ? wait_done(w, head - 1) : proxy_errors(w->port);
+}
+
+static int port_quiet(struct gpurma_win_s *w)
+{
+    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_QUIET, 0);
+    uint64_t pos;
+    int rc = push(w, &d, &pos);
+    return rc ? rc : wait_done(w, pos);
+}
+
+int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx)
+{
+    gpurma_port_t *port = __atomic_load_n(&ctx->port, __ATOMIC_ACQUIRE);
+    if (!port)
+        return GPURMA_SUCCESS;
+    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_QUIET, 0);
+    uint64_t pos;
+    if (gpurma_port_push(port->fifo, &d, &pos))
+        return gpurma_set_error(GPURMA_ERR_TIMEOUT, "rank %d: the port FIFO stayed full",
+                                ctx->rank);
+    if (gpurma_port_wait_done(port->fifo, pos))
+        return gpurma_set_error(GPURMA_ERR_TIMEOUT, "rank %d: port operations not completed",
+                                ctx->rank);
+    return proxy_errors(port);
+}
+
+/* The proxy executes in order; the transport is told to keep that order. */
+static int port_fence(struct gpurma_win_s *w)
+{
+    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_FENCE, 0);
+    return push(w, &d, NULL);
+}
+
+const gpurma_engine_ops_t gpurma_engine_port_ops = {
+    .size       = sizeof(gpurma_engine_ops_t),
+    .name       = "port",
+    .kind       = GPURMA_ENGINE_PORT,
+    .caps       = GPURMA_ENGINE_CAP_HOST_OPS | GPURMA_ENGINE_CAP_DEVICE_OPS |
+                  GPURMA_ENGINE_CAP_REMOTE,
+    .put        = port_put,
+    .get        = port_get,
+    .put_value  = port_put_value,
+    .signal     = port_signal,
+    .put_signal = port_put_signal,
+    .atomic     = port_atomic,
+    .flush      = port_flush,
+    .quiet      = port_quiet,
+    .fence      = port_fence,
+};

@@ -1,0 +1,73 @@
+/*
+ * port.h - the port engine: a proxy thread per context that executes 64-byte
+ * descriptors from a FIFO (include/gpurma/detail/dev_port.h) with a
+ * transport per peer: memcpy into mapped memory (same node), or UCX (any
+ * node). Not installed.
+ */
+#ifndef GPURMA_PORT_H
+#define GPURMA_PORT_H
+
+#include <pthread.h>
+
+#include "rma.h"
+
+typedef enum {
+    GPURMA_XPORT_MEMCPY = 0, /* peer memory mapped here (or CMA for created windows) */
+    GPURMA_XPORT_UCX    = 1
+} gpurma_xport_t;
+
+struct gpurma_port_ucx;     /* port_ucx.c: context, worker, endpoints */
+struct gpurma_port_ucx_win; /* port_ucx.c: registrations and rkeys    */
+
+typedef struct gpurma_port {
+    struct gpurma_ctx_s    *ctx;
+    gpurma_port_fifo_t     *fifo;
+    pthread_t               thread;
+    int                     stop;
+    /* Windows by id; the proxy holds the read lock while it executes. */
+    pthread_rwlock_t        reg_lock;
+    struct gpurma_win_s   **wins;
+    uint32_t                nwins;
+    uint64_t                errors_seen; /* fifo->errors already reported */
+    char                    last_error[256];
+    struct gpurma_port_ucx *ucx;
+} gpurma_port_t;
+
+extern const gpurma_engine_ops_t gpurma_engine_port_ops;
+
+/* The context's port, started on first use (creation is not collective). */
+int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out);
+void gpurma_port_shutdown(struct gpurma_ctx_s *ctx);
+
+/* Remote completion of everything this process pushed (barriers use it). */
+int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx);
+
+/* Window registration: gives the window an id the descriptors name. */
+int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w);
+void gpurma_port_win_unregister(gpurma_port_t *port, struct gpurma_win_s *w);
+
+/* UCX transport (port_ucx.c; stubs when UCX is not built). Connecting is
+ * collective over the window's team: it exchanges worker addresses and
+ * rkeys through ex. */
+int gpurma_port_ucx_available(void);
+int gpurma_port_ucx_win_connect(gpurma_port_t *port, struct gpurma_win_s *w,
+                                const gpurma_exchange_t *ex, int local_failure);
+void gpurma_port_ucx_win_release(gpurma_port_t *port, struct gpurma_win_s *w);
+void gpurma_port_ucx_close(gpurma_port_t *port);
+/* Executed by the proxy thread only. */
+int gpurma_port_ucx_put(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const void *src,
+                        uint64_t dst_off, size_t n);
+int gpurma_port_ucx_get(gpurma_port_t *port, struct gpurma_win_s *w, int peer, void *dst,
+                        uint64_t src_off, size_t n);
+/* Operands are read until the request completes: they must outlive the batch. */
+int gpurma_port_ucx_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer, uint32_t sig,
+                           gpurma_signal_op_t op, const uint64_t *value);
+int gpurma_port_ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
+                           gpurma_atomic_kind_t kind, uint64_t off, const uint64_t *value,
+                           const uint64_t *compare, uint64_t *old);
+int gpurma_port_ucx_fence(gpurma_port_t *port);
+int gpurma_port_ucx_wait_local(gpurma_port_t *port); /* requests issued so far */
+int gpurma_port_ucx_quiet(gpurma_port_t *port);      /* remote completion      */
+int gpurma_port_ucx_progress(gpurma_port_t *port);   /* nonzero if it did work */
+
+#endif
