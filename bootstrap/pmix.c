@@ -442,8 +442,10 @@ int gpurma_bootstrap_pmix_open(int64_t timeout_ms, gpurma_bootstrap_t **out)
         st->handler_id         = (size_t)prc;
         st->handler_registered = 1;
     } else {
-        GPURMA_WARN(GPURMA_SUB_BOOT, "pmix bootstrap: cannot register for failure events (%s); "
-                    "a dead peer will show as a timeout", PMIx_Error_string(prc));
+        /* Peers on this node are still watched by the waits themselves. */
+        GPURMA_INFO(GPURMA_SUB_BOOT, "pmix bootstrap: cannot register for failure events (%s); "
+                    "a dead peer on another node will show as a timeout",
+                    PMIx_Error_string(prc));
     }
     GPURMA_DEBUG(GPURMA_SUB_BOOT, "pmix bootstrap: namespace %s rank %d size %d", st->me.nspace,
                  bs->rank, bs->size);

@@ -689,9 +689,16 @@ static void uid_abort(gpurma_bootstrap_t *bs, int code, const char *why)
 
 static void uid_free(uid_state_t *st)
 {
-    for (int i = 0; i < st->nlinks; i++)
-        if (st->links[i].fd >= 0)
-            close(st->links[i].fd);
+    for (int i = 0; i < st->nlinks; i++) {
+        if (st->links[i].fd < 0)
+            continue;
+        /* Unread input would turn the close into a reset that can destroy
+         * a FAIL frame just sent (failed rendezvous): drain it first. */
+        char sink[4096];
+        while (recv(st->links[i].fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+        }
+        close(st->links[i].fd);
+    }
     if (st->wake[0] >= 0)
         close(st->wake[0]), close(st->wake[1]);
     pthread_mutex_destroy(&st->io_mu);
@@ -909,10 +916,12 @@ static int root_rendezvous(uid_state_t *st, const char *host, const char *port,
             for (int r = size - 1; r >= 1; r--)
                 if (st->links[r - 1].fd < 0)
                     missing = r, nmissing++;
-            rc = gpurma_set_error(GPURMA_ERR_TIMEOUT, "uid bootstrap: rank 0 timed out after "
-                                  "%lld ms waiting for rank %d to connect to %s port %s (%d of "
-                                  "%d ranks missing)", (long long)st->bs->timeout_ms, missing,
-                                  host ? host : "*", port, nmissing, size - 1);
+            /* The ranks already here are told why, rather than seeing rank 0
+             * hang up as if it had died. */
+            rc = fail_job(st, missing, GPURMA_ERR_TIMEOUT, "uid bootstrap: rank 0 timed out after "
+                          "%lld ms waiting for rank %d to connect to %s port %s (%d of %d ranks "
+                          "missing)", (long long)st->bs->timeout_ms, missing, host ? host : "*",
+                          port, nmissing, size - 1);
             goto out;
         }
         for (int i = 0; ready > 0 && i < npend; i++) {

@@ -150,10 +150,24 @@ static int probe_cma(struct gpurma_win_s *w, int peer)
                             peer, (int)w->pids[peer], strerror(errno));
 }
 
+/* The same on every rank of the team, so all take part in the UCX exchange. */
+static int team_spans_nodes(const struct gpurma_team_s *team)
+{
+    const int *node_of = team->ctx->bs->node_of;
+    for (int i = 1; i < team->size; i++)
+        if (node_of[team->world_ranks[i]] != node_of[team->world_ranks[0]])
+            return 1;
+    return 0;
+}
+
 /* Maps every peer's segment (on this node) and fills the peer table. */
 static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_engine_t engine,
-                         void *own_seg)
+                         void *own_seg, int spans_nodes)
 {
+    /* Atomics on private memory take a lock on the node, which UCX atomics
+     * from other nodes would not: when those exist, every peer, this rank
+     * included, is reached through UCX. */
+    int all_ucx = spans_nodes && w->kind == GPURMA_WIN_CREATED;
     gpurma_bootstrap_t *bs = w->ctx->bs;
     int my_node = bs->node_of[w->ctx->rank];
     for (int i = 0; i < w->size; i++) {
@@ -162,7 +176,7 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
         /* Device windows keep only signals and lock in the host segment. */
         gpurma_seg_layout_t l =
             seg_layout(w->gpu ? GPURMA_WIN_CREATED : w->kind, pw->size, pw->num_signals);
-        int remote = bs->node_of[world] != my_node;
+        int remote = bs->node_of[world] != my_node || all_ucx;
         gpurma_dev_peer_t *p = &w->peers[i];
         w->pids[i] = pw->pid;
         w->remote_base[i] = pw->remote_base;
@@ -175,7 +189,9 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
             /* Only the proxy reaches it, over UCX. */
             p->size = pw->size;
             p->base = NULL;
-            p->signals = NULL;
+            /* This rank's own slots are where its waits look. */
+            p->signals = i == w->rank ? (gpurma_dev_signal_slot_t *)((char *)own_seg + l.signals_off)
+                                      : NULL;
             p->engine = GPURMA_ENGINE_PORT;
             p->path = GPURMA_DEV_PATH_FIFO;
             w->engines[i] = &gpurma_engine_port_ops;
@@ -228,16 +244,6 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
     }
     /* Kernels read the peer table: give them a copy in device memory. */
     return w->gpu ? gpurma_gpu_win_publish(w->gpu, w->peers, w->size) : GPURMA_SUCCESS;
-}
-
-/* The same on every rank of the team, so all take part in the UCX exchange. */
-static int team_spans_nodes(const struct gpurma_team_s *team)
-{
-    const int *node_of = team->ctx->bs->node_of;
-    for (int i = 1; i < team->size; i++)
-        if (node_of[team->world_ranks[i]] != node_of[team->world_ranks[0]])
-            return 1;
-    return 0;
 }
 
 /* Registers the window with the context's proxy, exchanges UCX addresses and
@@ -416,10 +422,11 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
                                       i, wire[i].on_gpu ? "device" : "host",
                                       on_gpu ? "device" : "host");
         }
+        int spans_nodes = team_spans_nodes(team);
         if (!rc)
-            rc = connect_peers(w, wire, engine, own_seg);
-        if (engine == GPURMA_ENGINE_PORT || team_spans_nodes(team))
-            rc = connect_port(w, ex, rc, team_spans_nodes(team));
+            rc = connect_peers(w, wire, engine, own_seg, spans_nodes);
+        if (engine == GPURMA_ENGINE_PORT || spans_nodes)
+            rc = connect_port(w, ex, rc, spans_nodes);
         int arc = agree(ex, w, rc, "mapping");
         if (!rc)
             rc = arc;

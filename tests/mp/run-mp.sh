@@ -8,6 +8,8 @@
 #                      no launcher, the test is skipped (exit 77)
 #   GPURMA_TEST_RANKS  rank counts to use instead of the program's own list
 #   GPURMA_MP_RUN_TIMEOUT  seconds allowed per run (default 120)
+#   GPURMA_TEST_NODES  when set to K, rank r runs with GPURMA_NODE_ID=node<r%K>:
+#                      ranks on this host act as K nodes (port engine, UCX)
 #   GPURMA_TIMEOUT_MS  the library's wait bound, exported (default 30000):
 #                      short enough that a lost signal fails well before the
 #                      run timeout, with the library's message naming it
@@ -69,6 +71,15 @@ now_ms() {
     esac
 }
 
+# Separate "nodes" on one host: the launcher starts a shell that picks the
+# node from the rank it was given, then becomes the test.
+node_split=
+if test -n "$GPURMA_TEST_NODES"; then
+    export GPURMA_TEST_NODES
+    node_split='sh -c'
+    split_script='r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${SLURM_PROCID:-0}}}; GPURMA_NODE_ID=node$((r % GPURMA_TEST_NODES)) exec "$0" "$@"'
+fi
+
 status=0
 passed=0
 skipped=0
@@ -76,7 +87,11 @@ for n in $ranks; do
     echo "== $name: $LAUNCHER -n $n $prog $*"
     start=$(now_ms)
     # shellcheck disable=SC2086 # LAUNCHER and bound are word lists
-    $bound $LAUNCHER -n "$n" "$prog" "$@"
+    if test -n "$node_split"; then
+        $bound $LAUNCHER -x GPURMA_TEST_NODES -n "$n" $node_split "$split_script" "$prog" "$@"
+    else
+        $bound $LAUNCHER -n "$n" "$prog" "$@"
+    fi
     rc=$?
     ms=$(($(now_ms) - start))
     elapsed=$((ms / 1000)).$(printf '%03d' $((ms % 1000)))
