@@ -181,6 +181,9 @@ GPURMA_API gpurma_status_t gpurma_wait_until(gpurma_win_t w, uint32_t sig, gpurm
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: wait_until: unknown compare %d",
                                 w->ctx->rank, (int)cmp);
     gpurma_dev_signal_slot_t *slot = &w->dev.signals[sig];
+    /* Already there: no need to build the text that only errors use. */
+    if (!w->gpu && gpurma_dev_compare(__atomic_load_n(&slot->value, __ATOMIC_ACQUIRE), cmp, value))
+        return GPURMA_SUCCESS;
     char what[96];
     snprintf(what, sizeof(what), "wait_until(signal %u %s %llu)", sig, cmp_names[cmp],
              (unsigned long long)value);

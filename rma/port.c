@@ -234,7 +234,8 @@ static void *proxy_main(void *arg)
     gpurma_port_t *port = arg;
     gpurma_port_fifo_t *f = port->fifo;
     gpurma_port_desc_t batch[PORT_BATCH];
-    uint64_t idle = 0;
+    uint64_t idle = 0, slow = 0, last_work = gpurma_now_ns();
+    int spinning = 1;
     gpurma_log_set_rank(port->ctx->rank);
     while (!__atomic_load_n(&port->stop, __ATOMIC_ACQUIRE)) {
         uint64_t pos = f->tail;
@@ -264,15 +265,22 @@ static void *proxy_main(void *arg)
         pthread_rwlock_unlock(&port->reg_lock);
         if (n) {
             __atomic_store_n(&f->done, pos + (uint64_t)n, __ATOMIC_RELEASE);
-            idle = 0;
+            idle = slow = 0;
+            last_work = 0;
             continue;
         }
         /* Targets of emulated UCX RMA need this process to progress; it
-         * does not make the proxy busy, so the backoff still grows and an
-         * idle proxy leaves the cores to the ranks (CI runs 8 on 2). */
+         * does not count as work, so an idle proxy still backs off and leaves
+         * the cores to the ranks (CI runs 8 on 2). Right after work the next
+         * descriptor is likely close: spin for the context's spin budget
+         * (zero when ranks outnumber cores) first. */
         if (port->ucx)
             gpurma_port_ucx_progress(port);
-        gpurma_backoff(idle++ < 20000 ? idle : 20000);
+        if (!last_work)
+            last_work = gpurma_now_ns();
+        if ((idle++ & 63) == 0)
+            spinning = gpurma_now_ns() - last_work < port->ctx->spin_ns;
+        gpurma_backoff(spinning ? 0 : slow < 20000 ? slow++ : slow);
     }
     return NULL;
 }

@@ -21,6 +21,7 @@
     X(uid_iface,    UID_ADDR,     STR,  "",      "Address the uid bootstrap root listens on (default MASTER_ADDR)") \
     X(mpi_plugin,   MPI_PLUGIN,   STR,  "",      "Path of libgpurma_bootstrap_mpi.so (default: next to libgpurma)") \
     X(liveness_ms,  LIVENESS_MS,  INT,  "20",    "How often waits check that node peers are alive (ms)") \
+    X(spin_us,      SPIN_US,      INT,  "50",    "Host waits spin this long before yielding the core (us); 0 when the node has more ranks than cores") \
     X(disable_switch, DISABLE_SWITCH, BOOL, "0", "Refuse the switch engine")
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * context.c - initialization, finalization and context queries.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +130,12 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurm
     }
     ctx->rank = ctx->bs->rank;
     ctx->size = ctx->bs->size;
+    /* More ranks than cores on the node (CI runs 8 on 2): spinning would
+     * only delay the rank being waited for. */
+    cpu_set_t cpus;
+    int ncpu = sched_getaffinity(0, sizeof(cpus), &cpus) ? 1 : CPU_COUNT(&cpus);
+    if (cfg->spin_us > 0 && ctx->bs->local_size <= ncpu)
+        ctx->spin_ns = (uint64_t)cfg->spin_us * 1000ull;
     ctx->magic = GPURMA_CTX_MAGIC;
     gpurma_log_set_rank(ctx->rank);
 

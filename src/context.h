@@ -45,6 +45,7 @@ struct gpurma_ctx_s {
     int                  rank, size;
     uint64_t             timeout_ns;
     uint64_t             liveness_ns;
+    uint64_t             spin_ns;   /* waits spin this long before yielding */
     pid_t               *pids;      /* [size] process ids, meaningful on this node */
     struct gpurma_team_s *world, *node;
     struct gpurma_win_s *graveyard; /* freed windows, kept to detect reuse */

@@ -17,7 +17,8 @@
 static int process_gone(pid_t pid)
 {
     if (kill(pid, 0) == 0) {
-        /* A zombie still answers kill(0): its parent has not reaped it yet. */
+        /* A zombie still answers kill(0) until its parent reaps it, so a
+         * live peer costs a read of its /proc stat at every check. */
         char path[64], buf[256];
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
         FILE *f = fopen(path, "r");
@@ -52,16 +53,22 @@ int gpurma_wait_u64(struct gpurma_team_s *team, const uint64_t *p, gpurma_cmp_t 
                     uint64_t value, const char *what, int peer)
 {
     struct gpurma_ctx_s *ctx = team->ctx;
-    uint64_t start = gpurma_now_ns(), next_check = start + ctx->liveness_ns;
+    uint64_t start = gpurma_now_ns(), now = start, next_check = start + ctx->liveness_ns;
+    /* Spin while it is cheap (each rank has a core): a yield or a timer
+     * sleep costs tens of microseconds to wake from. */
+    uint64_t spin_end = start + ctx->spin_ns, slow = 0;
     for (uint64_t iter = 0;; iter++) {
         uint64_t v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
         if (gpurma_dev_compare(v, cmp, value))
             return GPURMA_SUCCESS;
         if ((iter & 63) != 63) {
-            gpurma_backoff(iter);
+            if (now < spin_end)
+                gpurma_backoff(0);
+            else
+                gpurma_backoff(slow++);
             continue;
         }
-        uint64_t now = gpurma_now_ns();
+        now = gpurma_now_ns();
         if (now >= next_check) {
             next_check = now + ctx->liveness_ns;
             int dead = gpurma_liveness_check(ctx, team->world_ranks, team->size);
@@ -82,6 +89,6 @@ int gpurma_wait_u64(struct gpurma_team_s *team, const uint64_t *p, gpurma_cmp_t 
                                     (unsigned long long)(ctx->timeout_ns / 1000000),
                                     (unsigned long long)v, (unsigned long long)value, peer_text);
         }
-        gpurma_backoff(iter);
+        gpurma_backoff(now < spin_end ? 0 : slow++);
     }
 }
