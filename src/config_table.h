@@ -11,6 +11,7 @@
 #define GPURMA_CONFIG_TABLE(X)                                                            \
     X(bootstrap,    BOOTSTRAP,    STR,  "auto",  "Bootstrap: auto, pmix, uid, mpi, single")            \
     X(engine,       ENGINE,       STR,  "auto",  "Engine for every window: auto, mem, port, switch")   \
+    X(device,       DEVICE,       STR,  "auto",  "GPU to use: auto (node rank mod GPUs), host (host backend), or an ordinal; init params override") \
     X(timeout_ms,   TIMEOUT_MS,   INT,  "60000", "Bound on waits, barriers and bootstrap calls (ms)")  \
     X(log_level,    LOG_LEVEL,    STR,  "warn",  "Log level: error, warn, info, debug, trace")         \
     X(log_subsys,   LOG_SUBSYS,   STR,  "all",   "Comma list of subsystems to log: init,boot,win,rma,mem,port,all") \

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "gpu.h"
@@ -31,7 +32,20 @@ int gpurma_ctx_check(const struct gpurma_ctx_s *ctx)
 /* Checks the requested device before anything else is set up. */
 static int check_device(const gpurma_init_params_t *p)
 {
-    int want = (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE)) ? p->device : GPURMA_DEVICE_AUTO;
+    int want = GPURMA_DEVICE_AUTO;
+    const char *env = gpurma_config()->device;
+    if (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE))
+        want = p->device;
+    else if (!strcasecmp(env, "host"))
+        want = GPURMA_DEVICE_HOST;
+    else if (strcasecmp(env, "auto")) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end || v < 0)
+            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                    "GPURMA_DEVICE=%s is not auto, host or a GPU ordinal", env);
+        want = (int)v;
+    }
     if (want < GPURMA_DEVICE_HOST)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "init: device %d is not valid", want);
     return GPURMA_SUCCESS;
@@ -43,7 +57,20 @@ static int check_device(const gpurma_init_params_t *p)
  * current for the initializing thread. */
 static int select_device(const gpurma_init_params_t *p, int local_rank, int *device)
 {
-    int want = (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE)) ? p->device : GPURMA_DEVICE_AUTO;
+    int want = GPURMA_DEVICE_AUTO;
+    const char *env = gpurma_config()->device;
+    if (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE))
+        want = p->device;
+    else if (!strcasecmp(env, "host"))
+        want = GPURMA_DEVICE_HOST;
+    else if (strcasecmp(env, "auto")) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (*end || v < 0)
+            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                    "GPURMA_DEVICE=%s is not auto, host or a GPU ordinal", env);
+        want = (int)v;
+    }
     int ngpus = want == GPURMA_DEVICE_HOST ? 0 : gpurma_gpu_count();
     if (want == GPURMA_DEVICE_HOST || (want == GPURMA_DEVICE_AUTO && ngpus == 0)) {
         *device = GPURMA_DEVICE_HOST;

@@ -297,8 +297,8 @@ static void print_engines(void)
     printf("Engines:\n");
     printf("  %-8s %s\n", "mem", "yes: loads and stores into mapped peer memory "
            "(POSIX shm on the host backend, process_vm_writev for created windows)");
-    printf("  %-8s %s%s\n", "port", "not yet: the descriptor FIFO and proxy thread are not part "
-           "of this version", INFO_HAVE_UCX ? " (UCX was found at build time)" : "");
+    printf("  %-8s %s%s\n", "port", "yes: descriptor FIFO + proxy thread; memcpy on the node",
+           INFO_HAVE_UCX ? ", UCX to other nodes" : "; no UCX in this build, so no other nodes");
     if (refusal)
         printf("  %-8s %s\n", "switch", refusal);
     else
