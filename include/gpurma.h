@@ -224,6 +224,67 @@ GPURMA_API gpurma_status_t gpurma_counter_wait(gpurma_win_t win, uint32_t counte
 GPURMA_API gpurma_status_t gpurma_counter_read(gpurma_win_t win, uint32_t counter, uint64_t *value);
 GPURMA_API gpurma_status_t gpurma_counter_reset(gpurma_win_t win, uint32_t counter);
 
+/* ------------------------------------------ stream-ordered operations (GPU) */
+
+/*
+ * Host-initiated operations on a CUDA stream (`stream` is a cudaStream_t;
+ * NULL is the legacy default stream). The call checks its arguments like
+ * the plain call (bad input: an error, nothing enqueued), enqueues the
+ * operation and returns without waiting: it runs when the stream reaches
+ * it, after the work enqueued before it, and the work enqueued after it
+ * waits for it. No host synchronisation happens inside, so the calls can
+ * be captured into CUDA graphs; arguments are taken by value when the call
+ * is made (a replayed graph repeats the same offsets, values and compares).
+ *
+ * Device windows only (the stream must belong to the window's GPU): other
+ * windows, and builds or contexts without a GPU, give GPURMA_ERR_UNSUPPORTED.
+ * Buffers are device memory or pinned host memory, read or written when the
+ * stream gets there (pageable host memory works outside graph capture, at
+ * the cost of CUDA staging it). A wait that exceeds the timeout
+ * (GPURMA_TIMEOUT_MS) stops its kernel with a device trap: the stream then
+ * reports a CUDA error and the next gpurma error message says which wait
+ * timed out.
+ */
+GPURMA_API gpurma_status_t gpurma_put_on_stream(gpurma_win_t win, int peer, size_t dst_off,
+                                                const void *src, size_t bytes, void *stream);
+GPURMA_API gpurma_status_t gpurma_get_on_stream(gpurma_win_t win, int peer, void *dst,
+                                                size_t src_off, size_t bytes, void *stream);
+GPURMA_API gpurma_status_t gpurma_put_value_on_stream(gpurma_win_t win, int peer,
+                                                      size_t dst_off, uint64_t value,
+                                                      size_t bytes, void *stream);
+/* Data of the puts enqueued earlier on the stream is visible at the peer
+ * when it observes the signal. */
+GPURMA_API gpurma_status_t gpurma_signal_on_stream(gpurma_win_t win, int peer, uint32_t sig,
+                                                   gpurma_signal_op_t op, uint64_t value,
+                                                   void *stream);
+GPURMA_API gpurma_status_t gpurma_put_signal_on_stream(gpurma_win_t win, int peer,
+                                                       size_t dst_off, const void *src,
+                                                       size_t bytes, uint32_t sig,
+                                                       gpurma_signal_op_t op, uint64_t value,
+                                                       void *stream);
+/* The stream waits (on the GPU) until this rank's signal sig satisfies
+ * cmp value; acquire: data announced by the signal is readable by the
+ * work enqueued after it. */
+GPURMA_API gpurma_status_t gpurma_wait_until_on_stream(gpurma_win_t win, uint32_t sig,
+                                                       gpurma_cmp_t cmp, uint64_t value,
+                                                       void *stream);
+/* Sets this rank's signal sig to 0 when the stream gets there (e.g. after
+ * the wait that consumed it, so that a replayed graph waits again). */
+GPURMA_API gpurma_status_t gpurma_signal_reset_on_stream(gpurma_win_t win, uint32_t sig,
+                                                         void *stream);
+/* Local completion (peer or GPURMA_ALL_PEERS): stream order already gives
+ * it, so this only checks its arguments and enqueues nothing. */
+GPURMA_API gpurma_status_t gpurma_flush_on_stream(gpurma_win_t win, int peer, void *stream);
+/* Remote completion of the stream's earlier operations, for every observer. */
+GPURMA_API gpurma_status_t gpurma_quiet_on_stream(gpurma_win_t win, void *stream);
+/* Barrier over team executed by the GPU: work enqueued after it on any
+ * member's stream starts once every member's stream has reached it, and
+ * sees what the members' earlier stream work wrote. Collective; the first
+ * call on a team sets up its device signals (collectively, on the host).
+ * Stream barriers of one team must be ordered on each member (one stream,
+ * or streams ordered with events), like any collective. */
+GPURMA_API gpurma_status_t gpurma_barrier_on_stream(gpurma_team_t team, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

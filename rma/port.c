@@ -208,8 +208,11 @@ static void execute(gpurma_port_t *port, const gpurma_port_desc_t *d)
         struct gpurma_win_s *w = validate(port, d);
         if (!w)
             return;
-        rc = w->xport[d->peer] == GPURMA_XPORT_UCX ? exec_ucx(port, w, d)
-                                                   : exec_memcpy(port, w, d);
+        switch (w->xport[d->peer]) {
+        case GPURMA_XPORT_UCX: rc = exec_ucx(port, w, d); break;
+        case GPURMA_XPORT_CE:  rc = gpurma_port_ce_exec(port, w, d); break;
+        default:               rc = exec_memcpy(port, w, d); break;
+        }
     }
     if (rc) {
         snprintf(port->last_error, sizeof(port->last_error),
@@ -237,6 +240,11 @@ static void *proxy_main(void *arg)
     uint64_t idle = 0, slow = 0, last_work = gpurma_now_ns();
     int spinning = 1;
     gpurma_log_set_rank(port->ctx->rank);
+    if (gpurma_port_ce_start(port)) {
+        snprintf(port->last_error, sizeof(port->last_error), "port proxy of rank %d: %s",
+                 port->ctx->rank, gpurma_error_text());
+        __atomic_fetch_add(&f->errors, 1, __ATOMIC_RELEASE);
+    }
     while (!__atomic_load_n(&port->stop, __ATOMIC_ACQUIRE)) {
         uint64_t pos = f->tail;
         int n = 0;
@@ -253,7 +261,7 @@ static void *proxy_main(void *arg)
             n++;
         }
         if (n) {
-            if (port->ucx && gpurma_port_ucx_wait_local(port)) {
+            if (gpurma_port_ce_sync(port) || (port->ucx && gpurma_port_ucx_wait_local(port))) {
                 snprintf(port->last_error, sizeof(port->last_error),
                          "port proxy of rank %d: completing a batch: %s", port->ctx->rank,
                          gpurma_error_text());
@@ -296,10 +304,11 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
         return GPURMA_SUCCESS;
     }
     gpurma_port_t *port = calloc(1, sizeof(*port));
-    gpurma_port_fifo_t *f = NULL;
-    gpurma_port_desc_t *ring = NULL;
-    if (port && !posix_memalign((void **)&f, 64, sizeof(*f)) &&
-        !posix_memalign((void **)&ring, 64, PORT_FIFO_CAPACITY * sizeof(*ring))) {
+    /* Pinned and mapped when GPUs push: kernels write descriptors here. */
+    gpurma_port_fifo_t *f = port ? gpurma_port_ce_alloc(ctx, sizeof(*f)) : NULL;
+    gpurma_port_desc_t *ring =
+        f ? gpurma_port_ce_alloc(ctx, PORT_FIFO_CAPACITY * sizeof(*ring)) : NULL;
+    if (port && f && ring) {
         memset(f, 0, sizeof(*f));
         memset(ring, 0, PORT_FIFO_CAPACITY * sizeof(*ring));
         f->ring = ring;
@@ -320,8 +329,8 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
         pthread_rwlock_destroy(&port->reg_lock);
     }
     pthread_mutex_unlock(&ctx->lock);
-    free(ring);
-    free(f);
+    gpurma_port_ce_free(ctx, ring);
+    gpurma_port_ce_free(ctx, f);
     free(port);
     return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "cannot start the port proxy");
 }
@@ -334,10 +343,11 @@ void gpurma_port_shutdown(struct gpurma_ctx_s *ctx)
     __atomic_store_n(&port->stop, 1, __ATOMIC_RELEASE);
     pthread_join(port->thread, NULL);
     gpurma_port_ucx_close(port);
+    gpurma_port_ce_stop(port);
     pthread_rwlock_destroy(&port->reg_lock);
     free(port->wins);
-    free(port->fifo->ring);
-    free(port->fifo);
+    gpurma_port_ce_free(ctx, port->fifo->ring);
+    gpurma_port_ce_free(ctx, port->fifo);
     free(port);
     ctx->port = NULL;
 }

@@ -13,7 +13,8 @@
 
 typedef enum {
     GPURMA_XPORT_MEMCPY = 0, /* peer memory mapped here (or CMA for created windows) */
-    GPURMA_XPORT_UCX    = 1
+    GPURMA_XPORT_UCX    = 1,
+    GPURMA_XPORT_CE     = 2  /* GPU memory on this node: cudaMemcpyAsync  */
 } gpurma_xport_t;
 
 struct gpurma_port_ucx;     /* port_ucx.c: context, worker, endpoints */
@@ -31,6 +32,7 @@ typedef struct gpurma_port {
     uint64_t                errors_seen; /* fifo->errors already reported */
     char                    last_error[256];
     struct gpurma_port_ucx *ucx;
+    void                   *ce_stream; /* copy engine: the proxy's CUDA stream */
 } gpurma_port_t;
 
 extern const gpurma_engine_ops_t gpurma_engine_port_ops;
@@ -45,6 +47,15 @@ int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx);
 /* Window registration: gives the window an id the descriptors name. */
 int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w);
 void gpurma_port_win_unregister(gpurma_port_t *port, struct gpurma_win_s *w);
+
+/* Copy-engine transport and FIFO memory (port_ce.c; without CUDA the
+ * memory is plain and exec fails). The proxy thread starts and stops it. */
+void *gpurma_port_ce_alloc(struct gpurma_ctx_s *ctx, size_t len);
+void gpurma_port_ce_free(struct gpurma_ctx_s *ctx, void *p);
+int gpurma_port_ce_start(gpurma_port_t *port);
+void gpurma_port_ce_stop(gpurma_port_t *port);
+int gpurma_port_ce_sync(gpurma_port_t *port);
+int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d);
 
 /* UCX transport (port_ucx.c; stubs when UCX is not built). Connecting is
  * collective over the window's team: it exchanges worker addresses and

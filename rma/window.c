@@ -180,11 +180,11 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
         gpurma_dev_peer_t *p = &w->peers[i];
         w->pids[i] = pw->pid;
         w->remote_base[i] = pw->remote_base;
-        if ((remote || engine == GPURMA_ENGINE_PORT) && w->gpu)
+        if (remote && w->gpu)
             return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                    "rank %d: the port engine does not serve windows in GPU "
-                                    "memory yet%s",
-                                    world, remote ? " (the rank is on another node)" : "");
+                                    "rank %d is on another node: windows in GPU memory reach "
+                                    "only this node (copy engine) in this version",
+                                    world);
         if (remote) {
             /* Only the proxy reaches it, over UCX. */
             p->size = pw->size;
@@ -236,10 +236,11 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
                 return rc;
         }
         if (engine == GPURMA_ENGINE_PORT) {
-            /* Forced through the proxy, which copies into the mapping above. */
+            /* Forced through the proxy, which copies into the mapping above:
+             * with the copy engine for GPU memory, memcpy for host memory. */
             p->engine = GPURMA_ENGINE_PORT;
             w->engines[i] = &gpurma_engine_port_ops;
-            w->xport[i] = GPURMA_XPORT_MEMCPY;
+            w->xport[i] = w->gpu ? GPURMA_XPORT_CE : GPURMA_XPORT_MEMCPY;
         }
     }
     /* Kernels read the peer table: give them a copy in device memory. */
@@ -272,7 +273,8 @@ static int connect_port(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int
         if (w->engines[i] == &gpurma_engine_port_ops)
             w->dev_peers[i].path = GPURMA_DEV_PATH_FIFO;
     }
-    return GPURMA_SUCCESS;
+    /* Kernels of a GPU window read their own copy of the table. */
+    return w->gpu ? gpurma_gpu_win_publish(w->gpu, w->dev_peers, w->size) : GPURMA_SUCCESS;
 }
 
 static int init_atomic_lock(pthread_mutex_t *m)

@@ -11,6 +11,7 @@
 #endif
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,61 @@ int gpurma_gpu_store_u64(int device, uint64_t *p, uint64_t value)
     (void)device, (void)p, (void)value;
     return no_gpu();
 }
+int gpurma_gpu_stream_begin(int device, void *stream)
+{
+    (void)device, (void)stream;
+    return no_gpu();
+}
+int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n)
+{
+    (void)stream, (void)dst, (void)src, (void)n;
+    return no_gpu();
+}
+int gpurma_gpu_stream_put_signal(int device, void *stream, const gpurma_dev_win_t *w, int peer,
+                                 size_t off, char *dst, const void *src, size_t n,
+                                 gpurma_dev_signal_slot_t *slot, uint32_t sig, int op,
+                                 uint64_t value)
+{
+    (void)device, (void)stream, (void)w, (void)peer, (void)off, (void)dst, (void)src, (void)n;
+    (void)slot;
+    (void)sig, (void)op, (void)value;
+    return no_gpu();
+}
+int gpurma_gpu_stream_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
+                             int op, uint64_t value)
+{
+    (void)stream, (void)slot, (void)origin, (void)op, (void)value;
+    return no_gpu();
+}
+int gpurma_gpu_stream_put_value(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
+                                uint64_t value, size_t bytes)
+{
+    (void)stream, (void)w, (void)peer, (void)off, (void)value, (void)bytes;
+    return no_gpu();
+}
+int gpurma_gpu_stream_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
+                           uint64_t value)
+{
+    (void)stream, (void)w, (void)sig, (void)cmp, (void)value;
+    return no_gpu();
+}
+int gpurma_gpu_stream_store_u64(void *stream, uint64_t *p, uint64_t value)
+{
+    (void)stream, (void)p, (void)value;
+    return no_gpu();
+}
+int gpurma_gpu_stream_fence(void *stream)
+{
+    (void)stream;
+    return no_gpu();
+}
+int gpurma_gpu_stream_barrier(void *stream, const gpurma_dev_win_t *w)
+{
+    (void)stream, (void)w;
+    return no_gpu();
+}
+void gpurma_gpu_capture_relax(int *saved) { *saved = 0; }
+void gpurma_gpu_capture_restore(int saved) { (void)saved; }
 
 #else /* HAVE_CUDA */
 
@@ -90,10 +146,42 @@ int gpurma_gpu_store_u64(int device, uint64_t *p, uint64_t value)
 #define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
 #define GPURMA_MAX_GPUS 64
 
+/* Where stream-ordered waits report a timeout (gpu.h): pinned host
+ * memory, mapped for the GPU; allocated when a GPU is selected. */
+static gpurma_gpu_fault_t *fault_host, *fault_dev;
+
+static const char *const cmp_text[] = {"==", "!=", ">", ">=", "<", "<="};
+
+/* The timeout a stream-ordered wait trapped on, if any: a CUDA error that
+ * follows it (unspecified launch failure) is explained by it. */
+static void fault_text(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    volatile gpurma_gpu_fault_t *f = fault_host;
+    if (!f || !f->set)
+        return;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    unsigned long long ms = (unsigned long long)(f->timeout_ns / 1000000);
+    if (f->kind == GPURMA_GPU_FAULT_BARRIER)
+        snprintf(buf, len,
+                 "; a stream-ordered barrier timed out on the GPU after %llu ms (team rank %d "
+                 "waited for team rank %d, round %u) and stopped its kernel",
+                 ms, (int)f->rank, (int)f->peer, (unsigned)f->sig);
+    else
+        snprintf(buf, len,
+                 "; wait_until_on_stream(signal %u %s %llu) of team rank %d timed out on the "
+                 "GPU after %llu ms (value %llu) and stopped its kernel",
+                 (unsigned)f->sig, f->cmp >= 0 && f->cmp <= 5 ? cmp_text[f->cmp] : "?",
+                 (unsigned long long)f->value, (int)f->rank, ms,
+                 (unsigned long long)f->observed);
+}
+
 static int cuda_error(cudaError_t e, const char *what)
 {
-    return gpurma_set_error(GPURMA_ERR_GPU, "%s: %s (%s)", what, cudaGetErrorString(e),
-                            cudaGetErrorName(e));
+    char tail[256];
+    fault_text(tail, sizeof(tail));
+    return gpurma_set_error(GPURMA_ERR_GPU, "%s: %s (%s)%s", what, cudaGetErrorString(e),
+                            cudaGetErrorName(e), tail);
 }
 
 int gpurma_gpu_count(void)
@@ -157,6 +245,32 @@ static int get_stream(int device, cudaStream_t *out)
     return rc;
 }
 
+static int alloc_fault_record(void)
+{
+    int rc = GPURMA_SUCCESS;
+    pthread_mutex_lock(&stream_lock);
+    if (!fault_host) {
+        gpurma_gpu_fault_t *h = NULL;
+        void *d = NULL;
+        cudaError_t e = cudaHostAlloc((void **)&h, sizeof(*h),
+                                      cudaHostAllocPortable | cudaHostAllocMapped);
+        if (e == cudaSuccess) {
+            memset(h, 0, sizeof(*h));
+            e = cudaHostGetDevicePointer(&d, h, 0);
+            if (e != cudaSuccess) {
+                (void)cudaGetLastError();
+                d = h; /* unified addressing: the host address works too */
+            }
+            fault_dev = d;
+            fault_host = h;
+        } else {
+            rc = cuda_error(e, "cudaHostAlloc of the stream fault record");
+        }
+    }
+    pthread_mutex_unlock(&stream_lock);
+    return rc;
+}
+
 int gpurma_gpu_use(int device)
 {
     int rc = set_device(device);
@@ -165,6 +279,8 @@ int gpurma_gpu_use(int device)
         rc = get_stream(device, &s);
     if (!rc)
         rc = gpurma_gpu_preload_kernels();
+    if (!rc)
+        rc = alloc_fault_record();
     return rc;
 }
 
@@ -239,6 +355,140 @@ int gpurma_gpu_atomic(int device, uint64_t *p, int kind, uint64_t value, uint64_
         *old = *(volatile uint64_t *)atomic_result;
     pthread_mutex_unlock(&atomic_lock);
     return rc;
+}
+
+/* ------------------------------------------- stream-ordered operations */
+
+int gpurma_gpu_stream_begin(int device, void *stream)
+{
+    int rc = set_device(device);
+    if (rc)
+        return rc;
+#if CUDART_VERSION >= 12080
+    /* The legacy and per-thread default streams follow the current device,
+     * which is now the window's; a created stream has its own. */
+    cudaStream_t s = (cudaStream_t)stream;
+    if (s && s != cudaStreamLegacy && s != cudaStreamPerThread) {
+        enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        cudaError_t e = cudaStreamIsCapturing(s, &cs);
+        if (e == cudaSuccess && cs != cudaStreamCaptureStatusNone)
+            return GPURMA_SUCCESS; /* CUDA refuses the device query on a
+                                    * capturing stream (and would invalidate
+                                    * the capture); a stream of another GPU
+                                    * fails at the launch instead */
+        int sd = -1;
+        if (e == cudaSuccess)
+            e = cudaStreamGetDevice(s, &sd);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "stream %p: not a usable CUDA stream "
+                                    "(%s)", stream, cudaGetErrorString(e));
+        }
+        if (sd != device)
+            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                    "stream %p belongs to GPU %d; the window is on GPU %d",
+                                    stream, sd, device);
+    }
+#endif
+    return GPURMA_SUCCESS;
+}
+
+int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n)
+{
+    if (!n)
+        return GPURMA_SUCCESS;
+    cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, (cudaStream_t)stream);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpyAsync on the stream");
+}
+
+/* The address through which a kernel on `device` reads src, or NULL when
+ * only a copy can (pageable host memory, another GPU's memory). */
+static const void *kernel_readable(int device, const void *src)
+{
+    struct cudaPointerAttributes a;
+    int saved;
+    gpurma_gpu_capture_relax(&saved); /* a query: see gpurma_gpu_stream_begin */
+    cudaError_t e = cudaPointerGetAttributes(&a, src);
+    gpurma_gpu_capture_restore(saved);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    switch (a.type) {
+    case cudaMemoryTypeDevice:
+        return a.device == device ? src : NULL;
+    case cudaMemoryTypeManaged:
+        return src;
+    case cudaMemoryTypeHost: /* pinned: mapped unless registered without */
+        return a.devicePointer;
+    default:
+        return NULL;
+    }
+}
+
+int gpurma_gpu_stream_put_signal(int device, void *stream, const gpurma_dev_win_t *w, int peer,
+                                 size_t off, char *dst, const void *src, size_t n,
+                                 gpurma_dev_signal_slot_t *slot, uint32_t sig, int op,
+                                 uint64_t value)
+{
+    /* Small messages: one launch (the block copies, then one thread
+     * signals), which halves the latency of copy + signal kernel. Large
+     * ones go to the copy engines, which match a full grid's bandwidth
+     * without taking SMs from the user's kernels. */
+    if (n <= GPURMA_GPU_STREAM_FUSED_MAX) {
+        const void *ksrc = n ? kernel_readable(device, src) : src;
+        if (!n || ksrc)
+            return gpurma_gpu_launch_put_signal(stream, w, peer, off, ksrc, n, sig, op, value);
+    }
+    int rc = gpurma_gpu_stream_copy(stream, dst, src, n);
+    return rc ? rc : gpurma_gpu_launch_signal(stream, slot, (uint32_t)w->rank, op, value);
+}
+
+int gpurma_gpu_stream_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
+                             int op, uint64_t value)
+{
+    return gpurma_gpu_launch_signal(stream, slot, origin, op, value);
+}
+
+int gpurma_gpu_stream_put_value(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
+                                uint64_t value, size_t bytes)
+{
+    return gpurma_gpu_launch_put_value(stream, w, peer, off, value, bytes);
+}
+
+int gpurma_gpu_stream_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
+                           uint64_t value)
+{
+    return gpurma_gpu_launch_wait(stream, w, sig, cmp, value, fault_dev);
+}
+
+int gpurma_gpu_stream_store_u64(void *stream, uint64_t *p, uint64_t value)
+{
+    return gpurma_gpu_launch_store_u64(stream, p, value);
+}
+
+int gpurma_gpu_stream_fence(void *stream) { return gpurma_gpu_launch_fence(stream); }
+
+int gpurma_gpu_stream_barrier(void *stream, const gpurma_dev_win_t *w)
+{
+    return gpurma_gpu_launch_barrier(stream, w, fault_dev);
+}
+
+void gpurma_gpu_capture_relax(int *saved)
+{
+    enum cudaStreamCaptureMode m = cudaStreamCaptureModeRelaxed;
+    if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) {
+        (void)cudaGetLastError();
+        m = cudaStreamCaptureModeRelaxed; /* nothing was changed */
+    }
+    *saved = (int)m;
+}
+
+void gpurma_gpu_capture_restore(int saved)
+{
+    enum cudaStreamCaptureMode m = (enum cudaStreamCaptureMode)saved;
+    if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess)
+        (void)cudaGetLastError();
 }
 
 /* ------------------------------------------------------------ windows */

@@ -86,6 +86,67 @@ int gpurma_gpu_atomic(int device, uint64_t *p, int kind, uint64_t value, uint64_
 int gpurma_gpu_load_u64(int device, const uint64_t *p, uint64_t *value);
 int gpurma_gpu_store_u64(int device, uint64_t *p, uint64_t value);
 
+/* ------------------------------------------- stream-ordered operations
+ *
+ * The GPU side of the *_on_stream calls (rma/stream.c, which has checked
+ * every argument): each enqueues work on the caller's stream (a
+ * cudaStream_t, NULL for the legacy default stream) and returns without
+ * waiting for it, so that the calls can be captured into CUDA graphs. */
+
+/* What a stream-ordered wait leaves behind when it times out, in pinned
+ * host memory that the GPU writes and the host can read even once the
+ * trap that follows has made the CUDA context unusable. */
+typedef struct gpurma_gpu_fault {
+    uint32_t set;        /* nonzero once a wait has timed out            */
+    int32_t  kind;       /* GPURMA_GPU_FAULT_*                           */
+    int32_t  rank;       /* team rank of the waiter                      */
+    int32_t  peer;       /* barrier: team rank waited for; else -1      */
+    uint32_t sig;        /* signal slot waited on                        */
+    int32_t  cmp;        /* gpurma_cmp_t                                 */
+    uint64_t value;      /* wanted                                       */
+    uint64_t observed;   /* last value seen                              */
+    uint64_t timeout_ns;
+} gpurma_gpu_fault_t;
+
+enum { GPURMA_GPU_FAULT_WAIT = 1, GPURMA_GPU_FAULT_BARRIER = 2 };
+
+/* Makes `device` current and checks that the stream belongs to it. */
+int gpurma_gpu_stream_begin(int device, void *stream);
+/* cudaMemcpyAsync of n bytes (any direction the addresses imply). */
+int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n);
+/* put_signal: one kernel (copy, then signal) when src is small and a
+ * kernel on `device` can read it, else a copy and a signal kernel. */
+int gpurma_gpu_stream_put_signal(int device, void *stream, const gpurma_dev_win_t *w, int peer,
+                                 size_t off, char *dst, const void *src, size_t n,
+                                 gpurma_dev_signal_slot_t *slot, uint32_t sig, int op,
+                                 uint64_t value);
+/* Signal slot update after the stream's earlier work (system-scope fence). */
+int gpurma_gpu_stream_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
+                             int op, uint64_t value);
+/* One store of 1, 2, 4 or 8 bytes at off of peer (value taken now). */
+int gpurma_gpu_stream_put_value(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
+                                uint64_t value, size_t bytes);
+/* Waits on the GPU for this rank's slot sig of w; times out with a trap. */
+int gpurma_gpu_stream_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
+                           uint64_t value);
+/* 8-byte store into device memory, e.g. a signal reset. */
+int gpurma_gpu_stream_store_u64(void *stream, uint64_t *p, uint64_t value);
+/* System-scope fence after the stream's earlier work. */
+int gpurma_gpu_stream_fence(void *stream);
+/* Dissemination barrier over the members of w (a window made for it: one
+ * signal per round, counter 0 holds this rank's barrier epoch). */
+int gpurma_gpu_stream_barrier(void *stream, const gpurma_dev_win_t *w);
+/* Setup work (allocations, synchronous copies) that may happen while the
+ * calling thread captures a stream: relaxed capture mode lets it run
+ * outside the graph. Restore with the value saved. */
+void gpurma_gpu_capture_relax(int *saved);
+void gpurma_gpu_capture_restore(int saved);
+
+/* Frees the device window the team's stream barriers ran on (rma/stream.c),
+ * if any; for gpurma_team_destroy, before the team goes. Not collective. */
+struct gpurma_team_s;
+void gpurma_stream_team_release(struct gpurma_team_s *team);
+
 #ifdef HAVE_CUDA
 /* Kernels of src/gpu_kernels.cu; the stream is a cudaStream_t. */
 int gpurma_gpu_preload_kernels(void);
@@ -93,6 +154,18 @@ int gpurma_gpu_launch_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint3
                              int op, uint64_t value);
 int gpurma_gpu_launch_atomic(void *stream, uint64_t *p, int kind, uint64_t value,
                              uint64_t compare, uint64_t *old_out);
+int gpurma_gpu_launch_put_signal(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
+                                 const void *src, size_t n, uint32_t sig, int op,
+                                 uint64_t value);
+int gpurma_gpu_launch_put_value(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
+                                uint64_t value, size_t bytes);
+int gpurma_gpu_launch_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
+                           uint64_t value, gpurma_gpu_fault_t *fault);
+int gpurma_gpu_launch_store_u64(void *stream, uint64_t *p, uint64_t value);
+int gpurma_gpu_launch_fence(void *stream);
+int gpurma_gpu_launch_barrier(void *stream, const gpurma_dev_win_t *w, gpurma_gpu_fault_t *fault);
+/* Largest put_signal_on_stream done by one kernel (one block copies). */
+#define GPURMA_GPU_STREAM_FUSED_MAX (64u << 10)
 #endif
 
 #endif

@@ -1,12 +1,15 @@
 /*
  * gpu_kernels.cu - the kernels behind host-initiated operations on device
- * windows: a signal slot update and a 64-bit atomic, each one thread. They
- * use the same code as kernels calling the device API, so host and device
- * signals and atomics agree on memory order and atomicity.
+ * windows: a signal slot update and a 64-bit atomic, each one thread, and
+ * those of the stream-ordered operations (put_signal, put_value, wait,
+ * barrier, fence). They use the device API (or the same code), so host and
+ * device operations agree on memory order and atomicity.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+
+#include <cstdio>
 
 #include <cuda_runtime_api.h>
 
@@ -39,6 +42,98 @@ __global__ void gpurma_k_atomic(uint64_t *p, int kind, uint64_t value, uint64_t 
     gpurma_sh_fence_system();
 }
 
+/* ------------------------------------------- stream-ordered operations */
+
+/* A stream-ordered wait that times out: leaves its reason where the host
+ * reads it (src/gpu.c appends it to the CUDA error that follows), says it
+ * on the device's printf channel, and stops the kernel. Returning would let
+ * the stream run on as if the data had arrived. */
+__device__ void gpurma_k_timeout(gpurma_gpu_fault_t *f, int kind, int rank, int peer,
+                                 uint32_t sig, int cmp, uint64_t value, uint64_t observed,
+                                 uint64_t timeout_ns)
+{
+    /* Plain stores: the record is host memory, where atomics need PCIe
+     * atomics. Two faults at once may mix their fields; either explains. */
+    volatile gpurma_gpu_fault_t *vf = f;
+    if (vf && !vf->set) {
+        vf->kind = kind;
+        vf->rank = rank;
+        vf->peer = peer;
+        vf->sig = sig;
+        vf->cmp = cmp;
+        vf->value = value;
+        vf->observed = observed;
+        vf->timeout_ns = timeout_ns;
+        gpurma_sh_fence_system();
+        vf->set = 1;
+        gpurma_sh_fence_system();
+    }
+    if (kind == GPURMA_GPU_FAULT_BARRIER)
+        printf("gpurma: team rank %d: barrier_on_stream timed out waiting for team rank %d "
+               "(round %u); stopping the kernel\n",
+               rank, peer, sig);
+    else
+        printf("gpurma: team rank %d: wait_until_on_stream(signal %u, cmp %d, %llu) timed out "
+               "(value %llu); stopping the kernel\n",
+               rank, sig, cmp, (unsigned long long)value, (unsigned long long)observed);
+    __trap();
+}
+
+/* put_signal in one launch: the block copies, then one thread fences and
+ * signals (the device API's block form). */
+__global__ void gpurma_k_put_signal(gpurma_dev_win_t w, int peer, size_t off, const void *src,
+                                    size_t n, uint32_t sig, int op, uint64_t value)
+{
+    (void)gpurma_dev_put_signal_block(w, peer, off, src, n, sig, (gpurma_signal_op_t)op, value);
+}
+
+__global__ void gpurma_k_put_value(gpurma_dev_win_t w, int peer, size_t off, uint64_t value,
+                                   size_t bytes)
+{
+    (void)gpurma_dev_put_value(w, peer, off, value, bytes);
+}
+
+__global__ void gpurma_k_wait(gpurma_dev_win_t w, uint32_t sig, int cmp, uint64_t value,
+                              gpurma_gpu_fault_t *fault)
+{
+    /* Acquire at system scope: the kernels after this one on the stream
+     * start after it completes, and see what the signal announced. */
+    if (gpurma_dev_wait_until(w, sig, (gpurma_cmp_t)cmp, value) == GPURMA_SUCCESS)
+        return;
+    gpurma_k_timeout(fault, GPURMA_GPU_FAULT_WAIT, w.rank, -1, sig, cmp, value,
+                     gpurma_dev_signal_read(w, sig), w.timeout_ns);
+}
+
+__global__ void gpurma_k_store_u64(uint64_t *p, uint64_t value)
+{
+    gpurma_sh_store_release_u64(p, value);
+}
+
+__global__ void gpurma_k_fence(void) { gpurma_sh_fence_system(); }
+
+/* Dissemination barrier: in round k this rank adds 1 to slot k of rank
+ * me + 2^k and waits until its own slot k has counted this barrier's
+ * epoch. Slots only grow, so a member already in the next barrier cannot
+ * confuse this one. The epoch is kept on the device (counter 0 of the
+ * barrier window), so a replayed graph counts on by itself. */
+__global__ void gpurma_k_barrier(gpurma_dev_win_t w, gpurma_gpu_fault_t *fault)
+{
+    int n = w.size, me = w.rank;
+    /* The stream's earlier writes (kernels, copies) before our arrival. */
+    gpurma_sh_fence_system();
+    volatile uint64_t *epoch_p = (volatile uint64_t *)&w.counters[0];
+    uint64_t epoch = *epoch_p + 1;
+    *epoch_p = epoch;
+    uint32_t round = 0;
+    for (int d = 1; d < n; d <<= 1, round++) {
+        (void)gpurma_dev_signal(w, (me + d) % n, round, GPURMA_SIGNAL_ADD, 1);
+        if (gpurma_dev_wait_until(w, round, GPURMA_CMP_GE, epoch) != GPURMA_SUCCESS)
+            gpurma_k_timeout(fault, GPURMA_GPU_FAULT_BARRIER, me, (me - d + n) % n, round,
+                             GPURMA_CMP_GE, epoch, gpurma_dev_signal_read(w, round),
+                             w.timeout_ns);
+    }
+}
+
 static int launch_status(const char *what)
 {
     cudaError_t e = cudaGetLastError();
@@ -55,7 +150,13 @@ extern "C" int gpurma_gpu_preload_kernels(void)
 {
     cudaFuncAttributes a;
     if (cudaFuncGetAttributes(&a, gpurma_k_signal) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_atomic) != cudaSuccess)
+        cudaFuncGetAttributes(&a, gpurma_k_atomic) != cudaSuccess ||
+        cudaFuncGetAttributes(&a, gpurma_k_put_signal) != cudaSuccess ||
+        cudaFuncGetAttributes(&a, gpurma_k_put_value) != cudaSuccess ||
+        cudaFuncGetAttributes(&a, gpurma_k_wait) != cudaSuccess ||
+        cudaFuncGetAttributes(&a, gpurma_k_store_u64) != cudaSuccess ||
+        cudaFuncGetAttributes(&a, gpurma_k_fence) != cudaSuccess ||
+        cudaFuncGetAttributes(&a, gpurma_k_barrier) != cudaSuccess)
         return launch_status("loading the library's");
     return GPURMA_SUCCESS;
 }
@@ -78,4 +179,52 @@ extern "C" int gpurma_gpu_launch_atomic(void *stream, uint64_t *p, int kind, uin
     }
     gpurma_k_atomic<<<1, 1, 0, (cudaStream_t)stream>>>(p, kind, value, compare, dev_out);
     return launch_status("atomic");
+}
+
+extern "C" int gpurma_gpu_launch_put_signal(void *stream, const gpurma_dev_win_t *w, int peer,
+                                            size_t off, const void *src, size_t n, uint32_t sig,
+                                            int op, uint64_t value)
+{
+    /* One 16-byte move per thread and round, at most 512 threads: small
+     * messages do not pay for a wide block. */
+    size_t want = (n + 15) / 16;
+    unsigned threads = want >= 512 ? 512 : (unsigned)((want + 31) / 32 * 32);
+    if (threads < 32)
+        threads = 32;
+    gpurma_k_put_signal<<<1, threads, 0, (cudaStream_t)stream>>>(*w, peer, off, src, n, sig, op,
+                                                                 value);
+    return launch_status("put_signal");
+}
+
+extern "C" int gpurma_gpu_launch_put_value(void *stream, const gpurma_dev_win_t *w, int peer,
+                                           size_t off, uint64_t value, size_t bytes)
+{
+    gpurma_k_put_value<<<1, 1, 0, (cudaStream_t)stream>>>(*w, peer, off, value, bytes);
+    return launch_status("put_value");
+}
+
+extern "C" int gpurma_gpu_launch_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig,
+                                      int cmp, uint64_t value, gpurma_gpu_fault_t *fault)
+{
+    gpurma_k_wait<<<1, 1, 0, (cudaStream_t)stream>>>(*w, sig, cmp, value, fault);
+    return launch_status("wait_until");
+}
+
+extern "C" int gpurma_gpu_launch_store_u64(void *stream, uint64_t *p, uint64_t value)
+{
+    gpurma_k_store_u64<<<1, 1, 0, (cudaStream_t)stream>>>(p, value);
+    return launch_status("store");
+}
+
+extern "C" int gpurma_gpu_launch_fence(void *stream)
+{
+    gpurma_k_fence<<<1, 1, 0, (cudaStream_t)stream>>>();
+    return launch_status("fence");
+}
+
+extern "C" int gpurma_gpu_launch_barrier(void *stream, const gpurma_dev_win_t *w,
+                                         gpurma_gpu_fault_t *fault)
+{
+    gpurma_k_barrier<<<1, 1, 0, (cudaStream_t)stream>>>(*w, fault);
+    return launch_status("barrier");
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu.h"
 #include "port.h"
 
 #define SYS_SLOT 2048
@@ -149,6 +150,7 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
 
 void gpurma_team_destroy(struct gpurma_team_s *t)
 {
+    gpurma_stream_team_release(t); /* device window of stream barriers, if any */
     if (t->sys) {
         gpurma_win_destroy(t->sys);
         free(t->sys);

@@ -80,7 +80,7 @@ else
     echo "test build_all FAIL(other-targets)" >>"$results"
 fi
 
-gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress gpu_bench"
+gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream gpu_bench"
 # The Makefile builds them (multi-process tests are named *.mp there); if
 # this tree's Makefile does not list one, nvcc builds it against the
 # library just built.
@@ -93,9 +93,11 @@ mkdir -p "$build/tests/gpu-nvcc"
 for p in $gpu_progs; do
     if test -x "$build/tests/gpu/$p.mp" || test -x "$build/tests/gpu/$p"; then continue; fi
     note "building $p with nvcc directly (no Makefile target)"
+    extra=
+    test $p = gpu_bench && extra=$top/src/tools/gpurma_bench_gpu.cu
     /usr/local/cuda/bin/nvcc -std=c++17 -O2 -lineinfo \
         -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90 \
-        -I"$top/include" -o "$build/tests/gpu-nvcc/$p" "$top/tests/gpu/$p.cu" \
+        -I"$top/include" -I"$top/src" -o "$build/tests/gpu-nvcc/$p" "$top/tests/gpu/$p.cu" $extra \
         -L"$build/.libs" -lgpurma -Xlinker -rpath="$build/.libs" -cudart shared \
         >"$out/build-$p.log" 2>&1 &
 done
@@ -157,13 +159,20 @@ run1 compile_all 30 "$(prog compile_all)"
 run2 rma 120 "$(prog test_gpu_rma)"
 run2 signal_order 60 "$(prog test_gpu_signal_order)" $rounds
 run2 ll_stress 60 "$(prog test_gpu_ll_stress)" $rounds
+run2 stream 120 "$(prog test_gpu_stream)"
+# A stream wait nobody satisfies: a CUDA error on the stream after the
+# timeout (here 1.5 s), not a hang, and a message that names the wait.
+RUN_ENV=GPURMA_TIMEOUT_MS=1500
+run2 stream_timeout 60 "$(prog test_gpu_stream)" timeout
+RUN_ENV=
 
 
 # ------------------------------------------------------------ benchmark
 maxbw=$((1 << 30))
-test $quick = yes && maxbw=$((256 << 20))
+benchopt=
+test $quick = yes && maxbw=$((256 << 20)) && benchopt=--quick
 if [ "$ngpu" -ge 2 ]; then
-    run2 gpu_bench 150 "$(prog gpu_bench)" $maxbw
+    run2 gpu_bench 150 "$(prog gpu_bench)" --max $maxbw $benchopt
     grep -E '^(bw|lat) ' "$out/gpu_bench.rank0.log" >"$out/bench.txt"
 else
     note "gpu_bench needs 2 GPUs: not run"
@@ -175,6 +184,7 @@ RUN_ENV=CUDA_VISIBLE_DEVICES=0
 run2 rma_shared_gpu 120 "$(prog test_gpu_rma)"
 run2 signal_order_shared_gpu 60 "$(prog test_gpu_signal_order)" 300
 run2 ll_stress_shared_gpu 60 "$(prog test_gpu_ll_stress)" 300
+run2 stream_shared_gpu 120 "$(prog test_gpu_stream)"
 RUN_ENV=
 
 # The same test under mpirun (PMIx bootstrap), when there is one.

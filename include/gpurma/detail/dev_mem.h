@@ -47,7 +47,7 @@ GPURMA_DEVICE void gpurma_dev__signal_slot(gpurma_dev_signal_slot_t *slot, uint3
     if (op == GPURMA_SIGNAL_SET)
         gpurma_sh_store_release_u64(&slot->value, value);
     else
-        gpurma_sh_fetch_add_u64(&slot->value, value);
+        gpurma_sh_red_add_release_u64(&slot->value, value);
 }
 
 /* Whether v cmp ref holds. */

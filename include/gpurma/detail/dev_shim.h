@@ -56,6 +56,11 @@ GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
                  : "=l"(old) : "l"(p), "l"(v) : "memory");
     return old;
 }
+/* Add without fetching: the thread does not wait for the remote reply. */
+GPURMA_DEVICE void gpurma_sh_red_add_release_u64(uint64_t *p, uint64_t v)
+{
+    asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 GPURMA_DEVICE uint64_t gpurma_sh_exchange_u64(uint64_t *p, uint64_t v)
 {
     uint64_t old;
@@ -125,6 +130,10 @@ GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
 {
     return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
 }
+GPURMA_DEVICE void gpurma_sh_red_add_release_u64(uint64_t *p, uint64_t v)
+{
+    __hip_atomic_fetch_add(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
 GPURMA_DEVICE uint64_t gpurma_sh_exchange_u64(uint64_t *p, uint64_t v)
 {
     return __hip_atomic_exchange(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
@@ -136,7 +145,16 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_u64(uint64_t *p, uint64_t expected, uint64_
     return expected;
 }
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { __threadfence_system(); }
-GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void) { return wall_clock64() * 10; /* 100 MHz */ }
+/* The wall clock runs at 100 MHz. HIP before 5.3 declares wall_clock64 for
+ * the device pass only; the host pass never runs this. */
+GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void)
+{
+#if defined(__HIP_DEVICE_COMPILE__)
+    return (uint64_t)wall_clock64() * 10;
+#else
+    return 0;
+#endif
+}
 GPURMA_DEVICE void gpurma_sh_pause(void) { __builtin_amdgcn_s_sleep(1); }
 GPURMA_DEVICE void gpurma_sh_store_packet8(uint64_t *p, uint32_t data, uint32_t flag)
 {
@@ -183,6 +201,10 @@ GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
 {
     return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+}
+GPURMA_DEVICE void gpurma_sh_red_add_release_u64(uint64_t *p, uint64_t v)
+{
+    __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
 }
 GPURMA_DEVICE uint64_t gpurma_sh_exchange_u64(uint64_t *p, uint64_t v)
 {

@@ -1,0 +1,149 @@
+/*
+ * port_ce.c - the port engine's copy-engine transport for windows in GPU
+ * memory on one node: the proxy turns descriptors into cudaMemcpyAsync on
+ * its own stream between IPC-mapped buffers. A signal is a one-thread kernel
+ * queued on the same stream, so it lands after the data it follows; the
+ * proxy synchronizes the stream before it publishes a batch as done.
+ *
+ * Also the FIFO's memory: when GPUs push descriptors it must be pinned host
+ * memory mapped into their address space.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "port.h"
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#ifdef HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+static int cuda_error(cudaError_t e, const char *what)
+{
+    return gpurma_set_error(GPURMA_ERR_GPU, "port copy engine: %s: %s", what,
+                            cudaGetErrorString(e));
+}
+
+void *gpurma_port_ce_alloc(struct gpurma_ctx_s *ctx, size_t len)
+{
+    void *p = NULL;
+    if (ctx->device < 0)
+        return posix_memalign(&p, 64, len) ? NULL : p;
+    if (cudaHostAlloc(&p, len, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess)
+        return NULL;
+    return p;
+}
+
+void gpurma_port_ce_free(struct gpurma_ctx_s *ctx, void *p)
+{
+    if (!p)
+        return;
+    if (ctx->device < 0)
+        free(p);
+    else
+        cudaFreeHost(p);
+}
+
+int gpurma_port_ce_start(gpurma_port_t *port)
+{
+    if (port->ctx->device < 0)
+        return GPURMA_SUCCESS;
+    cudaError_t e = cudaSetDevice(port->ctx->device);
+    if (e == cudaSuccess && !port->ce_stream) {
+        cudaStream_t s;
+        e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+        if (e == cudaSuccess)
+            port->ce_stream = s;
+    }
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "stream");
+}
+
+void gpurma_port_ce_stop(gpurma_port_t *port)
+{
+    if (port->ce_stream)
+        cudaStreamDestroy((cudaStream_t)port->ce_stream);
+    port->ce_stream = NULL;
+}
+
+int gpurma_port_ce_sync(gpurma_port_t *port)
+{
+    if (!port->ce_stream)
+        return GPURMA_SUCCESS;
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)port->ce_stream);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "stream synchronize");
+}
+
+static int copy(gpurma_port_t *port, void *dst, const void *src, size_t n)
+{
+    if (!n)
+        return GPURMA_SUCCESS;
+    cudaError_t e =
+        cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, (cudaStream_t)port->ce_stream);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpyAsync");
+}
+
+int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+{
+    const gpurma_dev_peer_t *p = &w->peers[d->peer];
+    const void *src = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (const void *)(uintptr_t)d->src
+                                                         : (const char *)w->base + d->src;
+    int rc = GPURMA_SUCCESS;
+    switch (d->op) {
+    case GPURMA_PORT_OP_PUT:
+        return copy(port, p->base + d->dst, src, d->size);
+    case GPURMA_PORT_OP_PUT_SIGNAL:
+        rc = copy(port, p->base + d->dst, src, d->size);
+        __attribute__((fallthrough));
+    case GPURMA_PORT_OP_SIGNAL:
+        return rc ? rc
+                  : gpurma_gpu_stream_signal(port->ce_stream, &p->signals[d->signal],
+                                             (uint32_t)w->rank, d->signal_op, d->value);
+    case GPURMA_PORT_OP_GET: {
+        void *dst = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (void *)(uintptr_t)d->dst
+                                                       : (char *)w->base + d->dst;
+        return copy(port, dst, p->base + d->src, d->size);
+    }
+    case GPURMA_PORT_OP_PUT_VALUE:
+        /* The value is in the proxy's batch (pageable): the copy reads it
+         * before cudaMemcpyAsync returns. */
+        return copy(port, p->base + d->dst, &d->value, d->size);
+    case GPURMA_PORT_OP_FETCH_ADD:
+    case GPURMA_PORT_OP_SWAP:
+    case GPURMA_PORT_OP_CAS: {
+        /* Rare: ordered after the queued copies by draining the stream. */
+        uint64_t old = 0;
+        rc = gpurma_port_ce_sync(port);
+        if (!rc)
+            rc = gpurma_gpu_atomic(port->ctx->device, (uint64_t *)(p->base + d->dst),
+                                   d->op - GPURMA_PORT_OP_FETCH_ADD, d->value, d->compare, &old);
+        if (!rc && cudaMemcpy((void *)(uintptr_t)d->src, &old, sizeof(old),
+                              cudaMemcpyDefault) != cudaSuccess)
+            rc = gpurma_set_error(GPURMA_ERR_GPU, "port copy engine: atomic result address");
+        return rc;
+    }
+    }
+    return GPURMA_ERR_INTERNAL;
+}
+
+#else /* !HAVE_CUDA */
+
+void *gpurma_port_ce_alloc(struct gpurma_ctx_s *ctx, size_t len)
+{
+    (void)ctx;
+    void *p = NULL;
+    return posix_memalign(&p, 64, len) ? NULL : p;
+}
+void gpurma_port_ce_free(struct gpurma_ctx_s *ctx, void *p) { (void)ctx, free(p); }
+int gpurma_port_ce_start(gpurma_port_t *port) { (void)port; return GPURMA_SUCCESS; }
+void gpurma_port_ce_stop(gpurma_port_t *port) { (void)port; }
+int gpurma_port_ce_sync(gpurma_port_t *port) { (void)port; return GPURMA_SUCCESS; }
+int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+{
+    (void)port, (void)w, (void)d;
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "copy engine: built without CUDA");
+}
+
+#endif
