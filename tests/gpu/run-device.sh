@@ -187,6 +187,31 @@ run2 ll_stress_shared_gpu 60 "$(prog test_gpu_ll_stress)" 300
 run2 stream_shared_gpu 120 "$(prog test_gpu_stream)"
 RUN_ENV=
 
+# The port engine forced: kernels push descriptors into the pinned FIFO and
+# the proxy moves the data with the copy engine.
+RUN_ENV=GPURMA_ENGINE=port
+run2 signal_order_port 90 "$(prog test_gpu_signal_order)" 1000
+if [ "$ngpu" -ge 2 ]; then
+    run2 gpu_bench_port 150 "$(prog gpu_bench)" --max $((256 << 20)) --quick
+    grep -E '^bw ' "$out/gpu_bench_port.rank0.log" >"$out/bench_port.txt"
+fi
+RUN_ENV=
+# The host-backend suite through the port engine, on this machine too.
+(cd "$build" && make -j16 tests/mp/test_put_get.mp tests/mp/test_signal_order.mp \
+    tests/mp/test_atomics.mp tests/mp/test_counters.mp tests/mp/test_device_api.mp) \
+    >>"$out/build.log" 2>&1
+if command -v mpirun >/dev/null 2>&1; then
+    for t in test_put_get test_signal_order test_atomics test_counters test_device_api; do
+        GPURMA_DEVICE=host GPURMA_ENGINE=port GPURMA_TEST_RANKS="2 4" \
+            LAUNCHER="mpirun --allow-run-as-root --oversubscribe -x GPURMA_DEVICE -x GPURMA_ENGINE" \
+            timeout -k 10 120 sh "$top/tests/mp/run-mp.sh" "$build/tests/mp/$t.mp" \
+            >"$out/host_port_$t.log" 2>&1
+        rc=$?
+        case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
+        echo "test host_port_$t $v" >>"$results"
+    done
+fi
+
 # The same test under mpirun (PMIx bootstrap), when there is one.
 if command -v mpirun >/dev/null 2>&1; then
     timeout -k 10 60 mpirun --allow-run-as-root --oversubscribe -np 2 \
@@ -211,6 +236,11 @@ elapsed=$(($(date +%s) - start))
         awk '$1 == "lat" {printf "  %-18s %8d %10.3f %10.3f %6.3f\n", $2, $3, $4, $5, $6}' "$out/bench.txt"
         awk '$1 == "bw" && $3 == 268435456 {printf "  target put bw @256MiB >= 0.97 x sm_copy: %.3f %s\n", $6, ($6 >= 0.97 ? "MET" : "MISSED")}
              $1 == "lat" && $2 == "put_signal_thread" && $3 == 8 {printf "  target 8B put_signal 1-way <= 1.15 x raw: %.3f %s\n", $6, ($6 <= 1.15 ? "MET" : "MISSED")}' "$out/bench.txt"
+    fi
+    if [ -s "$out/bench_port.txt" ]; then
+        echo "  port engine (copy engine) GB/s  bytes   gpurma  ce_memcpy  ratio"
+        awk '$1 == "bw" {printf "  %-18s %12d %9.1f %10.1f %6.3f\n", $2, $3, $4, $8, ($8 > 0 ? $4 / $8 : 0)}' "$out/bench_port.txt"
+        awk '$1 == "bw" && $3 == 268435456 && $8 > 0 {printf "  target port bw @256MiB >= 0.97 x cudaMemcpy peer: %.3f %s\n", $4 / $8, ($4 / $8 >= 0.97 ? "MET" : "MISSED")}' "$out/bench_port.txt"
     fi
 } | tee "$out/table.txt"
 grep -q 'FAIL' "$results" && exit 1
