@@ -127,31 +127,20 @@ int gpurma_gpu_win_wait(struct gpurma_win_s *w, uint32_t sig, gpurma_cmp_t cmp, 
             return rc;
         if (gpurma_dev_compare(v, cmp, value))
             return GPURMA_SUCCESS;
-        uint64_t now = gpurma_now_ns();
-        if (now >= next_check) {
-            next_check = now + ctx->liveness_ns;
-            int dead = gpurma_liveness_check(ctx, team->world_ranks, team->size);
-            if (dead >= 0)
-                return gpurma_set_error(GPURMA_ERR_PEER_FAILED,
-                                        "rank %d: %s: rank %d has died (value %llu, wanted %llu)",
-                                        ctx->rank, what, dead, (unsigned long long)v,
-                                        (unsigned long long)value);
-        }
-        if (now - start > ctx->timeout_ns) {
+        rc = gpurma_wait_stalled(team, start, gpurma_now_ns(), &next_check, v, value, what, -1);
+        if (rc == GPURMA_ERR_TIMEOUT) {
             uint32_t origin = UINT32_MAX;
             (void)gpurma_gpu_copy(w->gpu->device, &origin, &slot->last_origin, sizeof(origin));
-            char tail[64];
+            char text[512];
+            snprintf(text, sizeof(text), "%s", gpurma_error_text());
             if (origin == UINT32_MAX)
-                snprintf(tail, sizeof(tail), "no rank has signalled it yet");
+                gpurma_set_error(rc, "%s (device window); no rank has signalled it yet", text);
             else
-                snprintf(tail, sizeof(tail), "last signalled by team rank %u", origin);
-            return gpurma_set_error(GPURMA_ERR_TIMEOUT,
-                                    "rank %d: %s timed out after %llu ms: value %llu, wanted %llu"
-                                    " (device window); %s",
-                                    ctx->rank, what,
-                                    (unsigned long long)(ctx->timeout_ns / 1000000),
-                                    (unsigned long long)v, (unsigned long long)value, tail);
+                gpurma_set_error(rc, "%s (device window); last signalled by team rank %u", text,
+                                 origin);
         }
+        if (rc)
+            return rc;
         /* A poll is a device round trip already; only back off further
          * once the wait is clearly long. */
         if (iter > 256)

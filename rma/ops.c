@@ -9,7 +9,7 @@
 
 static const char *const cmp_names[] = {"==", "!=", ">", ">=", "<", "<="};
 
-static int check_peer(const struct gpurma_win_s *w, const char *op, int peer)
+int gpurma_check_peer(const struct gpurma_win_s *w, const char *op, int peer)
 {
     int rc = gpurma_win_check(w);
     if (rc)
@@ -21,10 +21,10 @@ static int check_peer(const struct gpurma_win_s *w, const char *op, int peer)
     return GPURMA_SUCCESS;
 }
 
-static int check_range(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
+int gpurma_check_range(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
                        size_t bytes, const void *buf)
 {
-    int rc = check_peer(w, op, peer);
+    int rc = gpurma_check_peer(w, op, peer);
     if (rc)
         return rc;
     if (bytes && !buf)
@@ -39,7 +39,7 @@ static int check_range(const struct gpurma_win_s *w, const char *op, int peer, s
     return GPURMA_SUCCESS;
 }
 
-static int check_signal(const struct gpurma_win_s *w, const char *op, uint32_t sig)
+int gpurma_check_signal(const struct gpurma_win_s *w, const char *op, uint32_t sig)
 {
     if (sig >= w->num_signals)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
@@ -48,13 +48,13 @@ static int check_signal(const struct gpurma_win_s *w, const char *op, uint32_t s
     return GPURMA_SUCCESS;
 }
 
-static int check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_t sig,
+int gpurma_check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_t sig,
                            gpurma_signal_op_t sop)
 {
     if (sop != GPURMA_SIGNAL_SET && sop != GPURMA_SIGNAL_ADD)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s: unknown signal op %d",
                                 w->ctx->rank, op, (int)sop);
-    return check_signal(w, op, sig);
+    return gpurma_check_signal(w, op, sig);
 }
 
 static int check_counter(const struct gpurma_win_s *w, const char *op, uint32_t counter)
@@ -78,7 +78,7 @@ static int unsupported(const struct gpurma_win_s *w, const char *op, int peer)
 static int put_common(gpurma_win_t w, int peer, size_t off, const void *src, size_t bytes,
                       uint32_t counter)
 {
-    int rc = check_range(w, "put", peer, off, bytes, src);
+    int rc = gpurma_check_range(w, "put", peer, off, bytes, src);
     if (rc)
         return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
@@ -101,7 +101,7 @@ GPURMA_API gpurma_status_t gpurma_put_counted(gpurma_win_t w, int peer, size_t o
 GPURMA_API gpurma_status_t gpurma_get(gpurma_win_t w, int peer, void *dst, size_t off,
                                       size_t bytes)
 {
-    int rc = check_range(w, "get", peer, off, bytes, dst);
+    int rc = gpurma_check_range(w, "get", peer, off, bytes, dst);
     if (rc)
         return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
@@ -111,7 +111,7 @@ GPURMA_API gpurma_status_t gpurma_get(gpurma_win_t w, int peer, void *dst, size_
 GPURMA_API gpurma_status_t gpurma_put_value(gpurma_win_t w, int peer, size_t off, uint64_t value,
                                             size_t bytes)
 {
-    int rc = check_range(w, "put_value", peer, off, bytes, &value);
+    int rc = gpurma_check_range(w, "put_value", peer, off, bytes, &value);
     if (rc)
         return rc;
     if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
@@ -130,9 +130,9 @@ GPURMA_API gpurma_status_t gpurma_put_value(gpurma_win_t w, int peer, size_t off
 GPURMA_API gpurma_status_t gpurma_signal(gpurma_win_t w, int peer, uint32_t sig,
                                          gpurma_signal_op_t op, uint64_t value)
 {
-    int rc = check_peer(w, "signal", peer);
+    int rc = gpurma_check_peer(w, "signal", peer);
     if (!rc)
-        rc = check_signal_op(w, "signal", sig, op);
+        rc = gpurma_check_signal_op(w, "signal", sig, op);
     if (rc)
         return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
@@ -143,9 +143,9 @@ static int put_signal_common(gpurma_win_t w, int peer, size_t off, const void *s
                              uint32_t sig, gpurma_signal_op_t op, uint64_t value,
                              uint32_t counter)
 {
-    int rc = check_range(w, "put_signal", peer, off, bytes, src);
+    int rc = gpurma_check_range(w, "put_signal", peer, off, bytes, src);
     if (!rc)
-        rc = check_signal_op(w, "put_signal", sig, op);
+        rc = gpurma_check_signal_op(w, "put_signal", sig, op);
     if (rc)
         return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
@@ -174,7 +174,7 @@ GPURMA_API gpurma_status_t gpurma_wait_until(gpurma_win_t w, uint32_t sig, gpurm
 {
     int rc = gpurma_win_check(w);
     if (!rc)
-        rc = check_signal(w, "wait_until", sig);
+        rc = gpurma_check_signal(w, "wait_until", sig);
     if (rc)
         return rc;
     if ((unsigned)cmp > GPURMA_CMP_LE)
@@ -206,7 +206,7 @@ GPURMA_API gpurma_status_t gpurma_signal_read(gpurma_win_t w, uint32_t sig, uint
 {
     int rc = gpurma_win_check(w);
     if (!rc)
-        rc = check_signal(w, "signal_read", sig);
+        rc = gpurma_check_signal(w, "signal_read", sig);
     if (!rc && !value)
         rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG, "signal_read: value is NULL");
     if (!rc && w->gpu)
@@ -220,7 +220,7 @@ GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t w, uint32_t sig)
 {
     int rc = gpurma_win_check(w);
     if (!rc)
-        rc = check_signal(w, "signal_reset", sig);
+        rc = gpurma_check_signal(w, "signal_reset", sig);
     if (!rc && w->gpu)
         return gpurma_gpu_win_signal_reset(w, sig);
     if (!rc)
@@ -232,7 +232,7 @@ GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t w, uint32_t sig)
 static int for_engines(gpurma_win_t w, int peer, const char *op,
                        int (*fn)(const gpurma_engine_ops_t *, gpurma_win_t, int))
 {
-    int rc = peer == GPURMA_ALL_PEERS ? gpurma_win_check(w) : check_peer(w, op, peer);
+    int rc = peer == GPURMA_ALL_PEERS ? gpurma_win_check(w) : gpurma_check_peer(w, op, peer);
     if (rc)
         return rc;
     if (peer != GPURMA_ALL_PEERS)
@@ -286,7 +286,7 @@ GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t w)
 static int atomic_common(gpurma_win_t w, const char *op, gpurma_atomic_kind_t kind, int peer,
                          size_t off, uint64_t value, uint64_t compare, uint64_t *old)
 {
-    int rc = check_range(w, op, peer, off, 8, &value);
+    int rc = gpurma_check_range(w, op, peer, off, 8, &value);
     if (rc)
         return rc;
     if (off & 7)

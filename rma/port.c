@@ -251,10 +251,13 @@ static void *proxy_main(void *arg)
         pthread_rwlock_rdlock(&port->reg_lock);
         while (n < PORT_BATCH) {
             gpurma_port_desc_t *slot = &f->ring[(pos + (uint64_t)n) & (f->capacity - 1)];
-            uint32_t lap = (uint32_t)((pos + (uint64_t)n) / f->capacity + 1);
-            if (__atomic_load_n(&slot->commit, __ATOMIC_ACQUIRE) != lap)
+            uint64_t lap = (pos + (uint64_t)n) / f->capacity + 1;
+            uint32_t commit = __atomic_load_n(&slot->commit, __ATOMIC_ACQUIRE);
+            if (!commit)
                 break;
             batch[n] = *slot;
+            if (gpurma_port_seal(&batch[n], lap) != commit)
+                break; /* not this lap's, or not all of it has landed yet */
             /* The slot is copied: pushers may refill it. */
             __atomic_store_n(&f->tail, pos + (uint64_t)n + 1, __ATOMIC_RELEASE);
             execute(port, &batch[n]);

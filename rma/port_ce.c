@@ -76,13 +76,29 @@ int gpurma_port_ce_sync(gpurma_port_t *port)
     return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "stream synchronize");
 }
 
+/* GPU memory of which device, or -1 for host memory. */
+static int device_of(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return a.type == cudaMemoryTypeDevice ? a.device : -1;
+}
+
+/* Between two GPUs the copy is a peer copy, which takes the copy engines'
+ * direct path; anything else lets CUDA choose. */
 static int copy(gpurma_port_t *port, void *dst, const void *src, size_t n)
 {
     if (!n)
         return GPURMA_SUCCESS;
-    cudaError_t e =
-        cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, (cudaStream_t)port->ce_stream);
-    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpyAsync");
+    cudaStream_t s = (cudaStream_t)port->ce_stream;
+    int ddev = device_of(dst), sdev = device_of(src);
+    cudaError_t e = ddev >= 0 && sdev >= 0 && ddev != sdev
+                        ? cudaMemcpyPeerAsync(dst, ddev, src, sdev, n, s)
+                        : cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "copy");
 }
 
 int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)

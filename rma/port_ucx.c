@@ -279,9 +279,9 @@ void gpurma_port_ucx_win_release(gpurma_port_t *port, struct gpurma_win_s *w)
         if (uw->sig_rkey && uw->sig_rkey[i])
             ucp_rkey_destroy(uw->sig_rkey[i]);
     }
-    if (port->ucx && uw->data_memh)
+    if (port && port->ucx && uw->data_memh)
         ucp_mem_unmap(port->ucx->context, uw->data_memh);
-    if (port->ucx && uw->sig_memh)
+    if (port && port->ucx && uw->sig_memh)
         ucp_mem_unmap(port->ucx->context, uw->sig_memh);
     free(uw->data_rkey);
     free(uw->sig_rkey);

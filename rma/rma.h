@@ -115,6 +115,15 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
 int gpurma_win_destroy(struct gpurma_win_s *w);
 int gpurma_win_check(const struct gpurma_win_s *w);
 
+/* Argument checks of the host calls (ops.c), shared by the stream-ordered
+ * calls: each sets a message naming rank, operation, peer, offset, size. */
+int gpurma_check_peer(const struct gpurma_win_s *w, const char *op, int peer);
+int gpurma_check_range(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
+                       size_t bytes, const void *buf);
+int gpurma_check_signal(const struct gpurma_win_s *w, const char *op, uint32_t sig);
+int gpurma_check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_t sig,
+                           gpurma_signal_op_t sop);
+
 /* Host memory engine, also used for the created-window (CMA) path. */
 int gpurma_cma_xfer(struct gpurma_win_s *w, int peer, int is_put, size_t off, void *buf,
                     size_t n);

@@ -35,56 +35,8 @@
 
 /* --------------------------------------------------------------- checks */
 
-/* The same checks, in the same order and with the same messages, as the
- * plain calls of ops.c, so that a call fails identically on a stream. */
-
-static int check_peer(const struct gpurma_win_s *w, const char *op, int peer)
-{
-    int rc = gpurma_win_check(w);
-    if (rc)
-        return rc;
-    if (peer < 0 || peer >= w->size)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: %s to peer %d: the window's team has %d ranks",
-                                w->ctx->rank, op, peer, w->size);
-    return GPURMA_SUCCESS;
-}
-
-static int check_range(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
-                       size_t bytes, const void *buf)
-{
-    int rc = check_peer(w, op, peer);
-    if (rc)
-        return rc;
-    if (bytes && !buf)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s of %zu bytes: buffer is NULL",
-                                w->ctx->rank, op, bytes);
-    uint64_t size = w->peers[peer].size;
-    if (off > size || bytes > size - off)
-        return gpurma_set_error(GPURMA_ERR_OUT_OF_BOUNDS,
-                                "rank %d: %s of %zu bytes at offset %zu on peer %d exceeds its "
-                                "window of %llu bytes",
-                                w->ctx->rank, op, bytes, off, peer, (unsigned long long)size);
-    return GPURMA_SUCCESS;
-}
-
-static int check_signal(const struct gpurma_win_s *w, const char *op, uint32_t sig)
-{
-    if (sig >= w->num_signals)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: %s: signal %u does not exist (window has %u)",
-                                w->ctx->rank, op, sig, w->num_signals);
-    return GPURMA_SUCCESS;
-}
-
-static int check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_t sig,
-                           gpurma_signal_op_t sop)
-{
-    if (sop != GPURMA_SIGNAL_SET && sop != GPURMA_SIGNAL_ADD)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s: unknown signal op %d",
-                                w->ctx->rank, op, (int)sop);
-    return check_signal(w, op, sig);
-}
+/* Argument checks are those of ops.c (gpurma_check_*), so that a call fails
+ * identically on a stream. */
 
 /* The window is in device memory and (peer >= 0) the GPU reaches the
  * peer's window by load/store; then makes the window's GPU current and
@@ -114,7 +66,7 @@ static int check_device(const struct gpurma_win_s *w, const char *op, int peer, 
 GPURMA_API gpurma_status_t gpurma_put_on_stream(gpurma_win_t w, int peer, size_t off,
                                                 const void *src, size_t bytes, void *stream)
 {
-    int rc = check_range(w, "put_on_stream", peer, off, bytes, src);
+    int rc = gpurma_check_range(w, "put_on_stream", peer, off, bytes, src);
     if (!rc)
         rc = check_device(w, "put_on_stream", peer, stream);
     if (rc)
@@ -125,7 +77,7 @@ GPURMA_API gpurma_status_t gpurma_put_on_stream(gpurma_win_t w, int peer, size_t
 GPURMA_API gpurma_status_t gpurma_get_on_stream(gpurma_win_t w, int peer, void *dst, size_t off,
                                                 size_t bytes, void *stream)
 {
-    int rc = check_range(w, "get_on_stream", peer, off, bytes, dst);
+    int rc = gpurma_check_range(w, "get_on_stream", peer, off, bytes, dst);
     if (!rc)
         rc = check_device(w, "get_on_stream", peer, stream);
     if (rc)
@@ -136,7 +88,7 @@ GPURMA_API gpurma_status_t gpurma_get_on_stream(gpurma_win_t w, int peer, void *
 GPURMA_API gpurma_status_t gpurma_put_value_on_stream(gpurma_win_t w, int peer, size_t off,
                                                       uint64_t value, size_t bytes, void *stream)
 {
-    int rc = check_range(w, "put_value_on_stream", peer, off, bytes, &value);
+    int rc = gpurma_check_range(w, "put_value_on_stream", peer, off, bytes, &value);
     if (rc)
         return rc;
     if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
@@ -156,9 +108,9 @@ GPURMA_API gpurma_status_t gpurma_signal_on_stream(gpurma_win_t w, int peer, uin
                                                    gpurma_signal_op_t op, uint64_t value,
                                                    void *stream)
 {
-    int rc = check_peer(w, "signal_on_stream", peer);
+    int rc = gpurma_check_peer(w, "signal_on_stream", peer);
     if (!rc)
-        rc = check_signal_op(w, "signal_on_stream", sig, op);
+        rc = gpurma_check_signal_op(w, "signal_on_stream", sig, op);
     if (!rc)
         rc = check_device(w, "signal_on_stream", peer, stream);
     if (rc)
@@ -172,9 +124,9 @@ GPURMA_API gpurma_status_t gpurma_put_signal_on_stream(gpurma_win_t w, int peer,
                                                        uint32_t sig, gpurma_signal_op_t op,
                                                        uint64_t value, void *stream)
 {
-    int rc = check_range(w, "put_signal_on_stream", peer, off, bytes, src);
+    int rc = gpurma_check_range(w, "put_signal_on_stream", peer, off, bytes, src);
     if (!rc)
-        rc = check_signal_op(w, "put_signal_on_stream", sig, op);
+        rc = gpurma_check_signal_op(w, "put_signal_on_stream", sig, op);
     if (!rc)
         rc = check_device(w, "put_signal_on_stream", peer, stream);
     if (rc)
@@ -190,7 +142,7 @@ GPURMA_API gpurma_status_t gpurma_wait_until_on_stream(gpurma_win_t w, uint32_t 
 {
     int rc = gpurma_win_check(w);
     if (!rc)
-        rc = check_signal(w, "wait_until_on_stream", sig);
+        rc = gpurma_check_signal(w, "wait_until_on_stream", sig);
     if (rc)
         return rc;
     if ((unsigned)cmp > GPURMA_CMP_LE)
@@ -206,7 +158,7 @@ GPURMA_API gpurma_status_t gpurma_signal_reset_on_stream(gpurma_win_t w, uint32_
 {
     int rc = gpurma_win_check(w);
     if (!rc)
-        rc = check_signal(w, "signal_reset_on_stream", sig);
+        rc = gpurma_check_signal(w, "signal_reset_on_stream", sig);
     if (!rc)
         rc = check_device(w, "signal_reset_on_stream", -1, stream);
     if (rc)
@@ -219,7 +171,7 @@ GPURMA_API gpurma_status_t gpurma_signal_reset_on_stream(gpurma_win_t w, uint32_
 GPURMA_API gpurma_status_t gpurma_flush_on_stream(gpurma_win_t w, int peer, void *stream)
 {
     int rc = peer == GPURMA_ALL_PEERS ? gpurma_win_check(w)
-                                      : check_peer(w, "flush_on_stream", peer);
+                                      : gpurma_check_peer(w, "flush_on_stream", peer);
     if (!rc)
         rc = check_device(w, "flush_on_stream", peer, stream);
     /* Copies and kernels complete in stream order: the work enqueued after

@@ -29,23 +29,33 @@ int gpurma_ctx_check(const struct gpurma_ctx_s *ctx)
     return GPURMA_SUCCESS;
 }
 
-/* Checks the requested device before anything else is set up. */
-static int check_device(const gpurma_init_params_t *p)
+/* The device asked for: the init parameter, else GPURMA_DEVICE. */
+static int requested_device(const gpurma_init_params_t *p, int *want)
 {
-    int want = GPURMA_DEVICE_AUTO;
     const char *env = gpurma_config()->device;
-    if (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE))
-        want = p->device;
-    else if (!strcasecmp(env, "host"))
-        want = GPURMA_DEVICE_HOST;
-    else if (strcasecmp(env, "auto")) {
+    *want = GPURMA_DEVICE_AUTO;
+    if (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE)) {
+        *want = p->device;
+    } else if (!strcasecmp(env, "host")) {
+        *want = GPURMA_DEVICE_HOST;
+    } else if (strcasecmp(env, "auto")) {
         char *end;
         long v = strtol(env, &end, 10);
         if (*end || v < 0)
             return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                     "GPURMA_DEVICE=%s is not auto, host or a GPU ordinal", env);
-        want = (int)v;
+        *want = (int)v;
     }
+    return GPURMA_SUCCESS;
+}
+
+/* Checks the requested device before anything else is set up. */
+static int check_device(const gpurma_init_params_t *p)
+{
+    int want;
+    int rc = requested_device(p, &want);
+    if (rc)
+        return rc;
     if (want < GPURMA_DEVICE_HOST)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "init: device %d is not valid", want);
     return GPURMA_SUCCESS;
@@ -57,20 +67,10 @@ static int check_device(const gpurma_init_params_t *p)
  * current for the initializing thread. */
 static int select_device(const gpurma_init_params_t *p, int local_rank, int *device)
 {
-    int want = GPURMA_DEVICE_AUTO;
-    const char *env = gpurma_config()->device;
-    if (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE))
-        want = p->device;
-    else if (!strcasecmp(env, "host"))
-        want = GPURMA_DEVICE_HOST;
-    else if (strcasecmp(env, "auto")) {
-        char *end;
-        long v = strtol(env, &end, 10);
-        if (*end || v < 0)
-            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                    "GPURMA_DEVICE=%s is not auto, host or a GPU ordinal", env);
-        want = (int)v;
-    }
+    int want;
+    int rc = requested_device(p, &want);
+    if (rc)
+        return rc;
     int ngpus = want == GPURMA_DEVICE_HOST ? 0 : gpurma_gpu_count();
     if (want == GPURMA_DEVICE_HOST || (want == GPURMA_DEVICE_AUTO && ngpus == 0)) {
         *device = GPURMA_DEVICE_HOST;
@@ -81,7 +81,7 @@ static int select_device(const gpurma_init_params_t *p, int local_rank, int *dev
     if (want >= ngpus)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "init: GPU %d requested but %d GPU(s) are usable", want, ngpus);
-    int rc = gpurma_gpu_use(want);
+    rc = gpurma_gpu_use(want);
     if (rc)
         return rc;
     *device = want;

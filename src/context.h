@@ -81,4 +81,10 @@ int gpurma_liveness_check(struct gpurma_ctx_s *ctx, const int *world_ranks, int 
 int gpurma_wait_u64(struct gpurma_team_s *team, const uint64_t *p, gpurma_cmp_t cmp,
                     uint64_t value, const char *what, int peer);
 
+/* One check of a wait in progress at time now (started at start): a dead
+ * member of team or the timeout end it with an error (message as above). */
+int gpurma_wait_stalled(struct gpurma_team_s *team, uint64_t start, uint64_t now,
+                        uint64_t *next_check, uint64_t v, uint64_t value, const char *what,
+                        int peer);
+
 #endif

@@ -69,26 +69,36 @@ int gpurma_wait_u64(struct gpurma_team_s *team, const uint64_t *p, gpurma_cmp_t 
             continue;
         }
         now = gpurma_now_ns();
-        if (now >= next_check) {
-            next_check = now + ctx->liveness_ns;
-            int dead = gpurma_liveness_check(ctx, team->world_ranks, team->size);
-            if (dead >= 0)
-                return gpurma_set_error(GPURMA_ERR_PEER_FAILED,
-                                        "rank %d: %s: rank %d has died (value %llu, wanted %llu)",
-                                        ctx->rank, what, dead, (unsigned long long)v,
-                                        (unsigned long long)value);
-        }
-        if (now - start > ctx->timeout_ns) {
-            char peer_text[48] = "";
-            if (peer >= 0 && peer < team->size)
-                snprintf(peer_text, sizeof(peer_text), " (peer: world rank %d)",
-                         team->world_ranks[peer]);
-            return gpurma_set_error(GPURMA_ERR_TIMEOUT,
-                                    "rank %d: %s timed out after %llu ms: value %llu, wanted %llu%s",
-                                    ctx->rank, what,
-                                    (unsigned long long)(ctx->timeout_ns / 1000000),
-                                    (unsigned long long)v, (unsigned long long)value, peer_text);
-        }
+        int rc = gpurma_wait_stalled(team, start, now, &next_check, v, value, what, peer);
+        if (rc)
+            return rc;
         gpurma_backoff(now < spin_end ? 0 : slow++);
     }
+}
+
+int gpurma_wait_stalled(struct gpurma_team_s *team, uint64_t start, uint64_t now,
+                        uint64_t *next_check, uint64_t v, uint64_t value, const char *what,
+                        int peer)
+{
+    struct gpurma_ctx_s *ctx = team->ctx;
+    if (now >= *next_check) {
+        *next_check = now + ctx->liveness_ns;
+        int dead = gpurma_liveness_check(ctx, team->world_ranks, team->size);
+        if (dead >= 0)
+            return gpurma_set_error(GPURMA_ERR_PEER_FAILED,
+                                    "rank %d: %s: rank %d has died (value %llu, wanted %llu)",
+                                    ctx->rank, what, dead, (unsigned long long)v,
+                                    (unsigned long long)value);
+    }
+    if (now - start > ctx->timeout_ns) {
+        char peer_text[48] = "";
+        if (peer >= 0 && peer < team->size)
+            snprintf(peer_text, sizeof(peer_text), " (peer: world rank %d)",
+                     team->world_ranks[peer]);
+        return gpurma_set_error(GPURMA_ERR_TIMEOUT,
+                                "rank %d: %s timed out after %llu ms: value %llu, wanted %llu%s",
+                                ctx->rank, what, (unsigned long long)(ctx->timeout_ns / 1000000),
+                                (unsigned long long)v, (unsigned long long)value, peer_text);
+    }
+    return GPURMA_SUCCESS;
 }

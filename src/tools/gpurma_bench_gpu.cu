@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include <cuda_runtime.h>
 
@@ -481,6 +482,63 @@ int parse_size(const char *s, size_t *out)
     return 0;
 }
 
+static double now_s()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The port engine with the copy engine: host-initiated puts of n bytes from
+ * device memory into the peer's window, each completed by a flush, against
+ * cudaMemcpyPeerAsync of the same bytes, each synchronized, in the same run. */
+int port_bandwidth(Bench *b)
+{
+    size_t max = b->max_bw < (256u << 20) ? b->max_bw : (256u << 20);
+    gpurma_win_params_t p;
+    memset(&p, 0, sizeof(p));
+    p.field_mask = GPURMA_WIN_FIELD_ENGINE;
+    p.engine = GPURMA_ENGINE_PORT;
+    gpurma_win_t pw;
+    void *pbase;
+    GPURMA_TRY(b, gpurma_win_allocate(b->world, max, &p, &pbase, &pw));
+    int ngpu = 0, dev = 0;
+    CUDA_TRY(b, cudaGetDeviceCount(&ngpu));
+    CUDA_TRY(b, cudaGetDevice(&dev));
+    if (b->rank == 0 && ngpu >= 2) {
+        char *peer = (char *)gpurma_win_peer_ptr(pw, b->peer);
+        int peer_dev = 1 - dev;
+        printf("%-28s %12s %12s %12s %8s\n", "port bandwidth (GB/s)", "bytes", "gpurma_port",
+               "memcpy_peer", "ratio");
+        for (size_t n = 1u << 20; n <= max; n *= 4) {
+            int iters = n <= (16u << 20) ? 100 : 20;
+            if (b->quick)
+                iters = iters / 4 + 2;
+            /* One untimed round of each, so neither pays a first-use cost. */
+            GPURMA_TRY(b, gpurma_put(pw, b->peer, 0, b->src, n));
+            GPURMA_TRY(b, gpurma_flush(pw, b->peer));
+            CUDA_TRY(b, cudaMemcpyPeerAsync(peer, peer_dev, b->src, dev, n, b->s));
+            CUDA_TRY(b, cudaStreamSynchronize(b->s));
+            double t0 = now_s();
+            for (int i = 0; i < iters; i++) {
+                GPURMA_TRY(b, gpurma_put(pw, b->peer, 0, b->src, n));
+                GPURMA_TRY(b, gpurma_flush(pw, b->peer));
+            }
+            double port = (double)n * iters / (now_s() - t0) / 1e9;
+            t0 = now_s();
+            for (int i = 0; i < iters; i++) {
+                CUDA_TRY(b, cudaMemcpyPeerAsync(peer, peer_dev, b->src, dev, n, b->s));
+                CUDA_TRY(b, cudaStreamSynchronize(b->s));
+            }
+            double ref = (double)n * iters / (now_s() - t0) / 1e9;
+            printf("bwport put %zu %.2f %.2f %.3f\n", n, port, ref, port / ref);
+        }
+    }
+    GPURMA_TRY(b, gpurma_barrier(b->world));
+    GPURMA_TRY(b, gpurma_win_free(&pw));
+    return 0;
+}
+
 int run(Bench *b)
 {
     GPURMA_TRY(b, gpurma_init(NULL, &b->ctx));
@@ -532,6 +590,7 @@ int run(Bench *b)
 
     TRY(bandwidth(b));
     TRY(latency(b));
+    TRY(port_bandwidth(b));
 
     GPURMA_TRY(b, gpurma_barrier(b->world));
     GPURMA_TRY(b, gpurma_win_free(&b->win));

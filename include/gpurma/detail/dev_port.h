@@ -4,11 +4,12 @@
  *
  * A pusher reserves a position with an atomic add on head, waits while the
  * ring is full (back-pressure: never drop, never overwrite), writes the
- * 64-byte descriptor and publishes it last with a release store of the lap
- * number (position / capacity + 1) into `commit`. The proxy consumes slots in
- * order, waiting for the commit word of the lap it expects, so a stale slot
- * from the previous lap is never mistaken for a new one and slots need no
- * clearing. tail (consumed) frees slots; done (executed and locally
+ * 64-byte descriptor and publishes it last with a release store of `commit`,
+ * a hash of the fields and the lap number (position / capacity + 1). The
+ * proxy consumes slots in order and takes one only when the commit word
+ * matches the hash of the fields it read for the lap it expects, so a stale
+ * slot from the previous lap is never mistaken for a new one and slots need
+ * no clearing. tail (consumed) frees slots; done (executed and locally
  * complete) is what flush waits on.
  */
 #ifndef GPURMA_DETAIL_DEV_PORT_H
@@ -47,7 +48,7 @@ typedef struct gpurma_port_desc {
     uint16_t op;       /* gpurma_port_op_t                                             */
     uint8_t  signal_op;/* gpurma_signal_op_t                                           */
     uint8_t  flags;    /* GPURMA_PORT_F_*                                              */
-    uint32_t commit;   /* lap number of the position that filled the slot              */
+    uint32_t commit;   /* gpurma_port_seal(fields, lap), written last                  */
 } gpurma_port_desc_t;
 
 #if defined(__cplusplus)
@@ -72,6 +73,28 @@ typedef struct gpurma_port_fifo {
     uint64_t            errors;   /* descriptors rejected or failed (cumulative) */
     uint64_t            pad4[7];
 } gpurma_port_fifo_t;
+
+/* The commit word: a 32-bit hash of the descriptor's fields and its lap
+ * (never 0). The proxy accepts a slot only when the hash of what it read
+ * matches, so a descriptor is never taken before all its bytes have landed,
+ * even where a GPU's writes to host memory may arrive out of order, nor is
+ * a slot of the previous lap taken for a new one. */
+GPURMA_DEVICE uint32_t gpurma_port_seal(const gpurma_port_desc_t *d, uint64_t lap)
+{
+    const uint64_t k = 0x9e3779b97f4a7c15ull;
+    uint64_t words[8] = {d->dst, d->src, d->size, d->value, d->compare,
+                         (uint64_t)d->win_id | (uint64_t)(uint32_t)d->peer << 32,
+                         (uint64_t)d->signal | (uint64_t)d->counter << 32,
+                         (uint64_t)d->op | (uint64_t)d->signal_op << 16 |
+                             (uint64_t)d->flags << 24 | lap << 32};
+    uint64_t h = lap * k;
+    for (int i = 0; i < 8; i++) {
+        h ^= words[i];
+        h *= k;
+        h ^= h >> 29;
+    }
+    return (uint32_t)(h >> 32) | 1u;
+}
 
 /* Pushes d (commit ignored); returns its position in *pos. Waits while the
  * ring is full, up to the FIFO's timeout. */
@@ -103,7 +126,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_port_push(gpurma_port_fifo_t *f, const gpur
     slot->op = d->op;
     slot->signal_op = d->signal_op;
     slot->flags = d->flags;
-    gpurma_sh_store_release_u32(&slot->commit, (uint32_t)(p / f->capacity + 1));
+    gpurma_sh_store_release_u32(&slot->commit, gpurma_port_seal(d, p / f->capacity + 1));
     if (pos)
         *pos = p;
     return GPURMA_SUCCESS;
