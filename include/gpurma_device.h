@@ -267,7 +267,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_flush(gpurma_dev_win_t w, int peer)
         return GPURMA_ERR_INVALID_ARG;
     gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)w.port;
     if (f) {
-        uint64_t head = gpurma_sh_load_acquire_u64(&f->head);
+        uint64_t head = gpurma_sh_load_acquire_u64(f->head_ptr);
         if (head)
             return gpurma_port_wait_done(f, head - 1);
     }

@@ -232,50 +232,61 @@ static void bump_counter(gpurma_port_t *port, const gpurma_port_desc_t *d)
         gpurma_sh_fetch_add_u64(&w->counters[d->counter], 1);
 }
 
+/* Executes up to a batch of committed descriptors of f, completes them
+ * locally, bumps their counters and publishes them as done. Returns how
+ * many it took. */
+static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
+{
+    gpurma_port_desc_t batch[PORT_BATCH];
+    uint64_t pos = f->tail;
+    int n = 0;
+    pthread_rwlock_rdlock(&port->reg_lock);
+    while (n < PORT_BATCH) {
+        gpurma_port_desc_t *slot = &f->ring[(pos + (uint64_t)n) & (f->capacity - 1)];
+        uint64_t lap = (pos + (uint64_t)n) / f->capacity + 1;
+        uint32_t commit = __atomic_load_n(&slot->commit, __ATOMIC_ACQUIRE);
+        if (!commit)
+            break;
+        batch[n] = *slot;
+        if (gpurma_port_seal(&batch[n], lap) != commit)
+            break; /* not this lap's, or not all of it has landed yet */
+        /* The slot is copied: pushers may refill it. */
+        __atomic_store_n(&f->tail, pos + (uint64_t)n + 1, __ATOMIC_RELEASE);
+        execute(port, &batch[n]);
+        n++;
+    }
+    if (n) {
+        if (gpurma_port_ce_sync(port) || (port->ucx && gpurma_port_ucx_wait_local(port))) {
+            snprintf(port->last_error, sizeof(port->last_error),
+                     "port proxy of rank %d: completing a batch: %s", port->ctx->rank,
+                     gpurma_error_text());
+            __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+        }
+        for (int i = 0; i < n; i++)
+            bump_counter(port, &batch[i]);
+    }
+    pthread_rwlock_unlock(&port->reg_lock);
+    if (n)
+        __atomic_store_n(&f->done, pos + (uint64_t)n, __ATOMIC_RELEASE);
+    return n;
+}
+
 static void *proxy_main(void *arg)
 {
     gpurma_port_t *port = arg;
-    gpurma_port_fifo_t *f = port->fifo;
-    gpurma_port_desc_t batch[PORT_BATCH];
     uint64_t idle = 0, slow = 0, last_work = gpurma_now_ns();
     int spinning = 1;
     gpurma_log_set_rank(port->ctx->rank);
     if (gpurma_port_ce_start(port)) {
         snprintf(port->last_error, sizeof(port->last_error), "port proxy of rank %d: %s",
                  port->ctx->rank, gpurma_error_text());
-        __atomic_fetch_add(&f->errors, 1, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
     }
     while (!__atomic_load_n(&port->stop, __ATOMIC_ACQUIRE)) {
-        uint64_t pos = f->tail;
-        int n = 0;
-        pthread_rwlock_rdlock(&port->reg_lock);
-        while (n < PORT_BATCH) {
-            gpurma_port_desc_t *slot = &f->ring[(pos + (uint64_t)n) & (f->capacity - 1)];
-            uint64_t lap = (pos + (uint64_t)n) / f->capacity + 1;
-            uint32_t commit = __atomic_load_n(&slot->commit, __ATOMIC_ACQUIRE);
-            if (!commit)
-                break;
-            batch[n] = *slot;
-            if (gpurma_port_seal(&batch[n], lap) != commit)
-                break; /* not this lap's, or not all of it has landed yet */
-            /* The slot is copied: pushers may refill it. */
-            __atomic_store_n(&f->tail, pos + (uint64_t)n + 1, __ATOMIC_RELEASE);
-            execute(port, &batch[n]);
-            n++;
-        }
+        int n = drain(port, port->fifo);
+        if (port->dev_fifo)
+            n += drain(port, port->dev_fifo);
         if (n) {
-            if (gpurma_port_ce_sync(port) || (port->ucx && gpurma_port_ucx_wait_local(port))) {
-                snprintf(port->last_error, sizeof(port->last_error),
-                         "port proxy of rank %d: completing a batch: %s", port->ctx->rank,
-                         gpurma_error_text());
-                __atomic_fetch_add(&f->errors, 1, __ATOMIC_RELEASE);
-            }
-            for (int i = 0; i < n; i++)
-                bump_counter(port, &batch[i]);
-        }
-        pthread_rwlock_unlock(&port->reg_lock);
-        if (n) {
-            __atomic_store_n(&f->done, pos + (uint64_t)n, __ATOMIC_RELEASE);
             idle = slow = 0;
             last_work = 0;
             continue;
@@ -298,6 +309,36 @@ static void *proxy_main(void *arg)
 
 /* ------------------------------------------------------------ lifecycle */
 
+static void fifo_destroy(struct gpurma_ctx_s *ctx, gpurma_port_fifo_t *f)
+{
+    if (!f)
+        return;
+    if (f->head_ptr != &f->head)
+        gpurma_port_ce_free_counter(f->head_ptr);
+    gpurma_port_ce_free(ctx, f->ring);
+    gpurma_port_ce_free(ctx, f);
+}
+
+/* A FIFO for host pushers, or (for_gpu) for kernels: then its reservation
+ * counter lives in device memory. */
+static gpurma_port_fifo_t *fifo_create(struct gpurma_ctx_s *ctx, int for_gpu)
+{
+    gpurma_port_fifo_t *f = gpurma_port_ce_alloc(ctx, sizeof(*f));
+    if (!f)
+        return NULL;
+    memset(f, 0, sizeof(*f));
+    f->ring = gpurma_port_ce_alloc(ctx, PORT_FIFO_CAPACITY * sizeof(*f->ring));
+    f->head_ptr = for_gpu ? gpurma_port_ce_alloc_counter() : &f->head;
+    if (!f->ring || !f->head_ptr) {
+        fifo_destroy(ctx, f);
+        return NULL;
+    }
+    memset(f->ring, 0, PORT_FIFO_CAPACITY * sizeof(*f->ring));
+    f->capacity = PORT_FIFO_CAPACITY;
+    f->timeout_ns = ctx->timeout_ns;
+    return f;
+}
+
 int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
 {
     pthread_mutex_lock(&ctx->lock);
@@ -307,33 +348,31 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
         return GPURMA_SUCCESS;
     }
     gpurma_port_t *port = calloc(1, sizeof(*port));
-    /* Pinned and mapped when GPUs push: kernels write descriptors here. */
-    gpurma_port_fifo_t *f = port ? gpurma_port_ce_alloc(ctx, sizeof(*f)) : NULL;
-    gpurma_port_desc_t *ring =
-        f ? gpurma_port_ce_alloc(ctx, PORT_FIFO_CAPACITY * sizeof(*ring)) : NULL;
-    if (port && f && ring) {
-        memset(f, 0, sizeof(*f));
-        memset(ring, 0, PORT_FIFO_CAPACITY * sizeof(*ring));
-        f->ring = ring;
-        f->capacity = PORT_FIFO_CAPACITY;
-        f->timeout_ns = ctx->timeout_ns;
-        port->fifo = f;
+    if (port) {
         port->ctx = ctx;
+        port->fifo = fifo_create(ctx, 0);
+        /* Kernels push into their own FIFO (pinned, mapped memory). */
+        if (ctx->device >= 0)
+            port->dev_fifo = fifo_create(ctx, 1);
+    }
+    if (port && port->fifo && (ctx->device < 0 || port->dev_fifo)) {
         pthread_rwlock_init(&port->reg_lock, NULL);
         int err = pthread_create(&port->thread, NULL, proxy_main, port);
         if (!err) {
             ctx->port = port;
             *out = port;
             pthread_mutex_unlock(&ctx->lock);
-            GPURMA_INFO(GPURMA_SUB_PORT, "port proxy started (FIFO of %d descriptors)",
+            GPURMA_INFO(GPURMA_SUB_PORT, "port proxy started (FIFOs of %d descriptors)",
                         PORT_FIFO_CAPACITY);
             return GPURMA_SUCCESS;
         }
         pthread_rwlock_destroy(&port->reg_lock);
     }
     pthread_mutex_unlock(&ctx->lock);
-    gpurma_port_ce_free(ctx, ring);
-    gpurma_port_ce_free(ctx, f);
+    if (port) {
+        fifo_destroy(ctx, port->fifo);
+        fifo_destroy(ctx, port->dev_fifo);
+    }
     free(port);
     return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "cannot start the port proxy");
 }
@@ -349,8 +388,8 @@ void gpurma_port_shutdown(struct gpurma_ctx_s *ctx)
     gpurma_port_ce_stop(port);
     pthread_rwlock_destroy(&port->reg_lock);
     free(port->wins);
-    gpurma_port_ce_free(ctx, port->fifo->ring);
-    gpurma_port_ce_free(ctx, port->fifo);
+    fifo_destroy(ctx, port->fifo);
+    fifo_destroy(ctx, port->dev_fifo);
     free(port);
     ctx->port = NULL;
 }
@@ -375,7 +414,7 @@ int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w)
     port->wins[id] = w;
     w->port = port;
     w->port_id = id;
-    w->dev.port = port->fifo;
+    w->dev.port = port->dev_fifo ? port->dev_fifo : port->fifo;
     w->dev.port_win_id = id;
     pthread_rwlock_unlock(&port->reg_lock);
     return GPURMA_SUCCESS;
@@ -509,7 +548,7 @@ static int port_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t ki
 static int port_flush(struct gpurma_win_s *w, int peer)
 {
     (void)peer; /* one FIFO: completing everything pushed so far covers the peer */
-    uint64_t head = __atomic_load_n(&w->port->fifo->head, __ATOMIC_ACQUIRE);
+    uint64_t head = __atomic_load_n(w->port->fifo->head_ptr, __ATOMIC_ACQUIRE);
     return head ? wait_done(w, head - 1) : proxy_errors(w->port);
 }
 

@@ -22,7 +22,8 @@ struct gpurma_port_ucx_win; /* port_ucx.c: registrations and rkeys    */
 
 typedef struct gpurma_port {
     struct gpurma_ctx_s    *ctx;
-    gpurma_port_fifo_t     *fifo;
+    gpurma_port_fifo_t     *fifo;     /* host pushers                      */
+    gpurma_port_fifo_t     *dev_fifo; /* kernels (GPU contexts), or NULL   */
     pthread_t               thread;
     int                     stop;
     /* Windows by id; the proxy holds the read lock while it executes. */
@@ -52,6 +53,8 @@ void gpurma_port_win_unregister(gpurma_port_t *port, struct gpurma_win_s *w);
  * memory is plain and exec fails). The proxy thread starts and stops it. */
 void *gpurma_port_ce_alloc(struct gpurma_ctx_s *ctx, size_t len);
 void gpurma_port_ce_free(struct gpurma_ctx_s *ctx, void *p);
+uint64_t *gpurma_port_ce_alloc_counter(void); /* zeroed, in device memory */
+void gpurma_port_ce_free_counter(uint64_t *p);
 int gpurma_port_ce_start(gpurma_port_t *port);
 void gpurma_port_ce_stop(gpurma_port_t *port);
 int gpurma_port_ce_sync(gpurma_port_t *port);

@@ -47,6 +47,20 @@ void gpurma_port_ce_free(struct gpurma_ctx_s *ctx, void *p)
         cudaFreeHost(p);
 }
 
+uint64_t *gpurma_port_ce_alloc_counter(void)
+{
+    uint64_t *p = NULL;
+    if (cudaMalloc((void **)&p, sizeof(*p)) != cudaSuccess)
+        return NULL;
+    if (cudaMemset(p, 0, sizeof(*p)) != cudaSuccess) {
+        cudaFree(p);
+        return NULL;
+    }
+    return p;
+}
+
+void gpurma_port_ce_free_counter(uint64_t *p) { cudaFree(p); }
+
 int gpurma_port_ce_start(gpurma_port_t *port)
 {
     if (port->ctx->device < 0)
@@ -153,6 +167,8 @@ void *gpurma_port_ce_alloc(struct gpurma_ctx_s *ctx, size_t len)
     return posix_memalign(&p, 64, len) ? NULL : p;
 }
 void gpurma_port_ce_free(struct gpurma_ctx_s *ctx, void *p) { (void)ctx, free(p); }
+uint64_t *gpurma_port_ce_alloc_counter(void) { return NULL; }
+void gpurma_port_ce_free_counter(uint64_t *p) { (void)p; }
 int gpurma_port_ce_start(gpurma_port_t *port) { (void)port; return GPURMA_SUCCESS; }
 void gpurma_port_ce_stop(gpurma_port_t *port) { (void)port; }
 int gpurma_port_ce_sync(gpurma_port_t *port) { (void)port; return GPURMA_SUCCESS; }

@@ -58,13 +58,17 @@ _Static_assert(sizeof(gpurma_port_desc_t) == 64, "descriptor must be 64 bytes");
 #endif
 
 /* Shared between pushers and the proxy; lives in memory both can reach
- * (pinned, mapped host memory when GPUs push). Counters on their own lines. */
+ * (pinned, mapped host memory when GPUs push). Counters on their own lines.
+ * The reservation counter is reached through head_ptr: for GPU pushers it is
+ * in device memory, since atomics of a GPU on host memory are not atomic on
+ * every system (PCIe AtomicOps); the proxy never reads it. */
 typedef struct gpurma_port_fifo {
     gpurma_port_desc_t *ring;
     uint64_t            capacity; /* power of two */
     uint64_t            timeout_ns;
-    uint64_t            pad0[5];
-    uint64_t            head;     /* next position to reserve (pushers)          */
+    uint64_t           *head_ptr; /* &head, or a counter in device memory       */
+    uint64_t            pad0[4];
+    uint64_t            head;     /* next position to reserve (host pushers)    */
     uint64_t            pad1[7];
     uint64_t            tail;     /* next position the proxy consumes            */
     uint64_t            pad2[7];
@@ -101,7 +105,7 @@ GPURMA_DEVICE uint32_t gpurma_port_seal(const gpurma_port_desc_t *d, uint64_t la
 GPURMA_DEVICE gpurma_status_t gpurma_port_push(gpurma_port_fifo_t *f, const gpurma_port_desc_t *d,
                                                uint64_t *pos)
 {
-    uint64_t p = gpurma_sh_fetch_add_u64(&f->head, 1);
+    uint64_t p = gpurma_sh_fetch_add_u64(f->head_ptr, 1);
     uint64_t start = 0;
     for (uint64_t iter = 0; p - gpurma_sh_load_acquire_u64(&f->tail) >= f->capacity; iter++) {
         if ((iter & 255) == 0) {
