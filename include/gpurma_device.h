@@ -442,7 +442,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__check_signal(const gpurma_dev_win_t *w
     if (peer < 0 || peer >= w->size || sig >= w->num_signals ||
         (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD))
         return GPURMA_ERR_INVALID_ARG;
-    return w->peers[peer].signals ? GPURMA_SUCCESS : GPURMA_ERR_UNSUPPORTED;
+    const gpurma_dev_peer_t *p = &w->peers[peer];
+    return p->signals || p->path == GPURMA_DEV_PATH_FIFO ? GPURMA_SUCCESS : GPURMA_ERR_UNSUPPORTED;
 }
 
 #define GPURMA_DEV__GROUP_FORMS(scope, TID, NTHREADS, SYNC, ANY)                              \
@@ -469,11 +470,23 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__check_signal(const gpurma_dev_win_t *w
         gpurma_status_t rc = gpurma_dev__check_signal(&w, peer, sig, op);                      \
         if (rc != GPURMA_SUCCESS)                                                              \
             return rc;                                                                         \
+        if (w.peers[peer].path == GPURMA_DEV_PATH_FIFO) {                                      \
+            /* The copy engine reads the source: every thread's part of it must  \
+             * be visible system-wide before one descriptor carries data and     \
+             * signal. */                                                                      \
+            gpurma_sh_fence_system();                                                          \
+            SYNC;                                                                              \
+            if ((TID) == 0)                                                                    \
+                rc = gpurma_dev_put_signal(w, peer, dst_off, src, bytes, sig, op, value);      \
+            SYNC;                                                                              \
+            return rc;                                                                         \
+        }                                                                                      \
         rc = gpurma_dev_put_coop(w, peer, dst_off, src, bytes, TID, NTHREADS);                 \
         SYNC;                                                                                  \
         if (rc == GPURMA_SUCCESS && (TID) == 0) {                                              \
             gpurma_sh_fence_release_system();                                                  \
-            gpurma_dev__signal_slot(&w.peers[peer].signals[sig], (uint32_t)w.rank, op, value); \
+            gpurma_dev_peer_t pe = w.peers[peer];                                              \
+            rc = gpurma_dev__signal_to(&w, &pe, peer, sig, op, value);                          \
         }                                                                                      \
         return rc;                                                                             \
     }                                                                                          \

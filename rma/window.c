@@ -270,8 +270,16 @@ static int connect_port(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window: out of memory");
     for (int i = 0; i < w->size; i++) {
         w->dev_peers[i] = w->peers[i];
-        if (w->engines[i] == &gpurma_engine_port_ops)
-            w->dev_peers[i].path = GPURMA_DEV_PATH_FIFO;
+        if (w->engines[i] != &gpurma_engine_port_ops)
+            continue;
+        /* Only the proxy touches a port peer's memory: no pointers that a
+         * kernel could write through behind the FIFO's back. This rank's
+         * own entry keeps them for local reads (waits, LL reads). */
+        w->dev_peers[i].path = GPURMA_DEV_PATH_FIFO;
+        if (i != w->rank) {
+            w->dev_peers[i].base = NULL;
+            w->dev_peers[i].signals = NULL;
+        }
     }
     /* Kernels of a GPU window read their own copy of the table. */
     return w->gpu ? gpurma_gpu_win_publish(w->gpu, w->dev_peers, w->size) : GPURMA_SUCCESS;

@@ -38,6 +38,9 @@ __global__ void k_stress(gpurma_dev_win_t w, int to, int from, unsigned rounds, 
                 rc = gpurma_dev_wait_until(w, SIG_ACK, GPURMA_CMP_GE, r - 1);
             for (size_t k = threadIdx.x; k < n; k += blockDim.x)
                 stage[k] = (char)pattern_byte(round_seed(w.rank, r), k);
+            /* The source may be read by a copy engine (port engine), not by
+             * this block: each writer makes its part visible system-wide. */
+            __threadfence_system();
             if (threadIdx.x == 0 && rc != GPURMA_SUCCESS)
                 stop = 1;
             __syncthreads();
