@@ -22,6 +22,7 @@
 #endif
 #else
 #define GPURMA_DEV_GPU 0
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #define GPURMA_DEVICE static inline
@@ -232,8 +233,10 @@ GPURMA_DEVICE void gpurma_sh_pause_n(uint64_t iter)
 #elif defined(__aarch64__)
         __asm__ __volatile__("yield");
 #endif
+    } else if (iter < 8192) {
+        sched_yield(); /* a zero nanosleep would cost the timer slack (50 us) */
     } else {
-        struct timespec ts = {0, iter < 8192 ? 0 : 50000};
+        struct timespec ts = {0, 50000};
         nanosleep(&ts, NULL);
     }
 }
