@@ -44,11 +44,7 @@
 #include "gpurma_bench_gpu.h"
 #endif
 
-#define PUTS_PER_BW_REP 64
-#define ATOMIC_OPS_MIN  1000
-/* Per-batch byte budgets keep the largest sizes to a fraction of a second. */
-#define LAT_BATCH_BYTES (32ull << 20)
-#define BW_BATCH_BYTES  (256ull << 20)
+#include "tools/bench_util.h"
 
 enum { SIG_PING = 0, SIG_PONG, SIG_BW_DONE, SIG_BW_ACK, SIG_ATOMIC_DONE, NUM_SIGS };
 enum { TEST_LATENCY = 1, TEST_BW = 2, TEST_ATOMIC = 4, TEST_ALL = 7 };
@@ -77,12 +73,6 @@ typedef struct {
 
 /* ------------------------------------------------------------------ helpers */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(bench_t *b, const char *what, int rc)
 {
@@ -98,29 +88,7 @@ static void die(bench_t *b, const char *what, int rc)
             die((b), #call, rc_);                                                         \
     } while (0)
 
-/* xorshift64*: a cheap seeded pattern each rank can regenerate for another. */
-static void fill_pattern(unsigned char *p, size_t n, uint64_t seed)
-{
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        p[i] = (unsigned char)((x * 0x2545f4914f6cdd1dull) >> 56);
-    }
-}
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, long n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* One row of a table: medians over the batches. The ratio is the median of
  * the per-batch ratios: each gpurma batch is compared with the reference
@@ -144,17 +112,6 @@ static void summarize(double *mine, double *ref, long n, result_t *out)
 /* Keeps the compiler from dropping copies into buffers nobody reads. */
 static inline void clobber(void) { __asm__ __volatile__("" ::: "memory"); }
 
-static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-static long lat_iters(const options_t *o, size_t size)
-{
-    return clamp_long((long)(LAT_BATCH_BYTES / size), 4, o->iters);
-}
-
-static long bw_reps(const options_t *o, size_t size)
-{
-    return clamp_long((long)(BW_BATCH_BYTES / (PUTS_PER_BW_REP * size)), 1, o->iters);
-}
 
 static void progress(const bench_t *b, const char *test, size_t size)
 {
@@ -232,7 +189,7 @@ static double memcpy_time_us(bench_t *b, size_t size, long n)
  * for the next ping: on a shared machine both then see the same conditions. */
 static void measure_latency(bench_t *b, size_t size, result_t *res)
 {
-    long n = lat_iters(&b->opt, size);
+    long n = lat_iters(b->opt.iters, size);
     long warm = clamp_long(b->opt.warmup, 0, n);
     double *batch_us = calloc((size_t)b->opt.batches, sizeof(double));
     double *batch_copy = calloc((size_t)b->opt.batches, sizeof(double));
@@ -281,7 +238,7 @@ static double memcpy_bw_gbs(bench_t *b, size_t size, long reps)
  * puts and of reference copies alternate, for the reason given above. */
 static void measure_bw(bench_t *b, size_t size, result_t *res)
 {
-    long reps = bw_reps(&b->opt, size);
+    long reps = bw_reps(b->opt.iters, size);
     double *batch_gbs = calloc((size_t)b->opt.batches, sizeof(double));
     double *batch_peak = calloc((size_t)b->opt.batches, sizeof(double));
     if (!batch_gbs || !batch_peak)

@@ -31,10 +31,7 @@
 #include <string.h>
 #include <time.h>
 
-#define PUTS_PER_BW_REP 64
-#define ATOMIC_OPS_MIN  1000
-#define LAT_BATCH_BYTES (32ull << 20)
-#define BW_BATCH_BYTES  (256ull << 20)
+#include "tools/bench_util.h"
 
 /* Flag slots after the data area, one cache line each. */
 enum { FLAG_PING = 0, FLAG_PONG, FLAG_BW_DONE, FLAG_BW_ACK, FLAG_ATOMIC, NUM_FLAGS };
@@ -56,47 +53,9 @@ typedef struct {
     options_t      opt;
 } bench_t;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
-static void fill_pattern(unsigned char *p, size_t n, uint64_t seed)
-{
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-    for (size_t i = 0; i < n; i++) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        p[i] = (unsigned char)((x * 0x2545f4914f6cdd1dull) >> 56);
-    }
-}
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
-static double median(double *v, long n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static long clamp_long(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-static long lat_iters(const options_t *o, size_t size)
-{
-    return clamp_long((long)(LAT_BATCH_BYTES / size), 4, o->iters);
-}
-
-static long bw_reps(const options_t *o, size_t size)
-{
-    return clamp_long((long)(BW_BATCH_BYTES / (PUTS_PER_BW_REP * size)), 1, o->iters);
-}
 
 static MPI_Aint flag_disp(const bench_t *b, int flag) { return b->flags_off + (MPI_Aint)flag * 64; }
 
@@ -145,7 +104,7 @@ static void step_begin(bench_t *b, size_t size)
 
 static double measure_latency(bench_t *b, size_t size)
 {
-    long n = lat_iters(&b->opt, size);
+    long n = lat_iters(b->opt.iters, size);
     long warm = clamp_long(b->opt.warmup, 0, n);
     int peer = 1 - b->rank;
     double *batch_us = calloc((size_t)b->opt.batches, sizeof(double));
@@ -172,7 +131,7 @@ static double measure_latency(bench_t *b, size_t size)
 
 static double measure_bw(bench_t *b, size_t size)
 {
-    long reps = bw_reps(&b->opt, size);
+    long reps = bw_reps(b->opt.iters, size);
     double *batch_gbs = calloc((size_t)b->opt.batches, sizeof(double));
     for (long bi = -1; bi < b->opt.batches; bi++) {
         double t0 = now_s();
