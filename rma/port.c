@@ -450,9 +450,24 @@ static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
     return GPURMA_SUCCESS;
 }
 
+/* Waits until the proxy completed pos: spinning for the context's spin
+ * budget first (the proxy answers in microseconds when it has a core),
+ * then as any FIFO waiter does. */
+static int port_wait(gpurma_port_t *port, uint64_t pos)
+{
+    gpurma_port_fifo_t *f = port->fifo;
+    uint64_t spin_end = gpurma_now_ns() + port->ctx->spin_ns;
+    for (uint64_t i = 0; __atomic_load_n(&f->done, __ATOMIC_ACQUIRE) <= pos; i++) {
+        if ((i & 63) == 63 && gpurma_now_ns() > spin_end)
+            return gpurma_port_wait_done(f, pos);
+        gpurma_backoff(0);
+    }
+    return GPURMA_SUCCESS;
+}
+
 static int wait_done(struct gpurma_win_s *w, uint64_t pos)
 {
-    int rc = gpurma_port_wait_done(w->port->fifo, pos);
+    int rc = port_wait(w->port, pos);
     if (rc)
         return gpurma_set_error(rc, "rank %d: port operation %llu not completed after %llu ms",
                                 w->ctx->rank, (unsigned long long)pos,
@@ -570,7 +585,7 @@ int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx)
     if (gpurma_port_push(port->fifo, &d, &pos))
         return gpurma_set_error(GPURMA_ERR_TIMEOUT, "rank %d: the port FIFO stayed full",
                                 ctx->rank);
-    if (gpurma_port_wait_done(port->fifo, pos))
+    if (port_wait(port, pos))
         return gpurma_set_error(GPURMA_ERR_TIMEOUT, "rank %d: port operations not completed",
                                 ctx->rank);
     return proxy_errors(port);

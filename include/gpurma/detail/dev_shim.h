@@ -22,7 +22,6 @@
 #endif
 #else
 #define GPURMA_DEV_GPU 0
-#include <sched.h>
 #include <string.h>
 #include <time.h>
 #define GPURMA_DEVICE static inline
@@ -233,10 +232,11 @@ GPURMA_DEVICE void gpurma_sh_pause_n(uint64_t iter)
 #elif defined(__aarch64__)
         __asm__ __volatile__("yield");
 #endif
-    } else if (iter < 8192) {
-        sched_yield(); /* a zero nanosleep would cost the timer slack (50 us) */
     } else {
-        struct timespec ts = {0, 50000};
+        /* Even a zero sleep lasts the timer slack (about 50 us): it hands the
+         * core over for real, which oversubscribed runs need. The library's
+         * own waits spin first when each rank has a core. */
+        struct timespec ts = {0, iter < 8192 ? 0 : 50000};
         nanosleep(&ts, NULL);
     }
 }
