@@ -8,6 +8,11 @@
  * Also the FIFO's memory: when GPUs push descriptors it must be pinned host
  * memory mapped into their address space.
  */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,10 +66,42 @@ uint64_t *gpurma_port_ce_alloc_counter(void)
 
 void gpurma_port_ce_free_counter(uint64_t *p) { cudaFree(p); }
 
+/* Pins the calling (proxy) thread to the CPUs nearest the GPU, as the
+ * kernel lists them for its PCI device; quietly does nothing when unknown. */
+static void pin_near_gpu(int device)
+{
+    char bus[32], path[128], list[1024];
+    if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device) != cudaSuccess)
+        return;
+    for (char *c = bus; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", bus);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(list, 1, sizeof(list) - 1, f);
+    fclose(f);
+    list[n] = '\0';
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (char *tok = strtok(list, ",\n"); tok; tok = strtok(NULL, ",\n")) {
+        int lo, hi;
+        int k = sscanf(tok, "%d-%d", &lo, &hi);
+        if (k == 1)
+            hi = lo;
+        for (int cpu = lo; k >= 1 && cpu <= hi && cpu < CPU_SETSIZE; cpu++)
+            CPU_SET(cpu, &set);
+    }
+    if (CPU_COUNT(&set) && !pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+        GPURMA_INFO(GPURMA_SUB_PORT, "port proxy pinned to the %d CPUs near GPU %d (%s)",
+                    CPU_COUNT(&set), device, bus);
+}
+
 int gpurma_port_ce_start(gpurma_port_t *port)
 {
     if (port->ctx->device < 0)
         return GPURMA_SUCCESS;
+    pin_near_gpu(port->ctx->device);
     cudaError_t e = cudaSetDevice(port->ctx->device);
     if (e == cudaSuccess && !port->ce_stream) {
         cudaStream_t s;
