@@ -1,0 +1,3 @@
+#!/bin/sh
+# The multi-process suite through the port engine (nodes): see engines.sh.
+exec "$(dirname "$0")/engines.sh" nodes
