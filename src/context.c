@@ -208,10 +208,13 @@ GPURMA_API gpurma_status_t gpurma_finalize(gpurma_ctx_t ctx)
 
 GPURMA_API void gpurma_abort(gpurma_ctx_t ctx, int code, const char *why)
 {
-    fprintf(stderr, "[gpurma %d] abort(%d): %s\n", ctx && !gpurma_ctx_check(ctx) ? ctx->rank : -1,
-            code, why ? why : "");
-    if (ctx && !gpurma_ctx_check(ctx))
-        ctx->bs->ops->abort(ctx->bs, code, why);
+    int live = ctx && !gpurma_ctx_check(ctx);
+    fprintf(stderr, "[gpurma %d] gpurma_abort(%d): %s\n", live ? ctx->rank : -1, code,
+            why ? why : "");
+    if (live) { /* the launcher ends the other ranks */
+        void (*end_job)(gpurma_bootstrap_t *, int, const char *) = ctx->bs->ops->abort;
+        end_job(ctx->bs, code, why);
+    }
     _exit(code ? code : 1);
 }
 

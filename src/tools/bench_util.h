@@ -7,6 +7,7 @@
 #ifndef GPURMA_BENCH_UTIL_H
 #define GPURMA_BENCH_UTIL_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -59,6 +60,40 @@ static inline long lat_iters(long max_iters, size_t size)
 static inline long bw_reps(long max_iters, size_t size)
 {
     return clamp_long((long)(BW_BATCH_BYTES / (PUTS_PER_BW_REP * size)), 1, max_iters);
+}
+
+/* A size with an optional k, m or g suffix (powers of 1024) and a final b;
+ * 0 when it is well formed, positive and at most max. */
+static inline int parse_size(const char *s, size_t max, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    if ((*end == 'b' || *end == 'B') && end[1] == '\0')
+        end++;
+    if (*end || v == 0 || v > max)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static inline int parse_long(const char *s, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min)
+        return -1;
+    *out = v;
+    return 0;
 }
 
 #endif

@@ -443,38 +443,6 @@ static void usage(FILE *f)
             "on the peer next to the same fetch_add on local memory.\n");
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    if ((*end == 'b' || *end == 'B') && end[1] == '\0')
-        end++;
-    if (*end || v == 0)
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-static int parse_long(const char *s, long min, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* Returns 0 to run, 1 to exit successfully (help), 2 on a usage error. */
 static int parse_options(int argc, char **argv, options_t *o)
 {
@@ -503,10 +471,10 @@ static int parse_options(int argc, char **argv, options_t *o)
             fprintf(stderr, "gpurma-bench: unknown option or missing value: %s\n", a);
             return 2;
         } else if (!strcmp(a, "--min")) {
-            if (parse_size(v, &o->min_size))
+            if (parse_size(v, SIZE_MAX, &o->min_size))
                 goto bad;
         } else if (!strcmp(a, "--max")) {
-            if (parse_size(v, &o->max_size))
+            if (parse_size(v, SIZE_MAX, &o->max_size))
                 goto bad;
             o->max_given = 1;
         } else if (!strcmp(a, "--iters")) {

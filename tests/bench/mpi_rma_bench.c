@@ -225,36 +225,6 @@ static void usage(FILE *f)
             "  -h, --help   this text\n");
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        v <<= 20, end++;
-    if ((*end == 'b' || *end == 'B') && end[1] == '\0')
-        end++;
-    if (*end || v == 0 || v > (1ull << 30))
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-static int parse_long(const char *s, long min, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* 0: run; 1: help printed; 2: usage error. */
 static int parse_options(int argc, char **argv, options_t *o)
 {
@@ -271,9 +241,9 @@ static int parse_options(int argc, char **argv, options_t *o)
         } else if (!v) {
             bad = 1;
         } else if (!strcmp(a, "--min")) {
-            bad = parse_size(v, &o->min_size);
+            bad = parse_size(v, (size_t)1 << 30, &o->min_size);
         } else if (!strcmp(a, "--max")) {
-            bad = parse_size(v, &o->max_size);
+            bad = parse_size(v, (size_t)1 << 30, &o->max_size);
         } else if (!strcmp(a, "--iters")) {
             bad = parse_long(v, 1, &o->iters);
         } else if (!strcmp(a, "--warmup")) {
