@@ -34,18 +34,25 @@ __global__ void k_stress(gpurma_dev_win_t w, int to, int from, unsigned rounds, 
     if (blockIdx.x == 0) { /* sender */
         for (unsigned r = 1; r <= rounds; r++) {
             size_t n = round_bytes(r), off = round_off(r);
-            if (threadIdx.x == 0 && r > 1) /* the receiver has checked round r-1 */
+            /* stage may be rewritten only when the receiver has checked
+             * round r-1: a port-engine put reads its source asynchronously,
+             * so no thread may touch stage before thread 0 saw the ACK. */
+            if (threadIdx.x == 0 && r > 1) {
                 rc = gpurma_dev_wait_until(w, SIG_ACK, GPURMA_CMP_GE, r - 1);
+                if (rc != GPURMA_SUCCESS) {
+                    atomicExch(&res->status, (int)rc);
+                    stop = 1;
+                }
+            }
+            __syncthreads();
+            if (stop)
+                break;
             for (size_t k = threadIdx.x; k < n; k += blockDim.x)
                 stage[k] = (char)pattern_byte(round_seed(w.rank, r), k);
             /* The source may be read by a copy engine (port engine), not by
              * this block: each writer makes its part visible system-wide. */
             __threadfence_system();
-            if (threadIdx.x == 0 && rc != GPURMA_SUCCESS)
-                stop = 1;
             __syncthreads();
-            if (stop)
-                break;
             int scope = r % 3;
             if (scope == 0) {
                 if (threadIdx.x == 0)
