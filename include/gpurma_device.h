@@ -74,6 +74,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_to(const gpurma_dev_win_t *w,
 #endif
     case GPURMA_DEV_PATH_FIFO:
         /* the proxy bumps the counter when the data has left the source */
+        if (bytes && !gpurma_sh_proxy_readable(src))
+            return GPURMA_ERR_UNSUPPORTED;
         return tid ? GPURMA_SUCCESS
                    : gpurma_dev__port_op(w, GPURMA_PORT_OP_PUT, peer, dst_off,
                                          (uint64_t)(uintptr_t)src, bytes, 0, 0, UINT32_MAX, 0,
@@ -124,6 +126,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_get_coop(gpurma_dev_win_t w, int peer, 
                                           (uint64_t *)0);
 #endif
     case GPURMA_DEV_PATH_FIFO: /* waits: the data is there on return */
+        if (bytes && !gpurma_sh_proxy_readable(dst))
+            return GPURMA_ERR_UNSUPPORTED;
         return tid ? GPURMA_SUCCESS
                    : gpurma_dev__port_op(&w, GPURMA_PORT_OP_GET, peer, (uint64_t)(uintptr_t)dst,
                                          src_off, bytes, 0, 0, UINT32_MAX, 0, UINT32_MAX, 1,
@@ -212,6 +216,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_signal(const gpurma_dev_win_t *w, 
     gpurma_dev_peer_t pe = w->peers[peer];
     if (pe.path == GPURMA_DEV_PATH_FIFO && nthreads == 1) {
         gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, src);
+        if (rc == GPURMA_SUCCESS && bytes && !gpurma_sh_proxy_readable(src))
+            rc = GPURMA_ERR_UNSUPPORTED;
         return rc != GPURMA_SUCCESS
                    ? rc
                    : gpurma_dev__port_op(w, GPURMA_PORT_OP_PUT_SIGNAL, peer, dst_off,
@@ -360,10 +366,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_counter_wait(gpurma_dev_win_t w, uint32
 /* ------------------------------------------------------------- LL packets */
 
 /* Bytes of window space that `bytes` of payload occupy as packets. */
-GPURMA_HOST_DEVICE size_t gpurma_dev_packet8_bytes(size_t bytes) { return (bytes + 3) / 4 * 8; }
+GPURMA_HOST_DEVICE size_t gpurma_dev_packet8_bytes(size_t bytes)
+{
+    return gpurma_dev__packet_bytes(bytes, 8);
+}
 GPURMA_HOST_DEVICE size_t gpurma_dev_packet16_bytes(size_t bytes)
 {
-    return (bytes + 7) / 8 * 16;
+    return gpurma_dev__packet_bytes(bytes, 16);
 }
 
 /* 8-byte packets: 4 bytes of data and a 4-byte flag in one store. The flag

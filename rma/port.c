@@ -47,6 +47,13 @@ static int reject(gpurma_port_t *port, const gpurma_port_desc_t *d, const char *
 
 static int in_window(uint64_t off, uint64_t n, uint64_t size) { return off <= size && n <= size - off; }
 
+static int packet_size(const gpurma_port_desc_t *d) { return d->flags & GPURMA_PORT_F_PACKET16 ? 16 : 8; }
+
+static int is_atomic(uint16_t op)
+{
+    return op == GPURMA_PORT_OP_FETCH_ADD || op == GPURMA_PORT_OP_SWAP || op == GPURMA_PORT_OP_CAS;
+}
+
 /* Returns the window the descriptor names, or NULL after rejecting it. */
 static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc_t *d)
 {
@@ -61,6 +68,11 @@ static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc
     switch (d->op) {
     case GPURMA_PORT_OP_PUT:
     case GPURMA_PORT_OP_PUT_SIGNAL:
+        if ((d->flags & GPURMA_PORT_F_PACKETS) &&
+            (d->op != GPURMA_PORT_OP_PUT || (d->dst & (uint64_t)(packet_size(d) - 1)) ||
+             d->size > peer_size ||
+             !in_window(d->dst, gpurma_dev__packet_bytes(d->size, packet_size(d)), peer_size)))
+            return reject(port, d, "LL packets misaligned or outside the target window"), NULL;
         if (!in_window(d->dst, d->size, peer_size))
             return reject(port, d, "destination outside the target window"), NULL;
         if (!raw && !in_window(d->src, d->size, local_size))
@@ -116,20 +128,38 @@ static const void *local_src(struct gpurma_win_s *w, const gpurma_port_desc_t *d
     return (const char *)w->base + d->src;
 }
 
-/* LL packets must land as whole 8-byte stores, which memcpy does not promise. */
+/* LL packets must land as whole 8-byte stores, which memcpy does not
+ * promise: packed and stored one by one. */
 static int put_packets(struct gpurma_win_s *w, const gpurma_port_desc_t *d)
 {
     const gpurma_dev_peer_t *p = &w->peers[d->peer];
-    if (p->path != GPURMA_DEV_PATH_LOADSTORE || (d->dst & 7) || (d->size & 7))
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "LL packets need mapped, aligned memory");
-    const uint64_t *src = (const uint64_t *)(uintptr_t)d->src;
-    uint64_t *dst = (uint64_t *)(p->base + d->dst);
-    for (uint64_t i = 0; i < d->size / 8; i++)
-        __atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+    if (p->path != GPURMA_DEV_PATH_LOADSTORE)
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "LL packets need the peer's memory mapped");
+    gpurma_dev__store_packets((uint64_t *)(p->base + d->dst), local_src(w, d), d->size,
+                              (uint32_t)d->value, packet_size(d), 0, 1);
     return GPURMA_SUCCESS;
 }
 
-static int exec_memcpy(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+/* The network keeps aligned 8-byte words whole (as LL over RDMA relies on):
+ * packed here, then one put, complete before the staging goes. */
+static int ucx_put_packets(gpurma_port_t *port, struct gpurma_win_s *w,
+                           const gpurma_port_desc_t *d)
+{
+    size_t len = gpurma_dev__packet_bytes(d->size, packet_size(d));
+    uint64_t *staging = malloc(len ? len : 1);
+    if (!staging)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "port: LL packet staging");
+    gpurma_dev__store_packets(staging, local_src(w, d), d->size, (uint32_t)d->value,
+                              packet_size(d), 0, 1);
+    int rc = gpurma_port_ucx_put(port, w, d->peer, staging, d->dst, len);
+    if (!rc)
+        rc = gpurma_port_ucx_wait_local(port);
+    free(staging);
+    return rc;
+}
+
+static int exec_memcpy(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
+                       uint64_t *result)
 {
     (void)port;
     gpurma_dev_win_t v = mapped_view(w);
@@ -157,16 +187,19 @@ static int exec_memcpy(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma
     case GPURMA_PORT_OP_SWAP:
     case GPURMA_PORT_OP_CAS:
         return gpurma_dev__atomic(&v, d->op - GPURMA_PORT_OP_FETCH_ADD, d->peer, d->dst,
-                                  d->value, d->compare, (uint64_t *)(uintptr_t)d->src);
+                                  d->value, d->compare, result);
     }
     return GPURMA_ERR_INTERNAL;
 }
 
-static int exec_ucx(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+static int exec_ucx(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
+                    uint64_t *result)
 {
     int rc = GPURMA_SUCCESS;
     switch (d->op) {
     case GPURMA_PORT_OP_PUT:
+        if (d->flags & GPURMA_PORT_F_PACKETS)
+            return ucx_put_packets(port, w, d);
         return gpurma_port_ucx_put(port, w, d->peer, local_src(w, d), d->dst, d->size);
     case GPURMA_PORT_OP_PUT_SIGNAL:
         rc = gpurma_port_ucx_put(port, w, d->peer, local_src(w, d), d->dst, d->size);
@@ -187,13 +220,30 @@ static int exec_ucx(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_po
     case GPURMA_PORT_OP_CAS:
         return gpurma_port_ucx_atomic(port, w, d->peer,
                                       (gpurma_atomic_kind_t)(d->op - GPURMA_PORT_OP_FETCH_ADD),
-                                      d->dst, &d->value, &d->compare,
-                                      (uint64_t *)(uintptr_t)d->src);
+                                      d->dst, &d->value, &d->compare, result);
     }
     return GPURMA_ERR_INTERNAL;
 }
 
-static void execute(gpurma_port_t *port, const gpurma_port_desc_t *d)
+/* The result slot of the atomic at pos, once its reader of the previous
+ * lap has taken what was there; NULL (rejected) if it never does. */
+static uint64_t *claim_result(gpurma_port_t *port, gpurma_port_fifo_t *f,
+                              const gpurma_port_desc_t *d, uint64_t pos)
+{
+    gpurma_port_result_t *r = &f->results[pos & (f->capacity - 1)];
+    uint64_t start = gpurma_now_ns();
+    for (uint64_t i = 0; __atomic_load_n(&r->busy, __ATOMIC_ACQUIRE); i++) {
+        if (f->timeout_ns && gpurma_now_ns() - start > f->timeout_ns)
+            return reject(port, d, "the result of an atomic one lap earlier was never read"),
+                   NULL;
+        gpurma_backoff(i);
+    }
+    __atomic_store_n(&r->busy, 1, __ATOMIC_RELAXED);
+    return &r->value;
+}
+
+static void execute(gpurma_port_t *port, gpurma_port_fifo_t *f, const gpurma_port_desc_t *d,
+                    uint64_t pos)
 {
     int rc = GPURMA_SUCCESS;
     if (d->op == GPURMA_PORT_OP_QUIET || d->op == GPURMA_PORT_OP_FENCE) {
@@ -206,12 +256,13 @@ static void execute(gpurma_port_t *port, const gpurma_port_desc_t *d)
         return;
     } else {
         struct gpurma_win_s *w = validate(port, d);
-        if (!w)
+        uint64_t *result = NULL;
+        if (!w || (is_atomic(d->op) && !(result = claim_result(port, f, d, pos))))
             return;
         switch (w->xport[d->peer]) {
-        case GPURMA_XPORT_UCX: rc = exec_ucx(port, w, d); break;
-        case GPURMA_XPORT_CE:  rc = gpurma_port_ce_exec(port, w, d); break;
-        default:               rc = exec_memcpy(port, w, d); break;
+        case GPURMA_XPORT_UCX: rc = exec_ucx(port, w, d, result); break;
+        case GPURMA_XPORT_CE:  rc = gpurma_port_ce_exec(port, w, d, result); break;
+        default:               rc = exec_memcpy(port, w, d, result); break;
         }
     }
     if (rc) {
@@ -223,13 +274,29 @@ static void execute(gpurma_port_t *port, const gpurma_port_desc_t *d)
     }
 }
 
-static void bump_counter(gpurma_port_t *port, const gpurma_port_desc_t *d)
+/* The counter a completed descriptor bumps, or NULL: kernels count in the
+ * window's device counters (GPU memory for GPU windows, where the copy
+ * engine's stream bumps them after the data), host pushers in its host
+ * counters. */
+static uint64_t *counter_of(gpurma_port_t *port, const gpurma_port_fifo_t *f,
+                            const gpurma_port_desc_t *d, int *on_gpu)
 {
     if (d->counter == GPURMA_NO_COUNTER || d->win_id >= port->nwins || !port->wins[d->win_id])
-        return;
+        return NULL;
     struct gpurma_win_s *w = port->wins[d->win_id];
-    if (d->counter < w->num_counters)
-        gpurma_sh_fetch_add_u64(&w->counters[d->counter], 1);
+    if (d->counter >= w->num_counters)
+        return NULL;
+    uint64_t *counters = f == port->dev_fifo ? w->dev.counters : w->counters;
+    *on_gpu = counters != w->counters;
+    return &counters[d->counter];
+}
+
+static void batch_error(gpurma_port_t *port, const char *what)
+{
+    snprintf(port->last_error, sizeof(port->last_error), "port proxy of rank %d: %s: %s",
+             port->ctx->rank, what, gpurma_error_text());
+    GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
+    __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
 }
 
 /* Executes up to a batch of committed descriptors of f, completes them
@@ -252,18 +319,22 @@ static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
             break; /* not this lap's, or not all of it has landed yet */
         /* The slot is copied: pushers may refill it. */
         __atomic_store_n(&f->tail, pos + (uint64_t)n + 1, __ATOMIC_RELEASE);
-        execute(port, &batch[n]);
+        execute(port, f, &batch[n], pos + (uint64_t)n);
+        int on_gpu = 0;
+        uint64_t *c = counter_of(port, f, &batch[n], &on_gpu);
+        if (c && on_gpu && gpurma_port_ce_count(port, c))
+            batch_error(port, "counting on the GPU");
         n++;
     }
     if (n) {
-        if (gpurma_port_ce_sync(port) || (port->ucx && gpurma_port_ucx_wait_local(port))) {
-            snprintf(port->last_error, sizeof(port->last_error),
-                     "port proxy of rank %d: completing a batch: %s", port->ctx->rank,
-                     gpurma_error_text());
-            __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+        if (gpurma_port_ce_sync(port) || (port->ucx && gpurma_port_ucx_wait_local(port)))
+            batch_error(port, "completing a batch");
+        for (int i = 0; i < n; i++) {
+            int on_gpu = 0;
+            uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
+            if (c && !on_gpu)
+                gpurma_sh_fetch_add_u64(c, 1);
         }
-        for (int i = 0; i < n; i++)
-            bump_counter(port, &batch[i]);
     }
     pthread_rwlock_unlock(&port->reg_lock);
     if (n)
@@ -315,6 +386,7 @@ static void fifo_destroy(struct gpurma_ctx_s *ctx, gpurma_port_fifo_t *f)
         return;
     if (f->head_ptr != &f->head)
         gpurma_port_ce_free_counter(f->head_ptr);
+    gpurma_port_ce_free(ctx, f->results);
     gpurma_port_ce_free(ctx, f->ring);
     gpurma_port_ce_free(ctx, f);
 }
@@ -328,12 +400,14 @@ static gpurma_port_fifo_t *fifo_create(struct gpurma_ctx_s *ctx, int for_gpu)
         return NULL;
     memset(f, 0, sizeof(*f));
     f->ring = gpurma_port_ce_alloc(ctx, PORT_FIFO_CAPACITY * sizeof(*f->ring));
+    f->results = gpurma_port_ce_alloc(ctx, PORT_FIFO_CAPACITY * sizeof(*f->results));
     f->head_ptr = for_gpu ? gpurma_port_ce_alloc_counter() : &f->head;
-    if (!f->ring || !f->head_ptr) {
+    if (!f->ring || !f->results || !f->head_ptr) {
         fifo_destroy(ctx, f);
         return NULL;
     }
     memset(f->ring, 0, PORT_FIFO_CAPACITY * sizeof(*f->ring));
+    memset(f->results, 0, PORT_FIFO_CAPACITY * sizeof(*f->results));
     f->capacity = PORT_FIFO_CAPACITY;
     f->timeout_ns = ctx->timeout_ns;
     return f;
@@ -451,16 +525,29 @@ static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
 }
 
 /* Waits until the proxy completed pos: spinning for the context's spin
- * budget first (the proxy answers in microseconds when it has a core),
- * then as any FIFO waiter does. */
+ * budget first (the proxy answers in microseconds when it has a core).
+ * Past it, while the proxy is executing pos (a large copy), the waiter
+ * only yields, since a sleep (timer slack, about 50 us) would be a tenth
+ * of a 256 MiB transfer; otherwise it waits as any FIFO waiter does. With
+ * no spin budget (more ranks than cores) it always does the latter. */
 static int port_wait(gpurma_port_t *port, uint64_t pos)
 {
     gpurma_port_fifo_t *f = port->fifo;
-    uint64_t spin_end = gpurma_now_ns() + port->ctx->spin_ns;
+    uint64_t start = gpurma_now_ns(), spin = port->ctx->spin_ns;
+    int spinning = 1;
     for (uint64_t i = 0; __atomic_load_n(&f->done, __ATOMIC_ACQUIRE) <= pos; i++) {
-        if ((i & 63) == 63 && gpurma_now_ns() > spin_end)
-            return gpurma_port_wait_done(f, pos);
-        gpurma_backoff(0);
+        if ((i & 63) == 63) {
+            uint64_t t = gpurma_now_ns() - start;
+            if (f->timeout_ns && t > f->timeout_ns)
+                return GPURMA_ERR_TIMEOUT;
+            spinning = t <= spin;
+            if (!spinning && (!spin || __atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) <= pos))
+                return gpurma_port_wait_done(f, pos);
+        }
+        if (spinning)
+            gpurma_backoff(0);
+        else
+            sched_yield();
     }
     return GPURMA_SUCCESS;
 }
@@ -546,17 +633,21 @@ static int port_put_signal(struct gpurma_win_s *w, int peer, size_t off, const v
 static int port_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
                        uint64_t v, uint64_t compare, uint64_t *old)
 {
-    uint64_t result = 0, pos;
+    uint64_t pos;
     gpurma_port_desc_t d = desc((uint16_t)(GPURMA_PORT_OP_FETCH_ADD + kind), peer);
     d.dst = off;
-    d.src = (uint64_t)(uintptr_t)&result;
     d.value = v;
     d.compare = compare;
     int rc = push(w, &d, &pos);
-    if (!rc)
-        rc = wait_done(w, pos);
-    if (!rc && old)
-        *old = result;
+    if (rc)
+        return rc;
+    rc = wait_done(w, pos);
+    /* Once executed, the slot is freed even when the proxy reported an error. */
+    if (__atomic_load_n(&w->port->fifo->done, __ATOMIC_ACQUIRE) > pos) {
+        uint64_t result = gpurma_port_take_result(w->port->fifo, pos);
+        if (!rc && old)
+            *old = result;
+    }
     return rc;
 }
 

@@ -58,7 +58,11 @@ void gpurma_port_ce_free_counter(uint64_t *p);
 int gpurma_port_ce_start(gpurma_port_t *port);
 void gpurma_port_ce_stop(gpurma_port_t *port);
 int gpurma_port_ce_sync(gpurma_port_t *port);
-int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d);
+/* result: where an atomic leaves the old value (mapped, pinned memory). */
+int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
+                        uint64_t *result);
+/* Adds 1 to a counter in GPU memory after the operations queued so far. */
+int gpurma_port_ce_count(gpurma_port_t *port, uint64_t *counter);
 
 /* UCX transport (port_ucx.c; stubs when UCX is not built). Connecting is
  * collective over the window's team: it exchanges worker addresses and

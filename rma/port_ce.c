@@ -9,6 +9,9 @@
  * memory mapped into their address space.
  */
 #define _GNU_SOURCE
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
 #include <ctype.h>
 #include <pthread.h>
 #include <sched.h>
@@ -18,10 +21,6 @@
 
 #include "gpu.h"
 #include "port.h"
-
-#ifdef HAVE_CONFIG_H
-#include "config.h"
-#endif
 
 #ifdef HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -152,7 +151,13 @@ static int copy(gpurma_port_t *port, void *dst, const void *src, size_t n)
     return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "copy");
 }
 
-int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+int gpurma_port_ce_count(gpurma_port_t *port, uint64_t *counter)
+{
+    return gpurma_gpu_launch_add_u64(port->ce_stream, counter, 1);
+}
+
+int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
+                        uint64_t *result)
 {
     const gpurma_dev_peer_t *p = &w->peers[d->peer];
     const void *src = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (const void *)(uintptr_t)d->src
@@ -160,6 +165,12 @@ int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurm
     int rc = GPURMA_SUCCESS;
     switch (d->op) {
     case GPURMA_PORT_OP_PUT:
+        /* LL packets: a kernel packs and stores them whole (a copy engine
+         * promises no store width). */
+        if (d->flags & GPURMA_PORT_F_PACKETS)
+            return gpurma_gpu_launch_packets(port->ce_stream, (uint64_t *)(p->base + d->dst), src,
+                                             d->size, (uint32_t)d->value,
+                                             d->flags & GPURMA_PORT_F_PACKET16 ? 16 : 8);
         return copy(port, p->base + d->dst, src, d->size);
     case GPURMA_PORT_OP_PUT_SIGNAL:
         rc = copy(port, p->base + d->dst, src, d->size);
@@ -179,18 +190,12 @@ int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurm
         return copy(port, p->base + d->dst, &d->value, d->size);
     case GPURMA_PORT_OP_FETCH_ADD:
     case GPURMA_PORT_OP_SWAP:
-    case GPURMA_PORT_OP_CAS: {
-        /* Rare: ordered after the queued copies by draining the stream. */
-        uint64_t old = 0;
-        rc = gpurma_port_ce_sync(port);
-        if (!rc)
-            rc = gpurma_gpu_atomic(port->ctx->device, (uint64_t *)(p->base + d->dst),
-                                   d->op - GPURMA_PORT_OP_FETCH_ADD, d->value, d->compare, &old);
-        if (!rc && cudaMemcpy((void *)(uintptr_t)d->src, &old, sizeof(old),
-                              cudaMemcpyDefault) != cudaSuccess)
-            rc = gpurma_set_error(GPURMA_ERR_GPU, "port copy engine: atomic result address");
-        return rc;
-    }
+    case GPURMA_PORT_OP_CAS:
+        /* A one-thread kernel on the stream, after the copies queued before
+         * it; it writes the old value into the FIFO's (mapped) result slot. */
+        return gpurma_gpu_launch_atomic(port->ce_stream, (uint64_t *)(p->base + d->dst),
+                                        d->op - GPURMA_PORT_OP_FETCH_ADD, d->value, d->compare,
+                                        result);
     }
     return GPURMA_ERR_INTERNAL;
 }
@@ -209,9 +214,15 @@ void gpurma_port_ce_free_counter(uint64_t *p) { (void)p; }
 int gpurma_port_ce_start(gpurma_port_t *port) { (void)port; return GPURMA_SUCCESS; }
 void gpurma_port_ce_stop(gpurma_port_t *port) { (void)port; }
 int gpurma_port_ce_sync(gpurma_port_t *port) { (void)port; return GPURMA_SUCCESS; }
-int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+int gpurma_port_ce_count(gpurma_port_t *port, uint64_t *counter)
 {
-    (void)port, (void)w, (void)d;
+    (void)port, (void)counter;
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "copy engine: built without CUDA");
+}
+int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
+                        uint64_t *result)
+{
+    (void)port, (void)w, (void)d, (void)result;
     return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "copy engine: built without CUDA");
 }
 

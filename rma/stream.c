@@ -5,7 +5,9 @@
  * caller's stream through src/gpu.c and returns: nothing here waits for
  * the GPU, so the calls can be captured into CUDA graphs.
  *
- * Only device windows whose peers are mapped on this GPU qualify; host
+ * Only device windows whose peers are mapped on this GPU qualify, and the
+ * operations go straight to the mapping whichever engine serves the
+ * window's other calls (the stream is their order and completion); host
  * windows, host-backend contexts and builds without CUDA get
  * GPURMA_ERR_UNSUPPORTED (after the argument checks, so that bad input is
  * reported the same way everywhere).
@@ -101,7 +103,8 @@ GPURMA_API gpurma_status_t gpurma_put_value_on_stream(gpurma_win_t w, int peer, 
                                 "aligned",
                                 w->ctx->rank, bytes, off);
     rc = check_device(w, "put_value_on_stream", peer, stream);
-    return rc ? rc : gpurma_gpu_stream_put_value(stream, &w->dev, peer, off, value, bytes);
+    return rc ? rc
+              : gpurma_gpu_stream_put_value(stream, w->peers[peer].base + off, value, bytes);
 }
 
 GPURMA_API gpurma_status_t gpurma_signal_on_stream(gpurma_win_t w, int peer, uint32_t sig,
@@ -131,9 +134,9 @@ GPURMA_API gpurma_status_t gpurma_put_signal_on_stream(gpurma_win_t w, int peer,
         rc = check_device(w, "put_signal_on_stream", peer, stream);
     if (rc)
         return rc;
-    return gpurma_gpu_stream_put_signal(w->gpu->device, stream, &w->dev, peer, off,
-                                        w->peers[peer].base + off, src, bytes,
-                                        &w->peers[peer].signals[sig], sig, (int)op, value);
+    return gpurma_gpu_stream_put_signal(w->gpu->device, stream, w->peers[peer].base + off, src,
+                                        bytes, &w->peers[peer].signals[sig], (uint32_t)w->rank,
+                                        (int)op, value);
 }
 
 GPURMA_API gpurma_status_t gpurma_wait_until_on_stream(gpurma_win_t w, uint32_t sig,

@@ -93,14 +93,12 @@ int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n)
     (void)stream, (void)dst, (void)src, (void)n;
     return no_gpu();
 }
-int gpurma_gpu_stream_put_signal(int device, void *stream, const gpurma_dev_win_t *w, int peer,
-                                 size_t off, char *dst, const void *src, size_t n,
-                                 gpurma_dev_signal_slot_t *slot, uint32_t sig, int op,
+int gpurma_gpu_stream_put_signal(int device, void *stream, char *dst, const void *src, size_t n,
+                                 gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
                                  uint64_t value)
 {
-    (void)device, (void)stream, (void)w, (void)peer, (void)off, (void)dst, (void)src, (void)n;
-    (void)slot;
-    (void)sig, (void)op, (void)value;
+    (void)device, (void)stream, (void)dst, (void)src, (void)n, (void)slot, (void)origin;
+    (void)op, (void)value;
     return no_gpu();
 }
 int gpurma_gpu_stream_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
@@ -109,10 +107,9 @@ int gpurma_gpu_stream_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint3
     (void)stream, (void)slot, (void)origin, (void)op, (void)value;
     return no_gpu();
 }
-int gpurma_gpu_stream_put_value(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
-                                uint64_t value, size_t bytes)
+int gpurma_gpu_stream_put_value(void *stream, char *dst, uint64_t value, size_t bytes)
 {
-    (void)stream, (void)w, (void)peer, (void)off, (void)value, (void)bytes;
+    (void)stream, (void)dst, (void)value, (void)bytes;
     return no_gpu();
 }
 int gpurma_gpu_stream_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
@@ -426,9 +423,8 @@ static const void *kernel_readable(int device, const void *src)
     }
 }
 
-int gpurma_gpu_stream_put_signal(int device, void *stream, const gpurma_dev_win_t *w, int peer,
-                                 size_t off, char *dst, const void *src, size_t n,
-                                 gpurma_dev_signal_slot_t *slot, uint32_t sig, int op,
+int gpurma_gpu_stream_put_signal(int device, void *stream, char *dst, const void *src, size_t n,
+                                 gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
                                  uint64_t value)
 {
     /* Small messages: one launch (the block copies, then one thread
@@ -438,10 +434,10 @@ int gpurma_gpu_stream_put_signal(int device, void *stream, const gpurma_dev_win_
     if (n <= GPURMA_GPU_STREAM_FUSED_MAX) {
         const void *ksrc = n ? kernel_readable(device, src) : src;
         if (!n || ksrc)
-            return gpurma_gpu_launch_put_signal(stream, w, peer, off, ksrc, n, sig, op, value);
+            return gpurma_gpu_launch_put_signal(stream, dst, ksrc, n, slot, origin, op, value);
     }
     int rc = gpurma_gpu_stream_copy(stream, dst, src, n);
-    return rc ? rc : gpurma_gpu_launch_signal(stream, slot, (uint32_t)w->rank, op, value);
+    return rc ? rc : gpurma_gpu_launch_signal(stream, slot, origin, op, value);
 }
 
 int gpurma_gpu_stream_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
@@ -450,10 +446,9 @@ int gpurma_gpu_stream_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint3
     return gpurma_gpu_launch_signal(stream, slot, origin, op, value);
 }
 
-int gpurma_gpu_stream_put_value(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
-                                uint64_t value, size_t bytes)
+int gpurma_gpu_stream_put_value(void *stream, char *dst, uint64_t value, size_t bytes)
 {
-    return gpurma_gpu_launch_put_value(stream, w, peer, off, value, bytes);
+    return gpurma_gpu_launch_put_value(stream, dst, value, bytes);
 }
 
 int gpurma_gpu_stream_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,

@@ -116,16 +116,14 @@ int gpurma_gpu_stream_begin(int device, void *stream);
 int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n);
 /* put_signal: one kernel (copy, then signal) when src is small and a
  * kernel on `device` can read it, else a copy and a signal kernel. */
-int gpurma_gpu_stream_put_signal(int device, void *stream, const gpurma_dev_win_t *w, int peer,
-                                 size_t off, char *dst, const void *src, size_t n,
-                                 gpurma_dev_signal_slot_t *slot, uint32_t sig, int op,
+int gpurma_gpu_stream_put_signal(int device, void *stream, char *dst, const void *src, size_t n,
+                                 gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
                                  uint64_t value);
 /* Signal slot update after the stream's earlier work (system-scope fence). */
 int gpurma_gpu_stream_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
                              int op, uint64_t value);
-/* One store of 1, 2, 4 or 8 bytes at off of peer (value taken now). */
-int gpurma_gpu_stream_put_value(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
-                                uint64_t value, size_t bytes);
+/* One store of 1, 2, 4 or 8 bytes at dst, a peer's mapping (value taken now). */
+int gpurma_gpu_stream_put_value(void *stream, char *dst, uint64_t value, size_t bytes);
 /* Waits on the GPU for this rank's slot sig of w; times out with a trap. */
 int gpurma_gpu_stream_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
                            uint64_t value);
@@ -154,15 +152,18 @@ int gpurma_gpu_launch_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint3
                              int op, uint64_t value);
 int gpurma_gpu_launch_atomic(void *stream, uint64_t *p, int kind, uint64_t value,
                              uint64_t compare, uint64_t *old_out);
-int gpurma_gpu_launch_put_signal(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
-                                 const void *src, size_t n, uint32_t sig, int op,
+int gpurma_gpu_launch_put_signal(void *stream, char *dst, const void *src, size_t n,
+                                 gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
                                  uint64_t value);
-int gpurma_gpu_launch_put_value(void *stream, const gpurma_dev_win_t *w, int peer, size_t off,
-                                uint64_t value, size_t bytes);
+int gpurma_gpu_launch_put_value(void *stream, char *dst, uint64_t value, size_t bytes);
 int gpurma_gpu_launch_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
                            uint64_t value, gpurma_gpu_fault_t *fault);
 int gpurma_gpu_launch_store_u64(void *stream, uint64_t *p, uint64_t value);
 int gpurma_gpu_launch_fence(void *stream);
+int gpurma_gpu_launch_add_u64(void *stream, uint64_t *p, uint64_t value);
+/* LL packets of psize (8 or 16) bytes built from bytes of src, at dst. */
+int gpurma_gpu_launch_packets(void *stream, uint64_t *dst, const void *src, size_t bytes,
+                              uint32_t flag, int psize);
 int gpurma_gpu_launch_barrier(void *stream, const gpurma_dev_win_t *w, gpurma_gpu_fault_t *fault);
 /* Largest put_signal_on_stream done by one kernel (one block copies). */
 #define GPURMA_GPU_STREAM_FUSED_MAX (64u << 10)

@@ -79,18 +79,24 @@ __device__ void gpurma_k_timeout(gpurma_gpu_fault_t *f, int kind, int rank, int 
     __trap();
 }
 
-/* put_signal in one launch: the block copies, then one thread fences and
- * signals (the device API's block form). */
-__global__ void gpurma_k_put_signal(gpurma_dev_win_t w, int peer, size_t off, const void *src,
-                                    size_t n, uint32_t sig, int op, uint64_t value)
+/* put_signal in one launch into the peer's mapping (stream operations go
+ * straight to mapped memory, whatever engine serves the window's other
+ * calls): the block copies, then one thread fences and signals. */
+__global__ void gpurma_k_put_signal(char *dst, const void *src, size_t n,
+                                    gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
+                                    uint64_t value)
 {
-    (void)gpurma_dev_put_signal_block(w, peer, off, src, n, sig, (gpurma_signal_op_t)op, value);
+    gpurma_sh_copy(dst, src, n, gpurma_sh_block_tid(), gpurma_sh_block_threads());
+    gpurma_sh_sync_block();
+    if (gpurma_sh_block_tid() == 0) {
+        gpurma_sh_fence_release_system();
+        gpurma_dev__signal_slot(slot, origin, (gpurma_signal_op_t)op, value);
+    }
 }
 
-__global__ void gpurma_k_put_value(gpurma_dev_win_t w, int peer, size_t off, uint64_t value,
-                                   size_t bytes)
+__global__ void gpurma_k_put_value(char *dst, uint64_t value, size_t bytes)
 {
-    (void)gpurma_dev_put_value(w, peer, off, value, bytes);
+    gpurma_dev__store_value(dst, value, bytes);
 }
 
 __global__ void gpurma_k_wait(gpurma_dev_win_t w, uint32_t sig, int cmp, uint64_t value,
@@ -110,6 +116,18 @@ __global__ void gpurma_k_store_u64(uint64_t *p, uint64_t value)
 }
 
 __global__ void gpurma_k_fence(void) { gpurma_sh_fence_system(); }
+
+__global__ void gpurma_k_add_u64(uint64_t *p, uint64_t value)
+{
+    gpurma_sh_red_add_release_u64(p, value);
+}
+
+__global__ void gpurma_k_packets(uint64_t *dst, const void *src, size_t bytes, uint32_t flag,
+                                 int psize)
+{
+    gpurma_dev__store_packets(dst, src, bytes, flag, psize,
+                              blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x);
+}
 
 /* Dissemination barrier: in round k this rank adds 1 to slot k of rank
  * me + 2^k and waits until its own slot k has counted this barrier's
@@ -156,6 +174,8 @@ extern "C" int gpurma_gpu_preload_kernels(void)
         cudaFuncGetAttributes(&a, gpurma_k_wait) != cudaSuccess ||
         cudaFuncGetAttributes(&a, gpurma_k_store_u64) != cudaSuccess ||
         cudaFuncGetAttributes(&a, gpurma_k_fence) != cudaSuccess ||
+        cudaFuncGetAttributes(&a, gpurma_k_add_u64) != cudaSuccess ||
+        cudaFuncGetAttributes(&a, gpurma_k_packets) != cudaSuccess ||
         cudaFuncGetAttributes(&a, gpurma_k_barrier) != cudaSuccess)
         return launch_status("loading the library's");
     return GPURMA_SUCCESS;
@@ -181,8 +201,8 @@ extern "C" int gpurma_gpu_launch_atomic(void *stream, uint64_t *p, int kind, uin
     return launch_status("atomic");
 }
 
-extern "C" int gpurma_gpu_launch_put_signal(void *stream, const gpurma_dev_win_t *w, int peer,
-                                            size_t off, const void *src, size_t n, uint32_t sig,
+extern "C" int gpurma_gpu_launch_put_signal(void *stream, char *dst, const void *src, size_t n,
+                                            gpurma_dev_signal_slot_t *slot, uint32_t origin,
                                             int op, uint64_t value)
 {
     /* One 16-byte move per thread and round, at most 512 threads: small
@@ -191,15 +211,14 @@ extern "C" int gpurma_gpu_launch_put_signal(void *stream, const gpurma_dev_win_t
     unsigned threads = want >= 512 ? 512 : (unsigned)((want + 31) / 32 * 32);
     if (threads < 32)
         threads = 32;
-    gpurma_k_put_signal<<<1, threads, 0, (cudaStream_t)stream>>>(*w, peer, off, src, n, sig, op,
+    gpurma_k_put_signal<<<1, threads, 0, (cudaStream_t)stream>>>(dst, src, n, slot, origin, op,
                                                                  value);
     return launch_status("put_signal");
 }
 
-extern "C" int gpurma_gpu_launch_put_value(void *stream, const gpurma_dev_win_t *w, int peer,
-                                           size_t off, uint64_t value, size_t bytes)
+extern "C" int gpurma_gpu_launch_put_value(void *stream, char *dst, uint64_t value, size_t bytes)
 {
-    gpurma_k_put_value<<<1, 1, 0, (cudaStream_t)stream>>>(*w, peer, off, value, bytes);
+    gpurma_k_put_value<<<1, 1, 0, (cudaStream_t)stream>>>(dst, value, bytes);
     return launch_status("put_value");
 }
 
@@ -220,6 +239,22 @@ extern "C" int gpurma_gpu_launch_fence(void *stream)
 {
     gpurma_k_fence<<<1, 1, 0, (cudaStream_t)stream>>>();
     return launch_status("fence");
+}
+
+extern "C" int gpurma_gpu_launch_add_u64(void *stream, uint64_t *p, uint64_t value)
+{
+    gpurma_k_add_u64<<<1, 1, 0, (cudaStream_t)stream>>>(p, value);
+    return launch_status("counter");
+}
+
+extern "C" int gpurma_gpu_launch_packets(void *stream, uint64_t *dst, const void *src,
+                                         size_t bytes, uint32_t flag, int psize)
+{
+    size_t npk = gpurma_dev__packet_bytes(bytes, psize) / (size_t)psize;
+    unsigned blocks = npk > 256 * 256 ? 256 : (unsigned)((npk + 255) / 256);
+    gpurma_k_packets<<<blocks ? blocks : 1, 256, 0, (cudaStream_t)stream>>>(dst, src, bytes, flag,
+                                                                          psize);
+    return launch_status("LL packets");
 }
 
 extern "C" int gpurma_gpu_launch_barrier(void *stream, const gpurma_dev_win_t *w,

@@ -188,9 +188,13 @@ run2 stream_shared_gpu 120 "$(prog test_gpu_stream)"
 RUN_ENV=
 
 # The port engine forced: kernels push descriptors into the pinned FIFO and
-# the proxy moves the data with the copy engine.
+# the proxy moves the data with the copy engine (atomics, counters and LL
+# packets with one-thread kernels on its stream).
 RUN_ENV=GPURMA_ENGINE=port
+run2 rma_port 180 "$(prog test_gpu_rma)"
 run2 signal_order_port 90 "$(prog test_gpu_signal_order)" 1000
+run2 ll_stress_port 90 "$(prog test_gpu_ll_stress)" 500
+run2 stream_port 120 "$(prog test_gpu_stream)"
 RUN_ENV=
 # The host-backend suite through the port engine, on this machine too.
 (cd "$build" && make -j16 tests/mp/test_put_get.mp tests/mp/test_signal_order.mp \

@@ -402,10 +402,13 @@ static void part3_host_ops(gpurma_win_t win, char *wbase)
     CK(cudaMemcpy(&w64, wbase + 64, 8, cudaMemcpyDeviceToHost));
     EXPECT(w64 == 9, "word after host atomics is %llu, expected 9", (unsigned long long)w64);
 
-    /* Counted host put bumps the host-side counter. */
+    /* Counted host put bumps the host-side counter once it is locally
+     * complete (at once on the mem engine, when the proxy has copied on
+     * the port engine). */
     uint64_t c0 = 0, c1 = 0;
     GK(gpurma_counter_read(win, 2, &c0));
     GK(gpurma_put_counted(win, peer, 128, h.data(), 8, 2));
+    GK(gpurma_counter_wait(win, 2, c0 + 1));
     GK(gpurma_counter_read(win, 2, &c1));
     EXPECT(c1 == c0 + 1, "host counter %llu -> %llu after a counted put", (unsigned long long)c0,
            (unsigned long long)c1);
@@ -534,7 +537,11 @@ int main(void)
     cudaPointerAttributes a;
     CK(cudaPointerGetAttributes(&a, base));
     EXPECT(a.type == cudaMemoryTypeDevice, "win_allocate in a GPU context gave host memory");
-    EXPECT(gpurma_win_engine(win, peer) == GPURMA_ENGINE_MEM, "engine is not mem");
+    const char *forced = getenv("GPURMA_ENGINE");
+    gpurma_engine_t want =
+        forced && !strcmp(forced, "port") ? GPURMA_ENGINE_PORT : GPURMA_ENGINE_MEM;
+    EXPECT(gpurma_win_engine(win, peer) == want, "engine %s, expected %s",
+           gpurma_engine_name(gpurma_win_engine(win, peer)), gpurma_engine_name(want));
     gpurma_dev_win_t dw;
     GK(gpurma_win_device(win, &dw));
     char *src, *recv;

@@ -149,50 +149,25 @@ GPURMA_DEVICE void gpurma_dev__store_payload_word(unsigned char *dst, size_t byt
         dst[at + k] = (unsigned char)(v >> (8 * k));
 }
 
-#if !GPURMA_DEV_GPU
-#include <stdlib.h>
 GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, int peer,
-                                                       size_t dst_off, const uint64_t *packets,
-                                                       size_t len);
-#endif
+                                                       size_t dst_off, const void *src,
+                                                       size_t bytes, uint32_t flag, int psize);
 
-/* psize is 8 (one data word per packet) or 16 (two). */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__put_packets(const gpurma_dev_win_t *w, int peer,
-                                                      size_t dst_off, const void *src,
-                                                      size_t bytes, uint32_t flag, int psize,
-                                                      unsigned tid, unsigned nthreads)
+/* Bytes that `bytes` of payload occupy as packets of psize (8 or 16). */
+GPURMA_HOST_DEVICE size_t gpurma_dev__packet_bytes(size_t bytes, int psize)
 {
-    size_t words_per = (size_t)psize / 8;
-    size_t nwords = (bytes + 3) / 4;
-    size_t npk = (nwords + words_per - 1) / words_per;
-    gpurma_status_t rc = gpurma_dev__check_range(w, peer, dst_off, npk * (size_t)psize, src);
-    if (rc != GPURMA_SUCCESS)
-        return rc;
-    if (dst_off & ((size_t)psize - 1))
-        return GPURMA_ERR_MISALIGNED;
-    const gpurma_dev_peer_t *p = &w->peers[peer];
-    uint64_t *dst;
-#if !GPURMA_DEV_GPU
-    uint64_t *staging = (uint64_t *)0;
-    if (p->path == GPURMA_DEV_PATH_FIFO) {
-        /* Through the proxy: one thread packs everything, then a put that
-         * the proxy lands in whole 8-byte stores; it waits, since the
-         * packets live in this call's buffer. */
-        if (tid)
-            return GPURMA_SUCCESS;
-        staging = (uint64_t *)malloc(npk * (size_t)psize);
-        if (!staging)
-            return GPURMA_ERR_NO_MEMORY;
-        dst = staging;
-        nthreads = 1;
-    } else
-#endif
-    if (p->path == GPURMA_DEV_PATH_LOADSTORE) {
-        dst = (uint64_t *)(p->base + dst_off);
-    } else {
-        return GPURMA_ERR_UNSUPPORTED;
-    }
+    return psize == 8 ? (bytes + 3) / 4 * 8 : (bytes + 7) / 8 * 16;
+}
+
+/* Packs bytes of src with flag and stores the packets at dst, each in one
+ * store; the group of nthreads shares the packets. */
+GPURMA_DEVICE void gpurma_dev__store_packets(uint64_t *dst, const void *src, size_t bytes,
+                                             uint32_t flag, int psize, unsigned tid,
+                                             unsigned nthreads)
+{
     const unsigned char *s = (const unsigned char *)src;
+    size_t nwords = (bytes + 3) / 4;
+    size_t npk = gpurma_dev__packet_bytes(bytes, psize) / (size_t)psize;
     for (size_t i = tid; i < npk; i += nthreads) {
         if (psize == 8) {
             gpurma_sh_store_packet8(dst + i, gpurma_dev__payload_word(s, bytes, i), flag);
@@ -202,14 +177,34 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_packets(const gpurma_dev_win_t *w,
             gpurma_sh_store_packet16(dst + 2 * i, d0, flag, d1, flag);
         }
     }
-#if !GPURMA_DEV_GPU
-    if (staging) {
-        rc = gpurma_dev__port_packets(w, peer, dst_off, staging, npk * (size_t)psize);
-        free(staging);
+}
+
+/* psize is 8 (one data word per packet) or 16 (two). */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__put_packets(const gpurma_dev_win_t *w, int peer,
+                                                      size_t dst_off, const void *src,
+                                                      size_t bytes, uint32_t flag, int psize,
+                                                      unsigned tid, unsigned nthreads)
+{
+    gpurma_status_t rc = gpurma_dev__check_range(w, peer, dst_off,
+                                                 gpurma_dev__packet_bytes(bytes, psize), src);
+    if (rc != GPURMA_SUCCESS)
         return rc;
+    if (dst_off & ((size_t)psize - 1))
+        return GPURMA_ERR_MISALIGNED;
+    const gpurma_dev_peer_t *p = &w->peers[peer];
+    switch (p->path) {
+    case GPURMA_DEV_PATH_LOADSTORE:
+        gpurma_dev__store_packets((uint64_t *)(p->base + dst_off), src, bytes, flag, psize, tid,
+                                  nthreads);
+        return GPURMA_SUCCESS;
+    case GPURMA_DEV_PATH_FIFO: /* one thread hands the payload to the proxy */
+        if (bytes && !gpurma_sh_proxy_readable(src))
+            return GPURMA_ERR_UNSUPPORTED;
+        return tid ? GPURMA_SUCCESS
+                   : gpurma_dev__port_packets(w, peer, dst_off, src, bytes, flag, psize);
+    default:
+        return GPURMA_ERR_UNSUPPORTED;
     }
-#endif
-    return GPURMA_SUCCESS;
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev__read_packets(const gpurma_dev_win_t *w, size_t src_off,
@@ -217,9 +212,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__read_packets(const gpurma_dev_win_t *w
                                                        int psize, unsigned tid,
                                                        unsigned nthreads)
 {
-    size_t words_per = (size_t)psize / 8;
     size_t nwords = (bytes + 3) / 4;
-    size_t npk = (nwords + words_per - 1) / words_per;
+    size_t npk = gpurma_dev__packet_bytes(bytes, psize) / (size_t)psize;
     gpurma_status_t rc = gpurma_dev__check_range(w, w->rank, src_off, npk * (size_t)psize, dst);
     if (rc != GPURMA_SUCCESS)
         return rc;

@@ -31,15 +31,17 @@ typedef enum {
 
 /* flags */
 #define GPURMA_PORT_F_SRC_RAW 0x1 /* local side is an address, not a window offset */
-#define GPURMA_PORT_F_PACKETS 0x2 /* LL packets: land in whole 8-byte stores      */
+#define GPURMA_PORT_F_PACKETS 0x2 /* LL packets: src holds `size` payload bytes,   */
+#define GPURMA_PORT_F_PACKET16 0x4 /* value the flag; the proxy packs them into 8- */
+                                   /* (16- with F_PACKET16) byte packets at dst   */
 
 /* One descriptor: 64 bytes, 64-bit sizes and offsets. `commit` is written last. */
 typedef struct gpurma_port_desc {
     uint64_t dst;      /* PUT*: offset in the target window; GET: local address/offset */
-    uint64_t src;      /* PUT*: local address/offset; GET: offset in the target window;
-                          atomics: address of the 8-byte result                        */
+    uint64_t src;      /* PUT*: local address/offset; GET: offset in the target window
+                          (atomics: unused, the old value goes to the FIFO's results) */
     uint64_t size;     /* bytes                                                        */
-    uint64_t value;    /* signal value, atomic operand, put_value value                */
+    uint64_t value;    /* signal value, atomic operand, put_value value, packet flag   */
     uint64_t compare;  /* CAS expected value                                           */
     uint32_t win_id;   /* window registered with the proxy                             */
     int32_t  peer;     /* team rank of the target                                      */
@@ -57,17 +59,28 @@ static_assert(sizeof(gpurma_port_desc_t) == 64, "descriptor must be 64 bytes");
 _Static_assert(sizeof(gpurma_port_desc_t) == 64, "descriptor must be 64 bytes");
 #endif
 
+/* Where the proxy leaves the old value of an atomic: one per ring slot, in
+ * memory both sides reach. The proxy sets busy before it executes the
+ * atomic at position p and writes value; the pusher reads value once done
+ * passed p and clears busy. An atomic at p + capacity waits for busy to
+ * clear, so a slow reader never loses its result to the next lap. */
+typedef struct gpurma_port_result {
+    uint64_t value;
+    uint64_t busy;
+} gpurma_port_result_t;
+
 /* Shared between pushers and the proxy; lives in memory both can reach
  * (pinned, mapped host memory when GPUs push). Counters on their own lines.
  * The reservation counter is reached through head_ptr: for GPU pushers it is
  * in device memory, since atomics of a GPU on host memory are not atomic on
  * every system (PCIe AtomicOps); the proxy never reads it. */
 typedef struct gpurma_port_fifo {
-    gpurma_port_desc_t *ring;
-    uint64_t            capacity; /* power of two */
-    uint64_t            timeout_ns;
-    uint64_t           *head_ptr; /* &head, or a counter in device memory       */
-    uint64_t            pad0[4];
+    gpurma_port_desc_t   *ring;
+    uint64_t              capacity; /* power of two */
+    uint64_t              timeout_ns;
+    uint64_t             *head_ptr; /* &head, or a counter in device memory       */
+    gpurma_port_result_t *results;  /* [capacity], old values of atomics         */
+    uint64_t              pad0[3];
     uint64_t            head;     /* next position to reserve (host pushers)    */
     uint64_t            pad1[7];
     uint64_t            tail;     /* next position the proxy consumes            */
@@ -142,6 +155,16 @@ GPURMA_DEVICE gpurma_status_t gpurma_port_wait_done(gpurma_port_fifo_t *f, uint6
     return gpurma_dev__wait_u64(&f->done, GPURMA_CMP_GT, pos, f->timeout_ns);
 }
 
+/* The old value of the atomic at position pos, once done passed it; frees
+ * the result slot for the next lap. */
+GPURMA_DEVICE uint64_t gpurma_port_take_result(gpurma_port_fifo_t *f, uint64_t pos)
+{
+    gpurma_port_result_t *r = &f->results[pos & (f->capacity - 1)];
+    uint64_t v = gpurma_sh_load_acquire_u64(&r->value);
+    gpurma_sh_store_release_u64(&r->busy, 0);
+    return v;
+}
+
 /* Builds and pushes one descriptor for the window; with wait, returns when
  * the proxy has executed it. result (atomics) receives the old value. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, uint16_t op, int peer,
@@ -155,7 +178,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, uin
         return GPURMA_ERR_UNSUPPORTED;
     gpurma_port_desc_t d;
     d.dst = dst;
-    d.src = result ? (uint64_t)(uintptr_t)result : src;
+    d.src = src;
     d.size = size;
     d.value = value;
     d.compare = compare;
@@ -173,14 +196,17 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, uin
         return rc;
     rc = gpurma_port_wait_done(f, pos);
     if (rc == GPURMA_SUCCESS && result)
-        *result = *(volatile uint64_t *)result; /* written by the proxy */
+        *result = gpurma_port_take_result(f, pos);
     return rc;
 }
 
-#if !GPURMA_DEV_GPU
+/* LL packets through the proxy: it packs `bytes` of payload from src (which
+ * it must be able to read: global or host memory) with flag and lands them
+ * in whole 8- or 16-byte stores. Waits, so src is reusable on return, as
+ * with the load/store path. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, int peer,
-                                                       size_t dst_off, const uint64_t *packets,
-                                                       size_t len)
+                                                       size_t dst_off, const void *src,
+                                                       size_t bytes, uint32_t flag, int psize)
 {
     gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)w->port;
     gpurma_port_desc_t d;
@@ -188,20 +214,21 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w
     if (!f)
         return GPURMA_ERR_UNSUPPORTED;
     d.dst = dst_off;
-    d.src = (uint64_t)(uintptr_t)packets;
-    d.size = len;
-    d.value = d.compare = 0;
+    d.src = (uint64_t)(uintptr_t)src;
+    d.size = bytes;
+    d.value = flag;
+    d.compare = 0;
     d.win_id = w->port_win_id;
     d.peer = peer;
     d.signal = UINT32_MAX;
     d.counter = UINT32_MAX;
     d.op = GPURMA_PORT_OP_PUT;
     d.signal_op = 0;
-    d.flags = GPURMA_PORT_F_SRC_RAW | GPURMA_PORT_F_PACKETS;
+    d.flags = GPURMA_PORT_F_SRC_RAW | GPURMA_PORT_F_PACKETS |
+              (psize == 16 ? GPURMA_PORT_F_PACKET16 : 0);
     d.commit = 0;
     gpurma_status_t rc = gpurma_port_push(f, &d, &pos);
     return rc != GPURMA_SUCCESS ? rc : gpurma_port_wait_done(f, pos);
 }
-#endif
 
 #endif

@@ -294,6 +294,17 @@ GPURMA_DEVICE int gpurma_sh_warp_any(int pred) { return __any(pred); }
 /* Orders this thread's earlier writes, and those it has observed (e.g.
  * through a block barrier), before its later ones, for every observer. */
 GPURMA_DEVICE void gpurma_sh_fence_release_system(void) { __threadfence_system(); }
+/* Whether a proxy or a copy engine can read p: global (or mapped host)
+ * memory, not a thread's stack or the block's shared memory. */
+GPURMA_DEVICE int gpurma_sh_proxy_readable(const void *p)
+{
+#if defined(__HIP_DEVICE_COMPILE__)
+    typedef const __attribute__((address_space(0))) void *generic_ptr;
+    return !__builtin_amdgcn_is_shared((generic_ptr)p) && !__builtin_amdgcn_is_private((generic_ptr)p);
+#else
+    return (void)p, 1;
+#endif
+}
 #else
 GPURMA_DEVICE unsigned gpurma_sh_lane(void)
 {
@@ -308,7 +319,11 @@ GPURMA_DEVICE void gpurma_sh_fence_release_system(void)
 {
     asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
+GPURMA_DEVICE int gpurma_sh_proxy_readable(const void *p) { return __isGlobal(p); }
 #endif
+#else
+/* On the host every address a pusher holds is the proxy's too. */
+GPURMA_DEVICE int gpurma_sh_proxy_readable(const void *p) { return (void)p, 1; }
 #endif
 
 #if GPURMA_DEV_GPU
