@@ -195,19 +195,17 @@ static int exec_memcpy(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma
 static int exec_ucx(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
                     uint64_t *result)
 {
-    int rc = GPURMA_SUCCESS;
     switch (d->op) {
     case GPURMA_PORT_OP_PUT:
         if (d->flags & GPURMA_PORT_F_PACKETS)
             return ucx_put_packets(port, w, d);
         return gpurma_port_ucx_put(port, w, d->peer, local_src(w, d), d->dst, d->size);
     case GPURMA_PORT_OP_PUT_SIGNAL:
-        rc = gpurma_port_ucx_put(port, w, d->peer, local_src(w, d), d->dst, d->size);
-        __attribute__((fallthrough));
     case GPURMA_PORT_OP_SIGNAL:
-        return rc ? rc
-                  : gpurma_port_ucx_signal(port, w, d->peer, d->signal,
-                                           (gpurma_signal_op_t)d->signal_op, &d->value);
+        return gpurma_port_ucx_put_signal(port, w, d->peer, local_src(w, d), d->dst,
+                                          d->op == GPURMA_PORT_OP_SIGNAL ? 0 : d->size,
+                                          d->signal, (gpurma_signal_op_t)d->signal_op,
+                                          &d->value);
     case GPURMA_PORT_OP_GET: {
         void *dst = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (void *)(uintptr_t)d->dst
                                                        : (char *)w->base + d->dst;
@@ -342,6 +340,18 @@ static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
     return n;
 }
 
+int gpurma_port_poll(struct gpurma_ctx_s *ctx)
+{
+    gpurma_port_t *port = __atomic_load_n(&ctx->port, __ATOMIC_ACQUIRE);
+    if (!port || ctx->device >= 0 || pthread_mutex_trylock(&port->exec_lock))
+        return 0;
+    int n = drain(port, port->fifo);
+    if (port->ucx)
+        n += gpurma_port_ucx_progress(port);
+    pthread_mutex_unlock(&port->exec_lock);
+    return n;
+}
+
 static void *proxy_main(void *arg)
 {
     gpurma_port_t *port = arg;
@@ -354,21 +364,26 @@ static void *proxy_main(void *arg)
         __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
     }
     while (!__atomic_load_n(&port->stop, __ATOMIC_ACQUIRE)) {
-        int n = drain(port, port->fifo);
-        if (port->dev_fifo)
-            n += drain(port, port->dev_fifo);
+        int n = 0;
+        /* Busy means a waiting thread executes (gpurma_port_poll). */
+        if (pthread_mutex_trylock(&port->exec_lock) == 0) {
+            n = drain(port, port->fifo);
+            if (port->dev_fifo)
+                n += drain(port, port->dev_fifo);
+            /* Targets of emulated UCX RMA need this process to progress;
+             * it does not count as work, so an idle proxy still backs off
+             * and leaves the cores to the ranks (CI runs 8 on 2). */
+            if (!n && port->ucx)
+                gpurma_port_ucx_progress(port);
+            pthread_mutex_unlock(&port->exec_lock);
+        }
         if (n) {
             idle = slow = 0;
             last_work = 0;
             continue;
         }
-        /* Targets of emulated UCX RMA need this process to progress; it
-         * does not count as work, so an idle proxy still backs off and leaves
-         * the cores to the ranks (CI runs 8 on 2). Right after work the next
-         * descriptor is likely close: spin for the context's spin budget
-         * (zero when ranks outnumber cores) first. */
-        if (port->ucx)
-            gpurma_port_ucx_progress(port);
+        /* Right after work the next descriptor is likely close: spin for
+         * the context's spin budget (zero when ranks outnumber cores). */
         if (!last_work)
             last_work = gpurma_now_ns();
         if ((idle++ & 63) == 0)
@@ -431,6 +446,7 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
     }
     if (port && port->fifo && (ctx->device < 0 || port->dev_fifo)) {
         pthread_rwlock_init(&port->reg_lock, NULL);
+        pthread_mutex_init(&port->exec_lock, NULL);
         int err = pthread_create(&port->thread, NULL, proxy_main, port);
         if (!err) {
             ctx->port = port;
@@ -441,6 +457,7 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
             return GPURMA_SUCCESS;
         }
         pthread_rwlock_destroy(&port->reg_lock);
+        pthread_mutex_destroy(&port->exec_lock);
     }
     pthread_mutex_unlock(&ctx->lock);
     if (port) {
@@ -461,6 +478,7 @@ void gpurma_port_shutdown(struct gpurma_ctx_s *ctx)
     gpurma_port_ucx_close(port);
     gpurma_port_ce_stop(port);
     pthread_rwlock_destroy(&port->reg_lock);
+    pthread_mutex_destroy(&port->exec_lock);
     free(port->wins);
     fifo_destroy(ctx, port->fifo);
     fifo_destroy(ctx, port->dev_fifo);
@@ -524,30 +542,34 @@ static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
     return GPURMA_SUCCESS;
 }
 
-/* Waits until the proxy completed pos: spinning for the context's spin
- * budget first (the proxy answers in microseconds when it has a core).
- * Past it, while the proxy is executing pos (a large copy), the waiter
- * only yields, since a sleep (timer slack, about 50 us) would be a tenth
- * of a 256 MiB transfer; otherwise it waits as any FIFO waiter does. With
- * no spin budget (more ranks than cores) it always does the latter. */
+/* Waits until pos is complete, executing it here when the proxy is not
+ * (gpurma_port_poll). Spins for the context's spin budget first (the proxy
+ * answers in microseconds when it has a core); past it, while the proxy is
+ * executing pos (a large copy), only yields, since a sleep (timer slack,
+ * about 50 us) would be a tenth of a 256 MiB transfer; otherwise backs off
+ * like any wait. */
 static int port_wait(gpurma_port_t *port, uint64_t pos)
 {
     gpurma_port_fifo_t *f = port->fifo;
-    uint64_t start = gpurma_now_ns(), spin = port->ctx->spin_ns;
+    uint64_t start = gpurma_now_ns(), spin = port->ctx->spin_ns, slow = 0;
     int spinning = 1;
     for (uint64_t i = 0; __atomic_load_n(&f->done, __ATOMIC_ACQUIRE) <= pos; i++) {
+        if (gpurma_port_poll(port->ctx)) {
+            slow = 0;
+            continue;
+        }
         if ((i & 63) == 63) {
             uint64_t t = gpurma_now_ns() - start;
             if (f->timeout_ns && t > f->timeout_ns)
                 return GPURMA_ERR_TIMEOUT;
             spinning = t <= spin;
-            if (!spinning && (!spin || __atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) <= pos))
-                return gpurma_port_wait_done(f, pos);
         }
         if (spinning)
             gpurma_backoff(0);
-        else
+        else if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) > pos)
             sched_yield();
+        else
+            gpurma_backoff(slow++);
     }
     return GPURMA_SUCCESS;
 }

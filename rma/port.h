@@ -26,6 +26,9 @@ typedef struct gpurma_port {
     gpurma_port_fifo_t     *dev_fifo; /* kernels (GPU contexts), or NULL   */
     pthread_t               thread;
     int                     stop;
+    /* Held by whoever executes descriptors: the proxy thread, or (host
+     * backend) a thread waiting on the port that executes them itself. */
+    pthread_mutex_t         exec_lock;
     /* Windows by id; the proxy holds the read lock while it executes. */
     pthread_rwlock_t        reg_lock;
     struct gpurma_win_s   **wins;
@@ -44,6 +47,12 @@ void gpurma_port_shutdown(struct gpurma_ctx_s *ctx);
 
 /* Remote completion of everything this process pushed (barriers use it). */
 int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx);
+
+/* For threads that wait (on signals, counters, the port): executes pending
+ * descriptors and progresses UCX here when no one else is doing it, so the
+ * wait does not depend on the proxy thread getting a core. Host backend
+ * only (the copy engine stays with the proxy thread). Returns the work done. */
+int gpurma_port_poll(struct gpurma_ctx_s *ctx);
 
 /* Window registration: gives the window an id the descriptors name. */
 int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w);
@@ -77,9 +86,12 @@ int gpurma_port_ucx_put(gpurma_port_t *port, struct gpurma_win_s *w, int peer, c
                         uint64_t dst_off, size_t n);
 int gpurma_port_ucx_get(gpurma_port_t *port, struct gpurma_win_s *w, int peer, void *dst,
                         uint64_t src_off, size_t n);
-/* Operands are read until the request completes: they must outlive the batch. */
-int gpurma_port_ucx_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer, uint32_t sig,
-                           gpurma_signal_op_t op, const uint64_t *value);
+/* The signal after the puts before it, carrying n bytes of src to dst_off
+ * (n may be 0). Operands are read until the request completes: they must
+ * outlive the batch. */
+int gpurma_port_ucx_put_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
+                               const void *src, uint64_t dst_off, size_t n, uint32_t sig,
+                               gpurma_signal_op_t op, const uint64_t *value);
 int gpurma_port_ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
                            gpurma_atomic_kind_t kind, uint64_t off, const uint64_t *value,
                            const uint64_t *compare, uint64_t *old);

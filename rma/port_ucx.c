@@ -5,11 +5,25 @@
  * ucp_worker_flush_nbx (remote). Worker addresses and rkeys are exchanged
  * through the window's team when a window is created.
  *
- * Only the proxy thread issues operations; window creation (application
+ * Signals travel as active messages: a put_signal of up to AM_MAX_PAYLOAD
+ * bytes into host memory is one message carrying payload, target addresses
+ * and signal; the target lands the payload, then updates the slot, from
+ * whichever thread progresses its worker (the proxy, or a thread waiting
+ * on a signal). One message per hop instead of a put, a fence and an atomic
+ * with their acknowledgements, which is what makes emulated RMA (TCP) slow.
+ * Fences order them after earlier RMA, and quiet confirms them with a
+ * probe each target answers once it has handled everything before it. The
+ * target checks that both addresses fall in one of its registered windows
+ * before it writes.
+ *
+ * Descriptors are executed under the port's exec_lock (the proxy thread,
+ * or a waiting thread of the host backend); window creation (application
  * thread) creates endpoints and unpacks rkeys, so the worker is created
  * thread-safe. Endpoints use peer error handling: a dead peer fails the
  * requests to it instead of hanging them.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,8 +51,9 @@ int gpurma_port_ucx_put(gpurma_port_t *p, struct gpurma_win_s *w, int peer, cons
                         uint64_t dst_off, size_t n) GPURMA_NO_UCX_OP()
 int gpurma_port_ucx_get(gpurma_port_t *p, struct gpurma_win_s *w, int peer, void *dst,
                         uint64_t src_off, size_t n) GPURMA_NO_UCX_OP()
-int gpurma_port_ucx_signal(gpurma_port_t *p, struct gpurma_win_s *w, int peer, uint32_t sig,
-                           gpurma_signal_op_t op, const uint64_t *value) GPURMA_NO_UCX_OP()
+int gpurma_port_ucx_put_signal(gpurma_port_t *p, struct gpurma_win_s *w, int peer,
+                               const void *src, uint64_t dst_off, size_t n, uint32_t sig,
+                               gpurma_signal_op_t op, const uint64_t *value) GPURMA_NO_UCX_OP()
 int gpurma_port_ucx_atomic(gpurma_port_t *p, struct gpurma_win_s *w, int peer,
                            gpurma_atomic_kind_t kind, uint64_t off, const uint64_t *value,
                            const uint64_t *compare, uint64_t *old) GPURMA_NO_UCX_OP()
@@ -53,13 +68,43 @@ int gpurma_port_ucx_progress(gpurma_port_t *p) { (void)p; return 0; }
 
 #define BLOB_SIZE 4096
 
+/* Active messages: ids, and the largest payload a put_signal carries. */
+enum { AM_PUT_SIGNAL = 0x6701, AM_QUIET_PROBE, AM_QUIET_REPLY };
+#define AM_MAX_PAYLOAD 8192
+#define AM_HDR_RING 256
+
+typedef struct am_hdr {
+    uint64_t data_addr; /* target address of the payload                 */
+    uint64_t sig_addr;  /* target address of the signal slot             */
+    uint64_t value;
+    uint32_t origin;    /* team rank of the sender (the slot's last_origin) */
+    uint32_t op;        /* gpurma_signal_op_t                            */
+} am_hdr_t;
+
+/* Memory of this rank that active messages may write. */
+typedef struct am_region {
+    const struct gpurma_win_s *win;
+    uintptr_t data, data_len, sig, sig_len;
+} am_region_t;
+
 struct gpurma_port_ucx {
     ucp_context_h context;
     ucp_worker_h  worker;
     ucp_ep_h     *eps;       /* [world size], created on first need */
     void        **pending;   /* requests not yet complete           */
     int           npending, cap;
-    uint64_t      scratch;   /* reply of SET signals, never read    */
+    /* Headers of messages in flight: live until their request completes
+     * (wait_local, after which the ring starts over). */
+    am_hdr_t      hdr[AM_HDR_RING];
+    int           nhdr;
+    uint32_t      me;        /* world rank: the quiet probe's header      */
+    uint64_t      scratch;   /* reply of SET signals on device windows   */
+    unsigned char *am_sent;  /* [world size] messages since the last quiet */
+    uint64_t      replies;   /* quiet probes answered                  */
+    uint64_t      am_errors; /* messages this rank refused             */
+    pthread_mutex_t region_lock;
+    am_region_t  *regions;
+    int           nregions, region_cap;
 };
 
 struct gpurma_port_ucx_win {
@@ -87,18 +132,143 @@ static int ucx_error(ucs_status_t st, const char *what)
                             "UCX %s: %s", what, ucs_status_string(st));
 }
 
+/* ------------------------------------------------------ active messages */
+
+/* Whether [data, data + len) and the signal slot at sig lie in one window
+ * this rank registered (what a message may write). */
+static int am_target_ok(struct gpurma_port_ucx *u, uint64_t data, size_t len, uint64_t sig)
+{
+    int ok = 0;
+    pthread_mutex_lock(&u->region_lock);
+    for (int i = 0; i < u->nregions && !ok; i++) {
+        const am_region_t *r = &u->regions[i];
+        ok = sig >= r->sig && sig - r->sig < r->sig_len &&
+             (sig - r->sig) % sizeof(gpurma_dev_signal_slot_t) == 0 &&
+             (!len || (data >= r->data && data - r->data <= r->data_len &&
+                       len <= r->data_len - (data - r->data)));
+    }
+    pthread_mutex_unlock(&u->region_lock);
+    return ok;
+}
+
+static ucs_status_t am_refuse(gpurma_port_t *port, const char *why)
+{
+    snprintf(port->last_error, sizeof(port->last_error),
+             "rank %d refused a UCX active message: %s", port->ctx->rank, why);
+    GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
+    __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+    return UCS_OK; /* dropped */
+}
+
+/* A put_signal arrives: payload first, then the slot, with release order. */
+static ucs_status_t am_put_signal(void *arg, const void *header, size_t header_len, void *data,
+                                  size_t len, const ucp_am_recv_param_t *param)
+{
+    gpurma_port_t *port = arg;
+    am_hdr_t h;
+    if (header_len != sizeof(h) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
+        return am_refuse(port, "malformed put_signal");
+    memcpy(&h, header, sizeof(h));
+    if ((h.op != GPURMA_SIGNAL_SET && h.op != GPURMA_SIGNAL_ADD) ||
+        !am_target_ok(port->ucx, h.data_addr, len, h.sig_addr))
+        return am_refuse(port, "put_signal outside this rank's windows, or a bad signal op");
+    if (len)
+        memcpy((void *)(uintptr_t)h.data_addr, data, len);
+    gpurma_dev__signal_slot((gpurma_dev_signal_slot_t *)(uintptr_t)h.sig_addr, h.origin,
+                            (gpurma_signal_op_t)h.op, h.value);
+    return UCS_OK;
+}
+
+/* A quiet probe: everything the sender sent before it has been handled. */
+static ucs_status_t am_quiet_probe(void *arg, const void *header, size_t header_len, void *data,
+                                   size_t len, const ucp_am_recv_param_t *param)
+{
+    gpurma_port_t *port = arg;
+    struct gpurma_port_ucx *u = port->ucx;
+    uint32_t origin;
+    (void)data, (void)len, (void)param;
+    if (header_len != sizeof(origin))
+        return am_refuse(port, "malformed quiet probe");
+    memcpy(&origin, header, sizeof(origin));
+    if (origin >= (uint32_t)port->ctx->size || !u->eps[origin])
+        return am_refuse(port, "quiet probe from an unknown rank");
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof(p));
+    ucs_status_ptr_t r = ucp_am_send_nbx(u->eps[origin], AM_QUIET_REPLY, NULL, 0, NULL, 0, &p);
+    if (UCS_PTR_IS_PTR(r))
+        ucp_request_free(r); /* UCX completes it */
+    return UCS_OK;
+}
+
+static ucs_status_t am_quiet_reply(void *arg, const void *header, size_t header_len, void *data,
+                                   size_t len, const ucp_am_recv_param_t *param)
+{
+    gpurma_port_t *port = arg;
+    (void)header, (void)header_len, (void)data, (void)len, (void)param;
+    __atomic_fetch_add(&port->ucx->replies, 1, __ATOMIC_RELEASE);
+    return UCS_OK;
+}
+
+static ucs_status_t set_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t cb,
+                                void *arg)
+{
+    ucp_am_handler_param_t hp;
+    memset(&hp, 0, sizeof(hp));
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    hp.id = id;
+    hp.cb = cb;
+    hp.arg = arg;
+    return ucp_worker_set_am_recv_handler(worker, &hp);
+}
+
+static void region_add(struct gpurma_port_ucx *u, const struct gpurma_win_s *w, void *data,
+                       size_t data_len, void *sig, size_t sig_len)
+{
+    pthread_mutex_lock(&u->region_lock);
+    if (u->nregions == u->region_cap) {
+        int cap = u->region_cap ? 2 * u->region_cap : 16;
+        am_region_t *r = realloc(u->regions, (size_t)cap * sizeof(*r));
+        if (r) {
+            u->regions = r;
+            u->region_cap = cap;
+        }
+    }
+    /* Without room the window only refuses messages (an error, not a hang). */
+    if (u->nregions < u->region_cap)
+        u->regions[u->nregions++] = (am_region_t){w, (uintptr_t)data, data_len, (uintptr_t)sig,
+                                                  sig_len};
+    pthread_mutex_unlock(&u->region_lock);
+}
+
+static void region_remove(struct gpurma_port_ucx *u, const struct gpurma_win_s *w)
+{
+    pthread_mutex_lock(&u->region_lock);
+    for (int i = 0; i < u->nregions;)
+        if (u->regions[i].win == w)
+            u->regions[i] = u->regions[--u->nregions];
+        else
+            i++;
+    pthread_mutex_unlock(&u->region_lock);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
 static int ucx_open(gpurma_port_t *port)
 {
     struct gpurma_ctx_s *ctx = port->ctx;
     struct gpurma_port_ucx *u = calloc(1, sizeof(*u));
-    if (!u || !(u->eps = calloc((size_t)ctx->size, sizeof(ucp_ep_h)))) {
+    if (!u || !(u->eps = calloc((size_t)ctx->size, sizeof(ucp_ep_h))) ||
+        !(u->am_sent = calloc((size_t)ctx->size, 1))) {
+        if (u)
+            free(u->eps);
         free(u);
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "UCX: out of memory");
     }
     ucp_params_t params;
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
     params.mt_workers_shared = 1;
     ucp_config_t *config;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
@@ -116,12 +286,20 @@ static int ucx_open(gpurma_port_t *port)
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
     wp.thread_mode = UCS_THREAD_MODE_MULTI;
     st = ucp_worker_create(u->context, &wp, &u->worker);
+    if (st == UCS_OK &&
+        ((st = set_handler(u->worker, AM_PUT_SIGNAL, am_put_signal, port)) != UCS_OK ||
+         (st = set_handler(u->worker, AM_QUIET_PROBE, am_quiet_probe, port)) != UCS_OK ||
+         (st = set_handler(u->worker, AM_QUIET_REPLY, am_quiet_reply, port)) != UCS_OK))
+        ucp_worker_destroy(u->worker);
     if (st != UCS_OK) {
         ucp_cleanup(u->context);
         free(u->eps);
+        free(u->am_sent);
         free(u);
         return ucx_error(st, "worker_create");
     }
+    pthread_mutex_init(&u->region_lock, NULL);
+    u->me = (uint32_t)ctx->rank;
     port->ucx = u;
     GPURMA_INFO(GPURMA_SUB_PORT, "UCX transport opened (UCX %s)", ucp_get_version_string());
     return GPURMA_SUCCESS;
@@ -172,6 +350,8 @@ static int publish(gpurma_port_t *port, struct gpurma_win_s *w, ucx_blob_t *b)
         rc = map_region(u, data, w->bytes, &uw->data_memh, &dkey, &dkey_len);
     if (!rc && sig_len)
         rc = map_region(u, signals, sig_len, &uw->sig_memh, &skey, &skey_len);
+    if (!rc)
+        region_add(u, w, data, w->bytes, signals, sig_len);
     if (!rc && addr_len + dkey_len + skey_len > sizeof(b->bytes))
         rc = gpurma_set_error(GPURMA_ERR_TRANSPORT,
                               "UCX address and keys take %zu bytes; at most %zu fit",
@@ -279,6 +459,8 @@ void gpurma_port_ucx_win_release(gpurma_port_t *port, struct gpurma_win_s *w)
         if (uw->sig_rkey && uw->sig_rkey[i])
             ucp_rkey_destroy(uw->sig_rkey[i]);
     }
+    if (port && port->ucx)
+        region_remove(port->ucx, w);
     if (port && port->ucx && uw->data_memh)
         ucp_mem_unmap(port->ucx->context, uw->data_memh);
     if (port && port->ucx && uw->sig_memh)
@@ -313,7 +495,10 @@ void gpurma_port_ucx_close(gpurma_port_t *port)
     }
     ucp_worker_destroy(u->worker);
     ucp_cleanup(u->context);
+    pthread_mutex_destroy(&u->region_lock);
+    free(u->regions);
     free(u->eps);
+    free(u->am_sent);
     free(u->pending);
     free(u);
     port->ucx = NULL;
@@ -387,22 +572,50 @@ static ucs_status_ptr_t atomic_op(ucp_ep_h ep, ucp_atomic_op_t op, const uint64_
     return ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &p);
 }
 
-int gpurma_port_ucx_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer, uint32_t sig,
-                           gpurma_signal_op_t op, const uint64_t *value)
+int gpurma_port_ucx_put_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
+                               const void *src, uint64_t dst_off, size_t n, uint32_t sig,
+                               gpurma_signal_op_t op, const uint64_t *value)
 {
     struct gpurma_port_ucx *u = port->ucx;
     /* The signal must land after the puts issued before it. */
     ucs_status_t st = ucp_worker_fence(u->worker);
     if (st != UCS_OK)
         return ucx_error(st, "worker_fence");
+    int rc = GPURMA_SUCCESS;
+    /* Large payloads (and device windows, which the target's CPU does not
+     * write) go as a put of their own, fenced before the signal. */
+    if (n && (n > AM_MAX_PAYLOAD || w->gpu)) {
+        rc = gpurma_port_ucx_put(port, w, peer, src, dst_off, n);
+        if (!rc && (st = ucp_worker_fence(u->worker)) != UCS_OK)
+            rc = ucx_error(st, "worker_fence");
+        n = 0;
+    }
+    if (rc)
+        return rc;
     uint64_t raddr = w->ucx->sig_raddr[peer] + (uint64_t)sig * sizeof(gpurma_dev_signal_slot_t);
-    ucp_rkey_h rkey = w->ucx->sig_rkey[peer];
-    if (op == GPURMA_SIGNAL_ADD)
-        return track(u, atomic_op(ep_of(port, w, peer), UCP_ATOMIC_OP_ADD, value, raddr, rkey, NULL),
-                     "signal add");
-    return track(u, atomic_op(ep_of(port, w, peer), UCP_ATOMIC_OP_SWAP, value, raddr, rkey,
-                              &u->scratch),
-                 "signal set");
+    ucp_ep_h ep = ep_of(port, w, peer);
+    if (w->gpu) {
+        ucp_rkey_h rkey = w->ucx->sig_rkey[peer];
+        if (op == GPURMA_SIGNAL_ADD)
+            return track(u, atomic_op(ep, UCP_ATOMIC_OP_ADD, value, raddr, rkey, NULL),
+                         "signal add");
+        return track(u, atomic_op(ep, UCP_ATOMIC_OP_SWAP, value, raddr, rkey, &u->scratch),
+                     "signal set");
+    }
+    if (u->nhdr == AM_HDR_RING && (rc = gpurma_port_ucx_wait_local(port)))
+        return rc;
+    am_hdr_t *h = &u->hdr[u->nhdr++];
+    h->data_addr = n ? w->ucx->data_raddr[peer] + dst_off : 0;
+    h->sig_addr = raddr;
+    h->value = *value;
+    h->origin = (uint32_t)w->rank;
+    h->op = (uint32_t)op;
+    u->am_sent[w->team->world_ranks[peer]] = 1;
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof(p));
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    return track(u, ucp_am_send_nbx(ep, AM_PUT_SIGNAL, h, sizeof(*h), src, n, &p), "put_signal");
 }
 
 int gpurma_port_ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
@@ -456,6 +669,7 @@ int gpurma_port_ucx_wait_local(gpurma_port_t *port)
             ucp_request_free(u->pending[i]);
     }
     u->npending = 0;
+    u->nhdr = 0;
     return rc;
 }
 
@@ -465,7 +679,34 @@ int gpurma_port_ucx_quiet(gpurma_port_t *port)
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     int rc = track(u, ucp_worker_flush_nbx(u->worker, &p), "worker_flush");
-    return rc ? rc : gpurma_port_ucx_wait_local(port);
+    if (!rc)
+        rc = gpurma_port_ucx_wait_local(port);
+    /* Flush covers RMA and atomics; active messages are confirmed by a
+     * probe, fenced behind them, that each target answers. */
+    uint64_t want = __atomic_load_n(&u->replies, __ATOMIC_ACQUIRE);
+    ucs_status_t st = rc ? UCS_OK : ucp_worker_fence(u->worker);
+    if (st != UCS_OK)
+        rc = ucx_error(st, "worker_fence");
+    for (int r = 0; !rc && r < port->ctx->size; r++) {
+        if (!u->am_sent[r] || !u->eps[r])
+            continue;
+        u->am_sent[r] = 0;
+        want++;
+        rc = track(u, ucp_am_send_nbx(u->eps[r], AM_QUIET_PROBE, &u->me, sizeof(u->me), NULL, 0,
+                                      &p),
+                   "quiet probe");
+    }
+    if (!rc)
+        rc = gpurma_port_ucx_wait_local(port);
+    uint64_t start = gpurma_now_ns();
+    while (!rc && __atomic_load_n(&u->replies, __ATOMIC_ACQUIRE) < want) {
+        ucp_worker_progress(u->worker);
+        if (gpurma_now_ns() - start > port->ctx->timeout_ns)
+            rc = gpurma_set_error(GPURMA_ERR_TIMEOUT,
+                                  "UCX quiet: a target did not confirm its messages in %llu ms",
+                                  (unsigned long long)(port->ctx->timeout_ns / 1000000));
+    }
+    return rc;
 }
 
 int gpurma_port_ucx_progress(gpurma_port_t *port)

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "port.h"
 #include "rma.h"
 
 static int process_gone(pid_t pid)
@@ -61,6 +62,12 @@ int gpurma_wait_u64(struct gpurma_team_s *team, const uint64_t *p, gpurma_cmp_t 
         uint64_t v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
         if (gpurma_dev_compare(v, cmp, value))
             return GPURMA_SUCCESS;
+        /* What this wait is for may be this process's own port work, or a
+         * peer's UCX operation that needs our worker progressed. */
+        if (ctx->port && gpurma_port_poll(ctx)) {
+            slow = 0;
+            continue;
+        }
         if ((iter & 63) != 63) {
             if (now < spin_end)
                 gpurma_backoff(0);

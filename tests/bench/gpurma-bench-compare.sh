@@ -12,6 +12,11 @@
 #            size, measured by gpurma-bench in the same run
 #   latency  8-byte ping-pong one-way latency <= MPI-3 RMA's data + flag
 #            ping-pong with flushes
+# With --port-ucx the two ranks act as two nodes (GPURMA_NODE_ID), so gpurma
+# goes through the port engine over UCX, both it and ucx_perftest use
+# UCX_TLS=tcp (default), and the targets are those of the port engine:
+#   bw       put bandwidth at 1 MiB >= 0.9 x ucx_perftest's ucp_put_bw
+#   latency  8-byte ping-pong <= 1.2 x ucx_perftest's ucp_put_lat
 # The three programs alternate for --rounds rounds and every number shown is
 # the median over the rounds, so that one noisy moment on a shared machine
 # does not decide a comparison.
@@ -34,6 +39,9 @@ ucx_perftest between two processes of this node, and checks the targets
                    --quick: 1)
   --no-mpi         skip mpi_rma_bench
   --no-ucx         skip ucx_perftest
+  --port-ucx       the ranks as two nodes: gpurma's port engine over UCX
+                   against ucx_perftest, both over UCX_TLS (default tcp);
+                   targets: bw >= 0.9 x and 8 B latency <= 1.2 x ucx_perftest
   --strict         exit 1 when a target is missed
   --keep DIR       keep every raw output in DIR
   -h, --help       this text
@@ -47,7 +55,7 @@ only the source is found. Environment: MPIRUN (default mpirun), MPIRUN_ARGS
 EOF
 }
 
-QUICK=0 MIN=8 MAX= ROUNDS= USE_MPI=1 USE_UCX=1 STRICT=0 KEEP=
+QUICK=0 MIN=8 MAX= ROUNDS= USE_MPI=1 USE_UCX=1 STRICT=0 KEEP= PORT_UCX=0
 while [ $# -gt 0 ]; do
     case $1 in
     -h | --help) usage; exit 0 ;;
@@ -57,6 +65,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS=${2:?--rounds needs a number}; shift ;;
     --no-mpi) USE_MPI=0 ;;
     --no-ucx) USE_UCX=0 ;;
+    --port-ucx) PORT_UCX=1 USE_MPI=0 ;;
     --strict) STRICT=1 ;;
     --keep) KEEP=${2:?--keep needs a directory}; shift ;;
     *) echo "gpurma-bench-compare: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -152,7 +161,16 @@ if [ $USE_UCX = 1 ]; then
     UCX_BIN=$(find_prog "${UCX_PERFTEST:-}" ucx_perftest) ||
         { note "ucx_perftest not found: UCX columns left empty"; USE_UCX=0; }
 fi
-export UCX_TLS=${UCX_TLS:-posix,sysv,cma,self}
+if [ $PORT_UCX = 1 ]; then
+    export UCX_TLS=${UCX_TLS:-tcp}
+    LAUNCH_OPTS="$LAUNCH_OPTS -x UCX_TLS"
+    # Each rank its own node: other nodes are always reached through the
+    # port engine over UCX.
+    AS_NODES=(sh -c 'GPURMA_NODE_ID=node${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}} exec "$0" "$@"')
+else
+    export UCX_TLS=${UCX_TLS:-posix,sysv,cma,self}
+    AS_NODES=()
+fi
 
 # ------------------------------------------------------------ machine state
 
@@ -194,7 +212,10 @@ ucx_run() { # test size iters
 ucx_iters() { # size -> iterations: like the benchmarks, fewer for large sizes
     local n=$((33554432 / $1))
     [ $n -gt $UCX_ITERS ] && n=$UCX_ITERS
-    [ $n -lt 20 ] && n=20
+    # Emulated RMA over TCP needs a longer run before its rate settles.
+    local floor=20
+    [ $PORT_UCX = 1 ] && floor=200
+    [ $n -lt $floor ] && n=$floor
     echo $n
 }
 
@@ -221,7 +242,7 @@ ucx_sweep() { # output file
 # machine then hits all of them alike instead of deciding a comparison.
 for r in $(seq "$ROUNDS"); do
     note "round $r of $ROUNDS: gpurma-bench (${#SIZES[@]} sizes, $MIN_B B .. $MAX_B B)"
-    if ! launch 300 "$GPURMA_BENCH" --csv --min "$MIN_B" --max "$MAX_B" $BENCH_OPTS \
+    if ! launch 300 "${AS_NODES[@]}" "$GPURMA_BENCH" --csv --min "$MIN_B" --max "$MAX_B" $BENCH_OPTS \
         >"$work/gpurma.$r.csv" 2>>"$work/gpurma.err"; then
         note "gpurma-bench failed:"; cat "$work/gpurma.err" >&2; exit 3
     fi
@@ -326,10 +347,29 @@ g_peak=$(pick gpurma bw 1048576 4)
 g_bw_ratio=$(pick gpurma bw 1048576 5)
 g_lat=$(pick gpurma latency 8 3)
 m_lat=$(pick mpi latency 8 3)
+u_lat=$(pick ucx latency 8 3)
+u_bw=$(pick ucx bw 1048576 3)
 
 missed=0
 echo
 echo "== targets (median of $ROUNDS round(s))"
+if [ $PORT_UCX = 1 ]; then
+    # check NAME gpurma ucx op limit unit
+    check() {
+        if [ -z "$2" ] || [ -z "$3" ]; then
+            echo "MISS  $1: not measured (gpurma '${2}', ucx_perftest '${3}')"; missed=1; return
+        fi
+        if awk -v g="$2" -v u="$3" -v l="$5" -v op="$4" \
+            'BEGIN {r = g / u; exit !(op == "ge" ? r >= l : r <= l)}'; then verdict=PASS; else verdict=MISS; missed=1; fi
+        printf "%s  %s: gpurma %.3f %s, ucx_perftest %.3f %s (%.2f x); target %s %.2f x\n" \
+            $verdict "$1" "$2" "$6" "$3" "$6" "$(awk -v g="$2" -v u="$3" 'BEGIN {print g / u}')" \
+            "$([ "$4" = ge ] && echo '>=' || echo '<=')" "$5"
+    }
+    check "port put bandwidth at 1 MiB (UCX_TLS=$UCX_TLS)" "$g_bw" "$u_bw" ge 0.9 GB/s
+    check "port ping-pong latency at 8 B (UCX_TLS=$UCX_TLS)" "$g_lat" "$u_lat" le 1.2 us
+    [ $STRICT = 1 ] && [ $missed = 1 ] && exit 1
+    exit 0
+fi
 if [ -n "$g_bw_ratio" ]; then
     if awk -v r="$g_bw_ratio" 'BEGIN {exit !(r >= 0.9)}'; then verdict=PASS; else verdict=MISS; missed=1; fi
     printf "%s  put bandwidth at 1 MiB: %.2f x single-thread memcpy of the same run; target >= 0.90 x\n" \
