@@ -77,7 +77,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_to(const gpurma_dev_win_t *w,
         if (bytes && !gpurma_sh_proxy_readable(src))
             return GPURMA_ERR_UNSUPPORTED;
         return tid ? GPURMA_SUCCESS
-                   : gpurma_dev__port_op(w, GPURMA_PORT_OP_PUT, peer, dst_off,
+                   : gpurma_dev__port_op(w, (unsigned)pe->port, GPURMA_PORT_OP_PUT, peer, dst_off,
                                          (uint64_t)(uintptr_t)src, bytes, 0, 0, UINT32_MAX, 0,
                                          counter, 0, (uint64_t *)0);
     default:
@@ -129,7 +129,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_get_coop(gpurma_dev_win_t w, int peer, 
         if (bytes && !gpurma_sh_proxy_readable(dst))
             return GPURMA_ERR_UNSUPPORTED;
         return tid ? GPURMA_SUCCESS
-                   : gpurma_dev__port_op(&w, GPURMA_PORT_OP_GET, peer, (uint64_t)(uintptr_t)dst,
+                   : gpurma_dev__port_op(&w, (unsigned)pe.port, GPURMA_PORT_OP_GET, peer,
+                                         (uint64_t)(uintptr_t)dst,
                                          src_off, bytes, 0, 0, UINT32_MAX, 0, UINT32_MAX, 1,
                                          (uint64_t *)0);
     default:
@@ -167,7 +168,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_value(gpurma_dev_win_t w, int peer,
                                     (uint64_t *)0);
 #endif
     case GPURMA_DEV_PATH_FIFO:
-        return gpurma_dev__port_op(&w, GPURMA_PORT_OP_PUT_VALUE, peer, dst_off, 0, bytes, value,
+        return gpurma_dev__port_op(&w, (unsigned)pe.port, GPURMA_PORT_OP_PUT_VALUE, peer, dst_off,
+                                   0, bytes, value,
                                    0, UINT32_MAX, 0, UINT32_MAX, 0, (uint64_t *)0);
     default:
         return GPURMA_ERR_UNSUPPORTED;
@@ -182,7 +184,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__signal_to(const gpurma_dev_win_t *w,
                                                     uint64_t value)
 {
     if (pe->path == GPURMA_DEV_PATH_FIFO)
-        return gpurma_dev__port_op(w, GPURMA_PORT_OP_SIGNAL, peer, 0, 0, 0, value, 0, sig,
+        return gpurma_dev__port_op(w, (unsigned)pe->port, GPURMA_PORT_OP_SIGNAL, peer, 0, 0, 0,
+                                   value, 0, sig,
                                    (uint8_t)op, UINT32_MAX, 0, (uint64_t *)0);
     if (!pe->signals)
         return GPURMA_ERR_UNSUPPORTED;
@@ -213,14 +216,32 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_signal(const gpurma_dev_win_t *w, 
         (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD) ||
         (counter != UINT32_MAX && counter >= w->num_counters))
         return GPURMA_ERR_INVALID_ARG;
+    /* One aligned word from one thread (the latency case): its load is
+     * issued before the peer entry's, so the two overlap instead of
+     * following each other. */
+    uint64_t word = 0;
+    int one_word = nthreads == 1 && bytes == 8 && src && !(((uintptr_t)src | dst_off) & 7);
+    if (one_word)
+        word = *(const uint64_t *)src;
     gpurma_dev_peer_t pe = w->peers[peer];
+    if (one_word && pe.path == GPURMA_DEV_PATH_LOADSTORE && pe.signals) {
+        gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, dst_off, 8, src);
+        if (rc != GPURMA_SUCCESS)
+            return rc;
+        *(uint64_t *)(pe.base + dst_off) = word;
+        if (counter != UINT32_MAX)
+            gpurma_sh_fetch_add_u64(&w->counters[counter], 1);
+        gpurma_dev__signal_slot(&pe.signals[sig], (uint32_t)w->rank, op, value);
+        return GPURMA_SUCCESS;
+    }
     if (pe.path == GPURMA_DEV_PATH_FIFO && nthreads == 1) {
         gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, src);
         if (rc == GPURMA_SUCCESS && bytes && !gpurma_sh_proxy_readable(src))
             rc = GPURMA_ERR_UNSUPPORTED;
         return rc != GPURMA_SUCCESS
                    ? rc
-                   : gpurma_dev__port_op(w, GPURMA_PORT_OP_PUT_SIGNAL, peer, dst_off,
+                   : gpurma_dev__port_op(w, (unsigned)pe.port, GPURMA_PORT_OP_PUT_SIGNAL, peer,
+                                         dst_off,
                                          (uint64_t)(uintptr_t)src, bytes, value, 0, sig,
                                          (uint8_t)op, counter, 0, (uint64_t *)0);
     }
@@ -266,34 +287,52 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_wait_until(gpurma_dev_win_t w, uint32_t
 /* ------------------------------------------------------------- completion */
 
 /* Local completion: load/store and host calls complete in place; port
- * operations when the proxy has executed everything pushed so far. */
+ * operations when the proxy context serving the peer (every context, for
+ * GPURMA_ALL_PEERS) has executed everything pushed to it so far. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev_flush(gpurma_dev_win_t w, int peer)
 {
     if (peer != GPURMA_ALL_PEERS && (peer < 0 || peer >= w.size))
         return GPURMA_ERR_INVALID_ARG;
-    gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)w.port;
-    if (f) {
+    unsigned first = 0, end = w.nports;
+    if (peer != GPURMA_ALL_PEERS) {
+        gpurma_dev_peer_t pe = w.peers[peer];
+        if (pe.path != GPURMA_DEV_PATH_FIFO)
+            return GPURMA_SUCCESS;
+        first = (unsigned)pe.port;
+        end = first + 1;
+    }
+    for (unsigned k = first; k < end && k < w.nports; k++) {
+        uint32_t id;
+        gpurma_port_fifo_t *f = gpurma_dev__port_fifo(&w, k, &id);
         uint64_t head = gpurma_sh_load_acquire_u64(f->head_ptr);
-        if (head)
-            return gpurma_port_wait_done(f, head - 1);
+        gpurma_status_t rc = head ? gpurma_port_wait_done(f, head - 1) : GPURMA_SUCCESS;
+        if (rc != GPURMA_SUCCESS)
+            return rc;
     }
     return GPURMA_SUCCESS;
+}
+
+/* QUIET (wait) or FENCE (no wait) through every proxy context. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_all(const gpurma_dev_win_t *w, uint16_t op,
+                                                   int wait)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    for (unsigned k = 0; k < w->nports && rc == GPURMA_SUCCESS; k++)
+        rc = gpurma_dev__port_op(w, k, op, 0, 0, 0, 0, 0, 0, UINT32_MAX, 0, UINT32_MAX, wait,
+                                 (uint64_t *)0);
+    return rc;
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_quiet(gpurma_dev_win_t w)
 {
     gpurma_sh_fence_system();
-    return w.port ? gpurma_dev__port_op(&w, GPURMA_PORT_OP_QUIET, 0, 0, 0, 0, 0, 0, UINT32_MAX, 0,
-                                        UINT32_MAX, 1, (uint64_t *)0)
-                  : GPURMA_SUCCESS;
+    return gpurma_dev__port_all(&w, GPURMA_PORT_OP_QUIET, 1);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_fence(gpurma_dev_win_t w)
 {
     gpurma_sh_fence_system();
-    return w.port ? gpurma_dev__port_op(&w, GPURMA_PORT_OP_FENCE, 0, 0, 0, 0, 0, 0, UINT32_MAX, 0,
-                                        UINT32_MAX, 0, (uint64_t *)0)
-                  : GPURMA_SUCCESS;
+    return gpurma_dev__port_all(&w, GPURMA_PORT_OP_FENCE, 0);
 }
 
 /* ------------------------------------------------------------------ atomics */
@@ -309,7 +348,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__atomic_any(const gpurma_dev_win_t *w, 
         if (off & 7)
             return GPURMA_ERR_MISALIGNED;
         uint64_t result = 0;
-        rc = gpurma_dev__port_op(w, (uint16_t)(GPURMA_PORT_OP_FETCH_ADD + kind), peer, off, 0, 8,
+        rc = gpurma_dev__port_op(w, (unsigned)w->peers[peer].port,
+                                 (uint16_t)(GPURMA_PORT_OP_FETCH_ADD + kind), peer, off, 0, 8,
                                  value, compare, UINT32_MAX, 0, UINT32_MAX, 1, &result);
         if (rc == GPURMA_SUCCESS && old)
             *old = result;

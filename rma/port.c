@@ -340,15 +340,24 @@ static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
     return n;
 }
 
-int gpurma_port_poll(struct gpurma_ctx_s *ctx)
+static int poll_one(gpurma_port_t *port)
 {
-    gpurma_port_t *port = __atomic_load_n(&ctx->port, __ATOMIC_ACQUIRE);
-    if (!port || ctx->device >= 0 || pthread_mutex_trylock(&port->exec_lock))
+    if (!port || pthread_mutex_trylock(&port->exec_lock))
         return 0;
     int n = drain(port, port->fifo);
     if (port->ucx)
         n += gpurma_port_ucx_progress(port);
     pthread_mutex_unlock(&port->exec_lock);
+    return n;
+}
+
+int gpurma_port_poll(struct gpurma_ctx_s *ctx)
+{
+    int n = 0;
+    if (ctx->device >= 0)
+        return 0;
+    for (int k = 0; k < GPURMA_DEV_MAX_PORTS; k++)
+        n += poll_one(__atomic_load_n(&ctx->ports[k], __ATOMIC_ACQUIRE));
     return n;
 }
 
@@ -428,11 +437,11 @@ static gpurma_port_fifo_t *fifo_create(struct gpurma_ctx_s *ctx, int for_gpu)
     return f;
 }
 
-int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
+int gpurma_port_get(struct gpurma_ctx_s *ctx, int k, gpurma_port_t **out)
 {
     pthread_mutex_lock(&ctx->lock);
-    if (ctx->port) {
-        *out = ctx->port;
+    if (ctx->ports[k]) {
+        *out = ctx->ports[k];
         pthread_mutex_unlock(&ctx->lock);
         return GPURMA_SUCCESS;
     }
@@ -449,11 +458,11 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
         pthread_mutex_init(&port->exec_lock, NULL);
         int err = pthread_create(&port->thread, NULL, proxy_main, port);
         if (!err) {
-            ctx->port = port;
+            __atomic_store_n(&ctx->ports[k], port, __ATOMIC_RELEASE);
             *out = port;
             pthread_mutex_unlock(&ctx->lock);
-            GPURMA_INFO(GPURMA_SUB_PORT, "port proxy started (FIFOs of %d descriptors)",
-                        PORT_FIFO_CAPACITY);
+            GPURMA_INFO(GPURMA_SUB_PORT, "port proxy context %d started (FIFOs of %d descriptors)",
+                        k, PORT_FIFO_CAPACITY);
             return GPURMA_SUCCESS;
         }
         pthread_rwlock_destroy(&port->reg_lock);
@@ -468,11 +477,8 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out)
     return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "cannot start the port proxy");
 }
 
-void gpurma_port_shutdown(struct gpurma_ctx_s *ctx)
+static void port_stop(struct gpurma_ctx_s *ctx, gpurma_port_t *port)
 {
-    gpurma_port_t *port = ctx->port;
-    if (!port)
-        return;
     __atomic_store_n(&port->stop, 1, __ATOMIC_RELEASE);
     pthread_join(port->thread, NULL);
     gpurma_port_ucx_close(port);
@@ -483,10 +489,18 @@ void gpurma_port_shutdown(struct gpurma_ctx_s *ctx)
     fifo_destroy(ctx, port->fifo);
     fifo_destroy(ctx, port->dev_fifo);
     free(port);
-    ctx->port = NULL;
 }
 
-int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w)
+void gpurma_port_shutdown(struct gpurma_ctx_s *ctx)
+{
+    for (int k = 0; k < GPURMA_DEV_MAX_PORTS; k++)
+        if (ctx->ports[k]) {
+            port_stop(ctx, ctx->ports[k]);
+            ctx->ports[k] = NULL;
+        }
+}
+
+int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w, uint32_t *win_id)
 {
     pthread_rwlock_wrlock(&port->reg_lock);
     uint32_t id = 0;
@@ -504,10 +518,7 @@ int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w)
         port->nwins = n;
     }
     port->wins[id] = w;
-    w->port = port;
-    w->port_id = id;
-    w->dev.port = port->dev_fifo ? port->dev_fifo : port->fifo;
-    w->dev.port_win_id = id;
+    *win_id = id;
     pthread_rwlock_unlock(&port->reg_lock);
     return GPURMA_SUCCESS;
 }
@@ -515,8 +526,9 @@ int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w)
 void gpurma_port_win_unregister(gpurma_port_t *port, struct gpurma_win_s *w)
 {
     pthread_rwlock_wrlock(&port->reg_lock);
-    if (w->port_id < port->nwins && port->wins[w->port_id] == w)
-        port->wins[w->port_id] = NULL;
+    for (uint32_t id = 0; id < port->nwins; id++)
+        if (port->wins[id] == w)
+            port->wins[id] = NULL;
     pthread_rwlock_unlock(&port->reg_lock);
 }
 
@@ -532,14 +544,22 @@ static int proxy_errors(gpurma_port_t *port)
     return gpurma_set_error(GPURMA_ERR_TRANSPORT, "%s", port->last_error);
 }
 
-static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
+/* Descriptors to one peer go through one proxy context, in order. */
+static int ctx_of(const struct gpurma_win_s *w, int peer) { return w->peers[peer].port; }
+
+static int push_to(struct gpurma_win_s *w, int k, gpurma_port_desc_t *d, uint64_t *pos)
 {
-    d->win_id = w->port_id;
-    int rc = gpurma_port_push(w->port->fifo, d, pos);
+    d->win_id = w->port_ids[k];
+    int rc = gpurma_port_push(w->ports[k]->fifo, d, pos);
     if (rc)
         return gpurma_set_error(rc, "rank %d: the port FIFO stayed full for %llu ms",
                                 w->ctx->rank, (unsigned long long)(w->ctx->timeout_ns / 1000000));
     return GPURMA_SUCCESS;
+}
+
+static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
+{
+    return push_to(w, ctx_of(w, d->peer), d, pos);
 }
 
 /* Waits until pos is complete, executing it here when the proxy is not
@@ -574,14 +594,15 @@ static int port_wait(gpurma_port_t *port, uint64_t pos)
     return GPURMA_SUCCESS;
 }
 
-static int wait_done(struct gpurma_win_s *w, uint64_t pos)
+static int wait_done(struct gpurma_win_s *w, int k, uint64_t pos)
 {
-    int rc = port_wait(w->port, pos);
+    int rc = port_wait(w->ports[k], pos);
     if (rc)
-        return gpurma_set_error(rc, "rank %d: port operation %llu not completed after %llu ms",
-                                w->ctx->rank, (unsigned long long)pos,
+        return gpurma_set_error(rc, "rank %d: port operation %llu (context %d) not completed "
+                                    "after %llu ms",
+                                w->ctx->rank, (unsigned long long)pos, k,
                                 (unsigned long long)(w->ctx->timeout_ns / 1000000));
-    return proxy_errors(w->port);
+    return proxy_errors(w->ports[k]);
 }
 
 static gpurma_port_desc_t desc(uint16_t op, int peer)
@@ -615,7 +636,7 @@ static int port_get(struct gpurma_win_s *w, int peer, void *dst, size_t off, siz
     d.src = off;
     d.size = n;
     int rc = push(w, &d, &pos);
-    return rc ? rc : wait_done(w, pos); /* the data is there when get returns */
+    return rc ? rc : wait_done(w, ctx_of(w, peer), pos); /* the data is there on return */
 }
 
 static int port_put_value(struct gpurma_win_s *w, int peer, size_t off, uint64_t v, size_t n)
@@ -663,52 +684,84 @@ static int port_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t ki
     int rc = push(w, &d, &pos);
     if (rc)
         return rc;
-    rc = wait_done(w, pos);
+    int k = ctx_of(w, peer);
+    gpurma_port_fifo_t *f = w->ports[k]->fifo;
+    rc = wait_done(w, k, pos);
     /* Once executed, the slot is freed even when the proxy reported an error. */
-    if (__atomic_load_n(&w->port->fifo->done, __ATOMIC_ACQUIRE) > pos) {
-        uint64_t result = gpurma_port_take_result(w->port->fifo, pos);
+    if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) > pos) {
+        uint64_t result = gpurma_port_take_result(f, pos);
         if (!rc && old)
             *old = result;
     }
     return rc;
 }
 
+/* Everything pushed to context k so far is complete. */
+static int flush_ctx(struct gpurma_win_s *w, int k)
+{
+    uint64_t head = __atomic_load_n(w->ports[k]->fifo->head_ptr, __ATOMIC_ACQUIRE);
+    return head ? wait_done(w, k, head - 1) : proxy_errors(w->ports[k]);
+}
+
 static int port_flush(struct gpurma_win_s *w, int peer)
 {
-    (void)peer; /* one FIFO: completing everything pushed so far covers the peer */
-    uint64_t head = __atomic_load_n(w->port->fifo->head_ptr, __ATOMIC_ACQUIRE);
-    return head ? wait_done(w, head - 1) : proxy_errors(w->port);
+    if (peer != GPURMA_ALL_PEERS)
+        return flush_ctx(w, ctx_of(w, peer));
+    int rc = GPURMA_SUCCESS;
+    for (uint32_t k = 0; k < w->nports && !rc; k++)
+        rc = flush_ctx(w, (int)k);
+    return rc;
+}
+
+/* QUIET through each of the given contexts, then waits for all of them. */
+static int quiet_ports(struct gpurma_ctx_s *ctx, gpurma_port_t *const *ports, int n)
+{
+    uint64_t pos[GPURMA_DEV_MAX_PORTS];
+    int rc = GPURMA_SUCCESS;
+    for (int k = 0; k < n; k++) {
+        gpurma_port_desc_t d = desc(GPURMA_PORT_OP_QUIET, 0);
+        if (ports[k] && gpurma_port_push(ports[k]->fifo, &d, &pos[k]))
+            return gpurma_set_error(GPURMA_ERR_TIMEOUT,
+                                    "rank %d: the FIFO of port context %d stayed full", ctx->rank,
+                                    k);
+    }
+    for (int k = 0; k < n && !rc; k++) {
+        if (!ports[k])
+            continue;
+        if (port_wait(ports[k], pos[k]))
+            return gpurma_set_error(GPURMA_ERR_TIMEOUT,
+                                    "rank %d: port operations of context %d not completed after "
+                                    "%llu ms",
+                                    ctx->rank, k,
+                                    (unsigned long long)(ctx->timeout_ns / 1000000));
+        rc = proxy_errors(ports[k]);
+    }
+    return rc;
 }
 
 static int port_quiet(struct gpurma_win_s *w)
 {
-    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_QUIET, 0);
-    uint64_t pos;
-    int rc = push(w, &d, &pos);
-    return rc ? rc : wait_done(w, pos);
+    return quiet_ports(w->ctx, w->ports, (int)w->nports);
 }
 
 int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx)
 {
-    gpurma_port_t *port = __atomic_load_n(&ctx->port, __ATOMIC_ACQUIRE);
-    if (!port)
-        return GPURMA_SUCCESS;
-    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_QUIET, 0);
-    uint64_t pos;
-    if (gpurma_port_push(port->fifo, &d, &pos))
-        return gpurma_set_error(GPURMA_ERR_TIMEOUT, "rank %d: the port FIFO stayed full",
-                                ctx->rank);
-    if (port_wait(port, pos))
-        return gpurma_set_error(GPURMA_ERR_TIMEOUT, "rank %d: port operations not completed",
-                                ctx->rank);
-    return proxy_errors(port);
+    gpurma_port_t *ports[GPURMA_DEV_MAX_PORTS];
+    for (int k = 0; k < GPURMA_DEV_MAX_PORTS; k++)
+        ports[k] = __atomic_load_n(&ctx->ports[k], __ATOMIC_ACQUIRE);
+    return quiet_ports(ctx, ports, GPURMA_DEV_MAX_PORTS);
 }
 
-/* The proxy executes in order; the transport is told to keep that order. */
+/* Each context executes in order, and one peer is served by one context;
+ * the transport is told to keep that order. */
 static int port_fence(struct gpurma_win_s *w)
 {
-    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_FENCE, 0);
-    return push(w, &d, NULL);
+    int rc = GPURMA_SUCCESS;
+    for (uint32_t k = 0; k < w->nports && !rc; k++) {
+        gpurma_port_desc_t d = desc(GPURMA_PORT_OP_FENCE, 0);
+        rc = push_to(w, (int)k, &d, NULL);
+    }
+    return rc;
 }
 
 const gpurma_engine_ops_t gpurma_engine_port_ops = {

@@ -41,8 +41,9 @@ typedef struct gpurma_port {
 
 extern const gpurma_engine_ops_t gpurma_engine_port_ops;
 
-/* The context's port, started on first use (creation is not collective). */
-int gpurma_port_get(struct gpurma_ctx_s *ctx, gpurma_port_t **out);
+/* Proxy context k of ctx (0 <= k < GPURMA_DEV_MAX_PORTS), started on first
+ * use (creation is not collective). */
+int gpurma_port_get(struct gpurma_ctx_s *ctx, int k, gpurma_port_t **out);
 void gpurma_port_shutdown(struct gpurma_ctx_s *ctx);
 
 /* Remote completion of everything this process pushed (barriers use it). */
@@ -55,7 +56,7 @@ int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx);
 int gpurma_port_poll(struct gpurma_ctx_s *ctx);
 
 /* Window registration: gives the window an id the descriptors name. */
-int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w);
+int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w, uint32_t *win_id);
 void gpurma_port_win_unregister(gpurma_port_t *port, struct gpurma_win_s *w);
 
 /* Copy-engine transport and FIFO memory (port_ce.c; without CUDA the

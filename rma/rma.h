@@ -96,11 +96,13 @@ struct gpurma_win_s {
      * device addresses (IPC mappings) and dev.peers/signals/counters point
      * to device memory: the handle is for kernels only. */
     struct gpurma_gpu_win     *gpu;
-    /* Port engine (port.h): the proxy, this window's id there, the transport
-     * of each peer, UCX state, and the kernels' peer table when it differs
-     * from peers[] (peers reached through the FIFO). */
-    struct gpurma_port        *port;
-    uint32_t                   port_id;
+    /* Port engine (port.h): the proxy contexts, this window's id at each,
+     * the transport of each peer, UCX state (context 0), and the kernels'
+     * peer table when it differs from peers[] (peers reached through the
+     * FIFO; peers[i].port says which context serves peer i). */
+    struct gpurma_port        *ports[GPURMA_DEV_MAX_PORTS];
+    uint32_t                   port_ids[GPURMA_DEV_MAX_PORTS];
+    uint32_t                   nports;
     uint8_t                   *xport;
     struct gpurma_port_ucx_win *ucx;
     gpurma_dev_peer_t         *dev_peers;

@@ -80,7 +80,7 @@ static int switch_refusal(void)
 /* Settles the parameters; any failure is reported through the exchange. */
 static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, void *user_base,
                           size_t size, int have_gpu, uint32_t *nsig, uint32_t *ncnt,
-                          gpurma_engine_t *engine)
+                          gpurma_engine_t *engine, uint32_t *ncontexts)
 {
     const gpurma_config_t *cfg = gpurma_config();
     uint64_t mask = p ? p->field_mask : 0;
@@ -95,6 +95,11 @@ static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, 
         return rc;
     if (mask & GPURMA_WIN_FIELD_ENGINE)
         *engine = p->engine;
+    *ncontexts = (mask & GPURMA_WIN_FIELD_CONTEXTS) ? p->contexts : (uint32_t)cfg->port_contexts;
+    if (*ncontexts < 1 || *ncontexts > GPURMA_DEV_MAX_PORTS)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "contexts %u: a window spreads over 1 to %d proxy contexts",
+                                *ncontexts, GPURMA_DEV_MAX_PORTS);
     if ((int)*engine < GPURMA_ENGINE_AUTO || *engine > GPURMA_ENGINE_SWITCH)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "unknown engine %d", (int)*engine);
     if (*engine == GPURMA_ENGINE_SWITCH)
@@ -112,11 +117,11 @@ static void win_release(struct gpurma_win_s *w)
 {
     /* Descriptors naming the window (a barrier's last signal, say) are
      * executed before it leaves the proxy's table. */
-    if (w->port) {
+    if (w->nports)
         gpurma_port_quiet_all(w->ctx);
-        gpurma_port_win_unregister(w->port, w);
-    }
-    gpurma_port_ucx_win_release(w->ctx->port, w);
+    for (uint32_t k = 0; k < w->nports; k++)
+        gpurma_port_win_unregister(w->ports[k], w);
+    gpurma_port_ucx_win_release(w->ctx->ports[0], w);
     free(w->xport);
     free(w->dev_peers);
     gpurma_gpu_win_close(w->gpu);
@@ -251,15 +256,29 @@ static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_
  * keys when peers are on other nodes (collective: called by every rank, with
  * this rank's failure so far), and gives kernels a peer table in which the
  * proxy's peers are reached through the FIFO. */
-static int connect_port(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int rc, int ucx)
+static int connect_port(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int rc, int ucx,
+                        uint32_t ncontexts)
 {
-    gpurma_port_t *port = NULL;
-    if (!rc)
-        rc = gpurma_port_get(w->ctx, &port);
-    if (!rc)
-        rc = gpurma_port_win_register(port, w);
+    for (uint32_t k = 0; !rc && k < ncontexts; k++) {
+        gpurma_port_t *port = NULL;
+        rc = gpurma_port_get(w->ctx, (int)k, &port);
+        if (!rc)
+            rc = gpurma_port_win_register(port, w, &w->port_ids[k]);
+        if (!rc) {
+            w->ports[k] = port;
+            w->dev.ports[k] = port->dev_fifo ? port->dev_fifo : port->fifo;
+            w->dev.port_win_ids[k] = w->port_ids[k];
+            w->nports = w->dev.nports = k + 1;
+        }
+    }
+    /* Peers on this node spread over the contexts; UCX peers stay with
+     * context 0, which owns the UCX worker. */
+    for (int i = 0, next = 0; i < w->size && w->nports; i++)
+        if (w->engines[i] == &gpurma_engine_port_ops)
+            w->peers[i].port =
+                (int16_t)(w->xport[i] == GPURMA_XPORT_UCX ? 0 : next++ % (int)w->nports);
     if (ucx) {
-        int urc = gpurma_port_ucx_win_connect(port, w, ex, rc);
+        int urc = gpurma_port_ucx_win_connect(w->ports[0], w, ex, rc);
         if (!rc)
             rc = urc;
     }
@@ -335,7 +354,9 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     struct gpurma_win_s *w = calloc(1, sizeof(*w));
     if (!w) /* cannot take part in the exchange: the peers will time out */
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window: out of memory");
-    int rc = resolve_params(p, kind, user_base, size, ctx->device >= 0, &nsig, &ncnt, &engine);
+    uint32_t ncontexts = 1;
+    int rc = resolve_params(p, kind, user_base, size, ctx->device >= 0, &nsig, &ncnt, &engine,
+                            &ncontexts);
     /* GPU memory when the context uses a GPU, unless the caller asks for host
      * memory; win_create follows the buffer it is given. Team-internal
      * windows are read by the host and stay in host memory. */
@@ -436,7 +457,7 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
         if (!rc)
             rc = connect_peers(w, wire, engine, own_seg, spans_nodes);
         if (engine == GPURMA_ENGINE_PORT || spans_nodes)
-            rc = connect_port(w, ex, rc, spans_nodes);
+            rc = connect_port(w, ex, rc, spans_nodes, ncontexts);
         int arc = agree(ex, w, rc, "mapping");
         if (!rc)
             rc = arc;
@@ -473,7 +494,7 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     if (!internal)
         GPURMA_INFO(GPURMA_SUB_WIN, "window %p: %zu bytes (%s), %u signals, %u counters, engine %s",
                     (void *)w, size, kind == GPURMA_WIN_ALLOCATED ? "allocated" : "created", nsig,
-                    ncnt, w->port ? "port" : "mem");
+                    ncnt, w->nports ? "port" : "mem");
     if (!internal && w->gpu)
         GPURMA_INFO(GPURMA_SUB_WIN, "window %p: device memory of GPU %d (CUDA IPC)", (void *)w,
                     w->gpu->device);
@@ -542,7 +563,7 @@ GPURMA_API gpurma_status_t gpurma_win_free(gpurma_win_t *win)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "window %p is internal", (void *)w);
     /* Our port operations complete, then nobody may still be reading or
      * writing the memory we unmap. */
-    if (w->port)
+    if (w->nports)
         rc = gpurma_quiet(w);
     int brc = gpurma_barrier(w->team);
     if (!rc)

@@ -23,6 +23,7 @@
     X(mpi_plugin,   MPI_PLUGIN,   STR,  "",      "Path of libgpurma_bootstrap_mpi.so (default: next to libgpurma)") \
     X(liveness_ms,  LIVENESS_MS,  INT,  "20",    "How often waits check that node peers are alive (ms)") \
     X(spin_us,      SPIN_US,      INT,  "50",    "Host waits spin this long before yielding the core (us); 0 when the node has more ranks than cores") \
+    X(port_contexts, PORT_CONTEXTS, INT, "1",    "Proxy contexts (threads) a port-engine window spreads its peers over, 1 to 4") \
     X(disable_switch, DISABLE_SWITCH, BOOL, "0", "Refuse the switch engine")
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "bootstrap.h"
+#include "gpurma/detail/dev_types.h"
 #include "gpurma_internal.h"
 
 #define GPURMA_CTX_MAGIC  0x43545852u /* live context */
@@ -52,7 +53,8 @@ struct gpurma_ctx_s {
     struct gpurma_team_s *team_graveyard; /* freed teams, likewise           */
     pthread_mutex_t      lock;      /* graveyard, team list                */
     int                  device;    /* GPU ordinal or GPURMA_DEVICE_HOST   */
-    struct gpurma_port  *port;      /* port engine proxy, started on use   */
+    /* Port engine proxy contexts, each started on first use. */
+    struct gpurma_port  *ports[GPURMA_DEV_MAX_PORTS];
 };
 
 /* Validation of public handles: sets the error message and returns status. */

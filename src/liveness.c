@@ -64,7 +64,7 @@ int gpurma_wait_u64(struct gpurma_team_s *team, const uint64_t *p, gpurma_cmp_t 
             return GPURMA_SUCCESS;
         /* What this wait is for may be this process's own port work, or a
          * peer's UCX operation that needs our worker progressed. */
-        if (ctx->port && gpurma_port_poll(ctx)) {
+        if (gpurma_port_poll(ctx)) {
             slow = 0;
             continue;
         }

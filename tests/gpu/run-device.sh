@@ -5,7 +5,9 @@
 # print a short table last. Exit status: 0 when every test passed or
 # skipped, 1 otherwise.
 #
-#   tests/gpu/run-device.sh [--quick]
+#   tests/gpu/run-device.sh [--quick] [--bench]
+#
+# --quick: fewer rounds and sizes; --bench: build, then the benchmark only.
 #
 # Two ranks are started with the uid bootstrap (RANK, WORLD_SIZE,
 # MASTER_ADDR, MASTER_PORT), so no launcher is needed; one test also runs
@@ -27,8 +29,15 @@ bundle() {
     fi
 }
 trap bundle EXIT
-quick=no
-test "${1:-}" = --quick && quick=yes
+quick=no tests=yes
+for a in "$@"; do
+    case $a in
+    --quick) quick=yes ;;
+    --bench) tests=no ;;
+    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
+    esac
+done
 # NVLink multicast stays off, whatever else the machine runs.
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 results=$out/results.txt
@@ -155,6 +164,7 @@ run1() {
 rounds=3000
 test $quick = yes && rounds=500
 RUN_ENV=
+if test $tests = yes; then
 run1 compile_all 30 "$(prog compile_all)"
 run2 rma 120 "$(prog test_gpu_rma)"
 run2 signal_order 60 "$(prog test_gpu_signal_order)" $rounds
@@ -165,6 +175,7 @@ run2 stream 120 "$(prog test_gpu_stream)"
 RUN_ENV=GPURMA_TIMEOUT_MS=1500
 run2 stream_timeout 60 "$(prog test_gpu_stream)" timeout
 RUN_ENV=
+fi
 
 
 # ------------------------------------------------------------ benchmark
@@ -179,6 +190,7 @@ else
     : >"$out/bench.txt"
 fi
 
+if test $tests = yes; then
 # Both ranks on one GPU (CUDA IPC within a device, time-sliced kernels).
 RUN_ENV=CUDA_VISIBLE_DEVICES=0
 run2 rma_shared_gpu 120 "$(prog test_gpu_rma)"
@@ -191,8 +203,11 @@ RUN_ENV=
 # the proxy moves the data with the copy engine (atomics, counters and LL
 # packets with one-thread kernels on its stream).
 RUN_ENV=GPURMA_ENGINE=port
-run2 rma_port 180 "$(prog test_gpu_rma)"
 run2 signal_order_port 90 "$(prog test_gpu_signal_order)" 1000
+# The remote peer served by a second proxy context.
+RUN_ENV="GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2"
+run2 rma_port_2ctx 180 "$(prog test_gpu_rma)"
+RUN_ENV=GPURMA_ENGINE=port
 run2 ll_stress_port 90 "$(prog test_gpu_ll_stress)" 500
 run2 stream_port 120 "$(prog test_gpu_stream)"
 RUN_ENV=
@@ -222,6 +237,7 @@ if command -v mpirun >/dev/null 2>&1; then
     echo "test signal_order_mpirun $v" >>"$results"
     note "signal_order under mpirun: $v"
 fi
+fi # tests
 
 # ------------------------------------------------------------ table
 elapsed=$(($(date +%s) - start))

@@ -1,6 +1,7 @@
 #!/bin/sh
 # engines.sh MODE - the multi-process suite again, through the port engine:
-#   port   GPURMA_ENGINE=port: the proxy with its memcpy transport, one node
+#   port   GPURMA_ENGINE=port: the proxy with its memcpy transport, one node,
+#          peers spread over two proxy contexts (GPURMA_PORT_CONTEXTS=2)
 #   nodes  the ranks split over two "nodes": the proxy with UCX
 # Ranks 2 and 4 only (each rank has a proxy thread, and CI has 2 cores);
 # atomics, one proxy round trip each, at 2 ranks only across nodes.
@@ -18,7 +19,7 @@ for mode in $mode; do
         test -x "$prog" || continue
         name=$(basename "$prog" .mp)
         if test $mode = port; then
-            GPURMA_ENGINE=port GPURMA_TEST_RANKS="2 4" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1
+            GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_TEST_RANKS="2 4" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1
         else
             ranks="2 4"
             test $name = test_atomics && ranks=2

@@ -219,6 +219,11 @@ static void bad_windows(void)
     p.mem_kind = GPURMA_MEM_DEVICE;
     EXPECT_ERR(GPURMA_ERR_UNSUPPORTED, gpurma_win_allocate(t_world, WIN_LEN, &p, NULL, &w));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_win_create(t_world, NULL, WIN_LEN, NULL, &w));
+    p.field_mask = GPURMA_WIN_FIELD_CONTEXTS; /* 1 to 4 proxy contexts */
+    p.contexts = 0;
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_win_allocate(t_world, WIN_LEN, &p, NULL, &w));
+    p.contexts = 5;
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_win_allocate(t_world, WIN_LEN, &p, NULL, &w));
     if (t_size > 1) { /* signal counts must agree over the team */
         p.field_mask = GPURMA_WIN_FIELD_NUM_SIGNALS;
         p.num_signals = t_rank == 0 ? 8 : 9;

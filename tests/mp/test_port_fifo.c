@@ -20,7 +20,7 @@ static gpurma_port_desc_t base_desc(const gpurma_dev_win_t *dw, int peer, const 
     gpurma_port_desc_t d;
     memset(&d, 0, sizeof(d));
     d.op = GPURMA_PORT_OP_PUT;
-    d.win_id = dw->port_win_id;
+    d.win_id = dw->port_win_ids[dw->peers[peer].port]; /* the context serving peer */
     d.peer = peer;
     d.dst = 64;
     d.src = (uint64_t)(uintptr_t)src;
@@ -35,7 +35,7 @@ static void push_corrupt(gpurma_win_t w, const gpurma_dev_win_t *dw, gpurma_port
                          int peer)
 {
     uint64_t pos;
-    CHECK(gpurma_port_push((gpurma_port_fifo_t *)dw->port, &d, &pos));
+    CHECK(gpurma_port_push((gpurma_port_fifo_t *)dw->ports[dw->peers[peer].port], &d, &pos));
     EXPECT_ERR(GPURMA_ERR_TRANSPORT, gpurma_flush(w, peer));
     T_ASSERT(strstr(gpurma_last_error_message(t_ctx), "rejected"),
              "flush after a corrupt descriptor: message \"%s\" does not say it was rejected",
@@ -56,7 +56,7 @@ int main(void)
     memset(mem, T_POISON, WIN_BYTES);
     gpurma_dev_win_t dw;
     CHECK(gpurma_win_device(w, &dw));
-    T_ASSERT(dw.port != NULL, "a port window without a FIFO");
+    T_ASSERT(dw.nports >= 1 && dw.ports[0] != NULL, "a port window without a FIFO");
     CHECK(gpurma_barrier(t_world));
 
     int peer = (t_rank + 1) % t_size;
@@ -65,7 +65,7 @@ int main(void)
     gpurma_port_desc_t d;
 
     d = base_desc(&dw, peer, src);
-    d.win_id = dw.port_win_id + 1000; /* no such window */
+    d.win_id += 1000; /* no such window */
     push_corrupt(w, &dw, d, peer);
     d = base_desc(&dw, peer, src);
     d.peer = t_size + 5;

@@ -149,8 +149,8 @@ GPURMA_DEVICE void gpurma_dev__store_payload_word(unsigned char *dst, size_t byt
         dst[at + k] = (unsigned char)(v >> (8 * k));
 }
 
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, int peer,
-                                                       size_t dst_off, const void *src,
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, unsigned ctx,
+                                                       int peer, size_t dst_off, const void *src,
                                                        size_t bytes, uint32_t flag, int psize);
 
 /* Bytes that `bytes` of payload occupy as packets of psize (8 or 16). */
@@ -201,7 +201,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_packets(const gpurma_dev_win_t *w,
         if (bytes && !gpurma_sh_proxy_readable(src))
             return GPURMA_ERR_UNSUPPORTED;
         return tid ? GPURMA_SUCCESS
-                   : gpurma_dev__port_packets(w, peer, dst_off, src, bytes, flag, psize);
+                   : gpurma_dev__port_packets(w, (unsigned)p->port, peer, dst_off, src, bytes,
+                                              flag, psize);
     default:
         return GPURMA_ERR_UNSUPPORTED;
     }

@@ -155,6 +155,22 @@ GPURMA_DEVICE gpurma_status_t gpurma_port_wait_done(gpurma_port_fifo_t *f, uint6
     return gpurma_dev__wait_u64(&f->done, GPURMA_CMP_GT, pos, f->timeout_ns);
 }
 
+/* The FIFO of proxy context k of the window (NULL if none) and the
+ * window's id there. Constant indices only: a handle indexed at run time
+ * would be copied to local memory on every call of a kernel. */
+GPURMA_DEVICE gpurma_port_fifo_t *gpurma_dev__port_fifo(const gpurma_dev_win_t *w, unsigned k,
+                                                       uint32_t *win_id)
+{
+    if (k >= w->nports)
+        return (gpurma_port_fifo_t *)0;
+    switch (k) {
+    case 0: *win_id = w->port_win_ids[0]; return (gpurma_port_fifo_t *)w->ports[0];
+    case 1: *win_id = w->port_win_ids[1]; return (gpurma_port_fifo_t *)w->ports[1];
+    case 2: *win_id = w->port_win_ids[2]; return (gpurma_port_fifo_t *)w->ports[2];
+    default: *win_id = w->port_win_ids[3]; return (gpurma_port_fifo_t *)w->ports[3];
+    }
+}
+
 /* The old value of the atomic at position pos, once done passed it; frees
  * the result slot for the next lap. */
 GPURMA_DEVICE uint64_t gpurma_port_take_result(gpurma_port_fifo_t *f, uint64_t pos)
@@ -165,15 +181,18 @@ GPURMA_DEVICE uint64_t gpurma_port_take_result(gpurma_port_fifo_t *f, uint64_t p
     return v;
 }
 
-/* Builds and pushes one descriptor for the window; with wait, returns when
- * the proxy has executed it. result (atomics) receives the old value. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, uint16_t op, int peer,
+/* Builds and pushes one descriptor for the window to its proxy context
+ * ctx; with wait, returns when the proxy has executed it. result (atomics)
+ * receives the old value. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, unsigned ctx,
+                                                  uint16_t op, int peer,
                                                   uint64_t dst, uint64_t src, uint64_t size,
                                                   uint64_t value, uint64_t compare, uint32_t sig,
                                                   uint8_t sop, uint32_t counter, int wait,
                                                   uint64_t *result)
 {
-    gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)w->port;
+    uint32_t win_id = 0;
+    gpurma_port_fifo_t *f = gpurma_dev__port_fifo(w, ctx, &win_id);
     if (!f)
         return GPURMA_ERR_UNSUPPORTED;
     gpurma_port_desc_t d;
@@ -182,7 +201,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, uin
     d.size = size;
     d.value = value;
     d.compare = compare;
-    d.win_id = w->port_win_id;
+    d.win_id = win_id;
     d.peer = peer;
     d.signal = sig;
     d.counter = counter;
@@ -204,11 +223,12 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, uin
  * it must be able to read: global or host memory) with flag and lands them
  * in whole 8- or 16-byte stores. Waits, so src is reusable on return, as
  * with the load/store path. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, int peer,
-                                                       size_t dst_off, const void *src,
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, unsigned ctx,
+                                                       int peer, size_t dst_off, const void *src,
                                                        size_t bytes, uint32_t flag, int psize)
 {
-    gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)w->port;
+    uint32_t win_id = 0;
+    gpurma_port_fifo_t *f = gpurma_dev__port_fifo(w, ctx, &win_id);
     gpurma_port_desc_t d;
     uint64_t pos;
     if (!f)
@@ -218,7 +238,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w
     d.size = bytes;
     d.value = flag;
     d.compare = 0;
-    d.win_id = w->port_win_id;
+    d.win_id = win_id;
     d.peer = peer;
     d.signal = UINT32_MAX;
     d.counter = UINT32_MAX;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #define GPURMA_DEV_WIN_MAGIC 0x67726d61u /* "grma" */
+#define GPURMA_DEV_MAX_PORTS 4           /* proxy contexts a window spreads over */
 
 /* One signal slot: the value, and the rank that last wrote it (for timeout
  * messages). 16 bytes, so a slot never straddles a cache line. */
@@ -30,20 +31,31 @@ typedef struct gpurma_dev_peer {
     gpurma_dev_signal_slot_t *signals; /* peer signal slots, mapped; or NULL */
     uint64_t                  size;    /* bytes in the peer's window         */
     int32_t                   engine;  /* gpurma_engine_t                    */
-    int32_t                   path;    /* gpurma_dev_path_t                  */
+    int16_t                   path;    /* gpurma_dev_path_t                  */
+    int16_t                   port;    /* FIFO path: which proxy context     */
 } gpurma_dev_peer_t;
+
+/* 32 bytes: kernels load an entry with two 16-byte loads. */
+#if defined(__cplusplus)
+static_assert(sizeof(gpurma_dev_peer_t) == 32, "peer entry must stay 32 bytes");
+#else
+_Static_assert(sizeof(gpurma_dev_peer_t) == 32, "peer entry must stay 32 bytes");
+#endif
 
 typedef struct gpurma_dev_win {
     const gpurma_dev_peer_t  *peers;     /* [size], readable where the code runs */
     gpurma_dev_signal_slot_t *signals;   /* this rank's slots                    */
     uint64_t                 *counters;  /* this rank's local-completion counters */
-    void                     *port;      /* port engine state, or NULL           */
+    /* Port engine: the FIFOs of the window's proxy contexts, and the
+     * window's id at each; nports is 0 when no peer uses the port engine. */
+    void                     *ports[GPURMA_DEV_MAX_PORTS];
+    uint32_t                  port_win_ids[GPURMA_DEV_MAX_PORTS];
+    uint32_t                  nports;
     void                     *host_win;  /* host backend: the gpurma_win_t       */
     uint64_t                  timeout_ns;
     int32_t                   rank, size; /* in the window's team                */
     uint32_t                  num_signals, num_counters;
     uint32_t                  magic;
-    uint32_t                  port_win_id; /* the window's id at the port proxy */
 } gpurma_dev_win_t;
 
 #endif
