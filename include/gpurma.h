@@ -141,7 +141,7 @@ typedef struct {
     uint32_t          num_signals;  /* default GPURMA_NUM_SIGNALS (64); same on all ranks */
     uint32_t          num_counters; /* default GPURMA_NUM_COUNTERS (16) */
     gpurma_engine_t   engine;       /* default GPURMA_ENGINE or auto     */
-    uint32_t          contexts;     /* port engine proxy contexts        */
+    uint32_t          contexts;     /* port proxy contexts, 1-4 (GPURMA_PORT_CONTEXTS) */
 } gpurma_win_params_t;
 
 /* Collective over team. size may differ per rank (0 allowed). */

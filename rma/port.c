@@ -752,6 +752,17 @@ int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx)
     return quiet_ports(ctx, ports, GPURMA_DEV_MAX_PORTS);
 }
 
+void gpurma_port_flush_all(struct gpurma_ctx_s *ctx)
+{
+    for (int k = 0; k < GPURMA_DEV_MAX_PORTS; k++) {
+        gpurma_port_t *port = __atomic_load_n(&ctx->ports[k], __ATOMIC_ACQUIRE);
+        uint64_t head = port ? __atomic_load_n(port->fifo->head_ptr, __ATOMIC_ACQUIRE) : 0;
+        if (head && port_wait(port, head - 1))
+            GPURMA_LOG(GPURMA_LOG_WARN, GPURMA_SUB_PORT,
+                       "rank %d: port context %d did not finish its operations", ctx->rank, k);
+    }
+}
+
 /* Each context executes in order, and one peer is served by one context;
  * the transport is told to keep that order. */
 static int port_fence(struct gpurma_win_s *w)

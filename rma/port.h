@@ -49,6 +49,11 @@ void gpurma_port_shutdown(struct gpurma_ctx_s *ctx);
 /* Remote completion of everything this process pushed (barriers use it). */
 int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx);
 
+/* Everything this process's host threads pushed so far has been executed
+ * (local completion only: no peer needs to answer, so it is safe while
+ * peers tear down). */
+void gpurma_port_flush_all(struct gpurma_ctx_s *ctx);
+
 /* For threads that wait (on signals, counters, the port): executes pending
  * descriptors and progresses UCX here when no one else is doing it, so the
  * wait does not depend on the proxy thread getting a core. Host backend

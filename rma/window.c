@@ -118,7 +118,7 @@ static void win_release(struct gpurma_win_s *w)
     /* Descriptors naming the window (a barrier's last signal, say) are
      * executed before it leaves the proxy's table. */
     if (w->nports)
-        gpurma_port_quiet_all(w->ctx);
+        gpurma_port_flush_all(w->ctx);
     for (uint32_t k = 0; k < w->nports; k++)
         gpurma_port_win_unregister(w->ports[k], w);
     gpurma_port_ucx_win_release(w->ctx->ports[0], w);

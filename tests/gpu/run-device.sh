@@ -204,22 +204,24 @@ RUN_ENV=
 # packets with one-thread kernels on its stream).
 RUN_ENV=GPURMA_ENGINE=port
 run2 signal_order_port 90 "$(prog test_gpu_signal_order)" 1000
-# The remote peer served by a second proxy context.
-RUN_ENV="GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2"
+# The remote peer served by a second proxy context; the proxies log where
+# they pinned themselves.
+RUN_ENV="GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_LOG_LEVEL=info GPURMA_LOG_SUBSYS=port"
 run2 rma_port_2ctx 180 "$(prog test_gpu_rma)"
+note "$(grep -h -m1 'pinned' "$out"/rma_port_2ctx.rank*.log || echo 'no proxy pinning logged')"
 RUN_ENV=GPURMA_ENGINE=port
 run2 ll_stress_port 90 "$(prog test_gpu_ll_stress)" 500
 run2 stream_port 120 "$(prog test_gpu_stream)"
 RUN_ENV=
-# The host-backend suite through the port engine, on this machine too.
-(cd "$build" && make -j16 tests/mp/test_put_get.mp tests/mp/test_signal_order.mp \
-    tests/mp/test_atomics.mp tests/mp/test_counters.mp tests/mp/test_device_api.mp) \
-    >>"$out/build.log" 2>&1
+# The whole host-backend suite through the port engine, on this machine too.
+(cd "$build" && for t in "$top"/tests/mp/test_*.c; do
+    make -j16 "tests/mp/$(basename "$t" .c).mp"; done) >>"$out/build.log" 2>&1
 if command -v mpirun >/dev/null 2>&1; then
-    for t in test_put_get test_signal_order test_atomics test_counters test_device_api; do
-        GPURMA_DEVICE=host GPURMA_ENGINE=port GPURMA_TEST_RANKS="2 4" \
-            LAUNCHER="mpirun --allow-run-as-root --oversubscribe -x GPURMA_DEVICE -x GPURMA_ENGINE" \
-            timeout -k 10 120 sh "$top/tests/mp/run-mp.sh" "$build/tests/mp/$t.mp" \
+    for prog in "$build"/tests/mp/test_*.mp; do
+        t=$(basename "$prog" .mp)
+        GPURMA_DEVICE=host GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_TEST_RANKS="2 4" \
+            LAUNCHER="mpirun --allow-run-as-root --oversubscribe -x GPURMA_DEVICE -x GPURMA_ENGINE -x GPURMA_PORT_CONTEXTS" \
+            timeout -k 10 120 sh "$top/tests/mp/run-mp.sh" "$prog" \
             >"$out/host_port_$t.log" 2>&1
         rc=$?
         case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac

@@ -23,6 +23,22 @@ struct Result {
     int status;
 };
 
+/* Thread 0 waits (when `wait`) until signal sig reaches value; then the
+ * whole block learns whether to stop. Call from every thread of the block. */
+__device__ int block_wait(gpurma_dev_win_t w, uint32_t sig, uint64_t value, bool wait, Result *res,
+                          int *stop)
+{
+    if (threadIdx.x == 0 && wait) {
+        gpurma_status_t rc = gpurma_dev_wait_until(w, sig, GPURMA_CMP_GE, value);
+        if (rc != GPURMA_SUCCESS) {
+            atomicExch(&res->status, (int)rc);
+            *stop = 1;
+        }
+    }
+    __syncthreads();
+    return *stop;
+}
+
 __global__ void k_stress(gpurma_dev_win_t w, int to, int from, unsigned rounds, char *stage,
                          const char *window, Result *res)
 {
@@ -37,15 +53,7 @@ __global__ void k_stress(gpurma_dev_win_t w, int to, int from, unsigned rounds, 
             /* stage may be rewritten only when the receiver has checked
              * round r-1: a port-engine put reads its source asynchronously,
              * so no thread may touch stage before thread 0 saw the ACK. */
-            if (threadIdx.x == 0 && r > 1) {
-                rc = gpurma_dev_wait_until(w, SIG_ACK, GPURMA_CMP_GE, r - 1);
-                if (rc != GPURMA_SUCCESS) {
-                    atomicExch(&res->status, (int)rc);
-                    stop = 1;
-                }
-            }
-            __syncthreads();
-            if (stop)
+            if (block_wait(w, SIG_ACK, r - 1, r > 1, res, &stop))
                 break;
             for (size_t k = threadIdx.x; k < n; k += blockDim.x)
                 stage[k] = (char)pattern_byte(round_seed(w.rank, r), k);
@@ -74,15 +82,7 @@ __global__ void k_stress(gpurma_dev_win_t w, int to, int from, unsigned rounds, 
         }
     } else { /* receiver */
         for (unsigned r = 1; r <= rounds; r++) {
-            if (threadIdx.x == 0) {
-                rc = gpurma_dev_wait_until(w, SIG_DATA, GPURMA_CMP_GE, r);
-                if (rc != GPURMA_SUCCESS) {
-                    atomicExch(&res->status, (int)rc);
-                    stop = 1;
-                }
-            }
-            __syncthreads();
-            if (stop)
+            if (block_wait(w, SIG_DATA, r, true, res, &stop))
                 break;
             size_t n = round_bytes(r), off = round_off(r);
             unsigned long long bad = 0;
