@@ -54,6 +54,17 @@ static inline void skip_without_gpu(const char *name)
     }
 }
 
+/* gpurma_init with a 30 s bound on every wait, so that a lost signal fails
+ * the test instead of hanging it. */
+static inline void init_bounded(void)
+{
+    gpurma_init_params_t ip;
+    memset(&ip, 0, sizeof(ip));
+    ip.field_mask = GPURMA_INIT_FIELD_TIMEOUT_MS;
+    ip.timeout_ms = 30000;
+    GK(gpurma_init(&ip, &g_ctx));
+}
+
 /* Byte i of the stream named by seed: a hash, so that any shift, loss or
  * duplication of data shows. Defined for any 64-bit index. */
 __host__ __device__ inline uint8_t pattern_byte(uint64_t seed, uint64_t i)

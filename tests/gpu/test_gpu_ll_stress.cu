@@ -103,11 +103,7 @@ int main(int argc, char **argv)
 {
     skip_without_gpu("test_gpu_ll_stress");
     unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 3000;
-    gpurma_init_params_t ip;
-    memset(&ip, 0, sizeof(ip));
-    ip.field_mask = GPURMA_INIT_FIELD_TIMEOUT_MS;
-    ip.timeout_ms = 30000;
-    GK(gpurma_init(&ip, &g_ctx));
+    init_bounded();
     gpurma_team_t world = gpurma_team_world(g_ctx);
     int rank = gpurma_rank(g_ctx), n = gpurma_size(g_ctx);
     void *base;

@@ -517,11 +517,7 @@ static void part3_create_and_host_window(void)
 int main(void)
 {
     skip_without_gpu("test_gpu_rma");
-    gpurma_init_params_t ip;
-    memset(&ip, 0, sizeof(ip));
-    ip.field_mask = GPURMA_INIT_FIELD_TIMEOUT_MS;
-    ip.timeout_ms = 30000;
-    GK(gpurma_init(&ip, &g_ctx));
+    init_bounded();
     world = gpurma_team_world(g_ctx);
     rank = gpurma_rank(g_ctx);
     nranks = gpurma_size(g_ctx);

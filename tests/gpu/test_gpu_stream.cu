@@ -612,11 +612,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "timeout"))
         return timeout_run();
 
-    gpurma_init_params_t ip;
-    memset(&ip, 0, sizeof(ip));
-    ip.field_mask = GPURMA_INIT_FIELD_TIMEOUT_MS;
-    ip.timeout_ms = 30000;
-    GK(gpurma_init(&ip, &g_ctx));
+    init_bounded();
     world = gpurma_team_world(g_ctx);
     rank = gpurma_rank(g_ctx);
     nranks = gpurma_size(g_ctx);
