@@ -356,8 +356,14 @@ int gpurma_port_poll(struct gpurma_ctx_s *ctx)
     int n = 0;
     if (ctx->device >= 0)
         return 0;
-    for (int k = 0; k < GPURMA_DEV_MAX_PORTS; k++)
-        n += poll_one(__atomic_load_n(&ctx->ports[k], __ATOMIC_ACQUIRE));
+    /* Contexts start in order (a window asks for 0..k-1): the first NULL
+     * ends the list, and waits without a port pay one load. */
+    for (int k = 0; k < GPURMA_DEV_MAX_PORTS; k++) {
+        gpurma_port_t *port = __atomic_load_n(&ctx->ports[k], __ATOMIC_ACQUIRE);
+        if (!port)
+            break;
+        n += poll_one(port);
+    }
     return n;
 }
 
