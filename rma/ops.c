@@ -108,20 +108,30 @@ GPURMA_API gpurma_status_t gpurma_get(gpurma_win_t w, int peer, void *dst, size_
     return e->get ? e->get(w, peer, dst, off, bytes) : unsupported(w, "get", peer);
 }
 
-GPURMA_API gpurma_status_t gpurma_put_value(gpurma_win_t w, int peer, size_t off, uint64_t value,
-                                            size_t bytes)
+int gpurma_check_put_value(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
+                           size_t bytes)
 {
-    int rc = gpurma_check_range(w, "put_value", peer, off, bytes, &value);
+    uint64_t value = 0; /* passed by copy: any buffer passes the NULL check */
+    int rc = gpurma_check_range(w, op, peer, off, bytes, &value);
     if (rc)
         return rc;
     if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: put_value of %zu bytes: must be 1, 2, 4 or 8",
-                                w->ctx->rank, bytes);
+                                "rank %d: %s of %zu bytes: must be 1, 2, 4 or 8", w->ctx->rank,
+                                op, bytes);
     if (off % bytes)
         return gpurma_set_error(GPURMA_ERR_MISALIGNED,
-                                "rank %d: put_value of %zu bytes at offset %zu: not aligned",
-                                w->ctx->rank, bytes, off);
+                                "rank %d: %s of %zu bytes at offset %zu: not aligned",
+                                w->ctx->rank, op, bytes, off);
+    return GPURMA_SUCCESS;
+}
+
+GPURMA_API gpurma_status_t gpurma_put_value(gpurma_win_t w, int peer, size_t off, uint64_t value,
+                                            size_t bytes)
+{
+    int rc = gpurma_check_put_value(w, "put_value", peer, off, bytes);
+    if (rc)
+        return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
     return e->put_value ? e->put_value(w, peer, off, value, bytes)
                         : unsupported(w, "put_value", peer);

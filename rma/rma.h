@@ -123,6 +123,9 @@ int gpurma_check_peer(const struct gpurma_win_s *w, const char *op, int peer);
 int gpurma_check_range(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
                        size_t bytes, const void *buf);
 int gpurma_check_signal(const struct gpurma_win_s *w, const char *op, uint32_t sig);
+/* put_value: also the size (1, 2, 4 or 8) and its alignment. */
+int gpurma_check_put_value(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
+                           size_t bytes);
 int gpurma_check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_t sig,
                            gpurma_signal_op_t sop);
 

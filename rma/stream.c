@@ -90,18 +90,9 @@ GPURMA_API gpurma_status_t gpurma_get_on_stream(gpurma_win_t w, int peer, void *
 GPURMA_API gpurma_status_t gpurma_put_value_on_stream(gpurma_win_t w, int peer, size_t off,
                                                       uint64_t value, size_t bytes, void *stream)
 {
-    int rc = gpurma_check_range(w, "put_value_on_stream", peer, off, bytes, &value);
+    int rc = gpurma_check_put_value(w, "put_value_on_stream", peer, off, bytes);
     if (rc)
         return rc;
-    if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: put_value_on_stream of %zu bytes: must be 1, 2, 4 or 8",
-                                w->ctx->rank, bytes);
-    if (off % bytes)
-        return gpurma_set_error(GPURMA_ERR_MISALIGNED,
-                                "rank %d: put_value_on_stream of %zu bytes at offset %zu: not "
-                                "aligned",
-                                w->ctx->rank, bytes, off);
     rc = check_device(w, "put_value_on_stream", peer, stream);
     return rc ? rc
               : gpurma_gpu_stream_put_value(stream, w->peers[peer].base + off, value, bytes);

@@ -223,12 +223,14 @@ static int set_device(int device)
     return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaSetDevice");
 }
 
-/* Stream of the current device (made current by the caller). */
-static int get_stream(int device, cudaStream_t *out)
+/* Makes device current and gives the library's stream on it. */
+static int device_stream(int device, cudaStream_t *out)
 {
     if (device < 0 || device >= GPURMA_MAX_GPUS)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "GPU %d: out of range", device);
-    int rc = GPURMA_SUCCESS;
+    int rc = set_device(device);
+    if (rc)
+        return rc;
     pthread_mutex_lock(&stream_lock);
     if (!streams[device]) {
         cudaError_t e = cudaStreamCreateWithFlags(&streams[device], cudaStreamNonBlocking);
@@ -270,10 +272,8 @@ static int alloc_fault_record(void)
 
 int gpurma_gpu_use(int device)
 {
-    int rc = set_device(device);
     cudaStream_t s;
-    if (!rc)
-        rc = get_stream(device, &s);
+    int rc = device_stream(device, &s);
     if (!rc)
         rc = gpurma_gpu_preload_kernels();
     if (!rc)
@@ -293,9 +293,7 @@ int gpurma_gpu_copy(int device, void *dst, const void *src, size_t n)
         return GPURMA_SUCCESS;
     /* Always the window's GPU: peer memory is mapped in its context only. */
     cudaStream_t s;
-    int rc = set_device(device);
-    if (!rc)
-        rc = get_stream(device, &s);
+    int rc = device_stream(device, &s);
     if (rc)
         return rc;
     cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s);
@@ -318,9 +316,7 @@ int gpurma_gpu_signal(int device, gpurma_dev_signal_slot_t *slot, uint32_t origi
                       uint64_t value)
 {
     cudaStream_t s;
-    int rc = set_device(device);
-    if (!rc)
-        rc = get_stream(device, &s);
+    int rc = device_stream(device, &s);
     if (!rc)
         rc = gpurma_gpu_launch_signal(s, slot, origin, op, value);
     return rc ? rc : sync_stream(s, "signal kernel");
@@ -330,9 +326,7 @@ int gpurma_gpu_atomic(int device, uint64_t *p, int kind, uint64_t value, uint64_
                       uint64_t *old)
 {
     cudaStream_t s;
-    int rc = set_device(device);
-    if (!rc)
-        rc = get_stream(device, &s);
+    int rc = device_stream(device, &s);
     if (rc)
         return rc;
     pthread_mutex_lock(&atomic_lock);
@@ -564,7 +558,7 @@ int gpurma_gpu_win_open(int device, void *user_data, size_t size, uint32_t nsig,
      * The library's stream, not the legacy one, so that a user kernel still
      * running elsewhere on the device does not hold this up. */
     cudaStream_t s;
-    rc = get_stream(device, &s);
+    rc = device_stream(device, &s);
     if (rc)
         goto fail;
     e = cudaMemsetAsync(g->alloc, 0, total, s);

@@ -31,14 +31,7 @@ __global__ void gpurma_k_signal(gpurma_dev_signal_slot_t *slot, uint32_t origin,
 __global__ void gpurma_k_atomic(uint64_t *p, int kind, uint64_t value, uint64_t compare,
                                 uint64_t *old_out)
 {
-    uint64_t prev;
-    if (kind == GPURMA_DEV__ATOMIC_FETCH_ADD)
-        prev = gpurma_sh_fetch_add_u64(p, value);
-    else if (kind == GPURMA_DEV__ATOMIC_SWAP)
-        prev = gpurma_sh_exchange_u64(p, value);
-    else
-        prev = gpurma_sh_cas_u64(p, compare, value);
-    *(volatile uint64_t *)old_out = prev;
+    *(volatile uint64_t *)old_out = gpurma_dev__atomic_at(p, kind, value, compare);
     gpurma_sh_fence_system();
 }
 

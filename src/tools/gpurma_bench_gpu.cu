@@ -19,7 +19,6 @@
  * and "lat <name> <bytes> <us> <raw us> <ratio>", which
  * tests/gpu/run-device.sh turns into its table, and a readable table.
  */
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +29,7 @@
 
 #include "gpurma.h"
 #include "gpurma_device.h"
+#include "bench_util.h"
 #include "gpurma_bench_gpu.h"
 
 namespace {
@@ -464,30 +464,13 @@ int latency(Bench *b)
     return 0;
 }
 
-int parse_size(const char *s, size_t *out)
+/* --max: a size (k/m/g suffixes, no trailing b) of at least 1 KiB. */
+int parse_max(const char *s, size_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
+    size_t len = strlen(s);
+    if (len && (s[len - 1] == 'b' || s[len - 1] == 'B'))
         return -1;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    if (*end || v < 1024)
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-static double now_s()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return parse_size(s, SIZE_MAX, out) || *out < 1024 ? -1 : 0;
 }
 
 /* The port engine with the copy engine: host-initiated puts of n bytes from
@@ -538,9 +521,7 @@ int port_bandwidth(Bench *b)
                 }
                 ref_r[r] = (double)n * iters / (now_s() - t0) / 1e9;
             }
-            std::sort(port_r, port_r + ROUNDS);
-            std::sort(ref_r, ref_r + ROUNDS);
-            double port = port_r[ROUNDS / 2], ref = ref_r[ROUNDS / 2];
+            double port = median(port_r, ROUNDS), ref = median(ref_r, ROUNDS);
             printf("bwport put %zu %.2f %.2f %.3f\n", n, port, ref, port / ref);
         }
     }
@@ -630,9 +611,9 @@ extern "C" int gpurma_bench_gpu_main(int argc, char **argv)
             printf("Usage: gpurma-bench --gpu [--max SIZE] [--quick]  (2 ranks, one GPU each)\n");
             return 0;
         } else if (!strcmp(a, "--max") && i + 1 < argc) {
-            if (parse_size(argv[++i], &b.max_bw))
+            if (parse_max(argv[++i], &b.max_bw))
                 goto bad;
-        } else if (parse_size(a, &b.max_bw)) {
+        } else if (parse_max(a, &b.max_bw)) {
             goto bad;
         }
         continue;

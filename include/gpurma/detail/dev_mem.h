@@ -86,6 +86,17 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__wait_u64(const uint64_t *p, gpurma_cmp
 
 enum { GPURMA_DEV__ATOMIC_FETCH_ADD = 0, GPURMA_DEV__ATOMIC_SWAP, GPURMA_DEV__ATOMIC_CAS };
 
+/* One 64-bit atomic on mapped memory; returns the old value. */
+GPURMA_DEVICE uint64_t gpurma_dev__atomic_at(uint64_t *a, int kind, uint64_t value,
+                                             uint64_t compare)
+{
+    if (kind == GPURMA_DEV__ATOMIC_FETCH_ADD)
+        return gpurma_sh_fetch_add_u64(a, value);
+    if (kind == GPURMA_DEV__ATOMIC_SWAP)
+        return gpurma_sh_exchange_u64(a, value);
+    return gpurma_sh_cas_u64(a, compare, value);
+}
+
 GPURMA_DEVICE gpurma_status_t gpurma_dev__atomic(const gpurma_dev_win_t *w, int kind, int peer,
                                                  size_t off, uint64_t value, uint64_t compare,
                                                  uint64_t *old)
@@ -98,13 +109,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__atomic(const gpurma_dev_win_t *w, int 
     const gpurma_dev_peer_t *p = &w->peers[peer];
     uint64_t prev;
     if (p->path == GPURMA_DEV_PATH_LOADSTORE) {
-        uint64_t *a = (uint64_t *)(p->base + off);
-        if (kind == GPURMA_DEV__ATOMIC_FETCH_ADD)
-            prev = gpurma_sh_fetch_add_u64(a, value);
-        else if (kind == GPURMA_DEV__ATOMIC_SWAP)
-            prev = gpurma_sh_exchange_u64(a, value);
-        else
-            prev = gpurma_sh_cas_u64(a, compare, value);
+        prev = gpurma_dev__atomic_at((uint64_t *)(p->base + off), kind, value, compare);
     }
 #if !GPURMA_DEV_GPU
     else if (p->path == GPURMA_DEV_PATH_HOSTCALL) {
