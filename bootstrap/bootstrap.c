@@ -142,38 +142,74 @@ out:
 
 /* ------------------------------------------------------------- selection */
 
-static int env_set(const char *name)
+/* Automatic selection tries them in this order. */
+#define GPURMA_BOOTSTRAPS(X) X(mpi) X(pmix) X(uid) X(single)
+
+#define DECLARE_BOOTSTRAP(name) extern const gpurma_bootstrap_entry_t gpurma_bootstrap_##name;
+GPURMA_BOOTSTRAPS(DECLARE_BOOTSTRAP)
+#define LIST_BOOTSTRAP(name) &gpurma_bootstrap_##name,
+static const gpurma_bootstrap_entry_t *const bootstraps[] = {GPURMA_BOOTSTRAPS(LIST_BOOTSTRAP)};
+#define NUM_BOOTSTRAPS (sizeof(bootstraps) / sizeof(bootstraps[0]))
+
+int gpurma_bootstrap_env_set(const char *name)
 {
     const char *v = getenv(name);
     return v && v[0];
 }
 
-/* Chooses the implementation and says why, for the info log. */
-static const char *choose_bootstrap(const char *name, void *mpi_comm, const char **why)
+static const gpurma_bootstrap_entry_t *find_bootstrap(const char *name)
 {
-    if (name && name[0] && strcasecmp(name, "auto")) {
-        *why = "requested by the caller";
-        return name;
-    }
+    for (size_t i = 0; i < NUM_BOOTSTRAPS; i++)
+        if (!strcasecmp(bootstraps[i]->name, name))
+            return bootstraps[i];
+    return NULL;
+}
+
+/* Chooses the implementation and says why in args->why, for the info log. */
+static int choose_bootstrap(const char *name, gpurma_bootstrap_args_t *args,
+                            const gpurma_bootstrap_entry_t **chosen)
+{
     const char *env = gpurma_config()->bootstrap;
-    if (env && env[0] && strcasecmp(env, "auto")) {
-        *why = "GPURMA_BOOTSTRAP is set";
-        return env;
+    const char *requested = NULL;
+    if (name && name[0] && strcasecmp(name, "auto")) {
+        requested = name;
+        args->why = "requested by the caller";
+    } else if (env && env[0] && strcasecmp(env, "auto")) {
+        requested = env;
+        args->why = "GPURMA_BOOTSTRAP is set";
     }
-    if (mpi_comm) {
-        *why = "an MPI communicator was passed";
-        return "mpi";
+    if (requested) {
+        *chosen = find_bootstrap(requested);
+        if (*chosen)
+            return 0;
+        char known[128] = "";
+        for (size_t i = 0, len = 0; i < NUM_BOOTSTRAPS && len < sizeof(known); i++)
+            len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s",
+                                    i == 0 ? "" : i + 1 < NUM_BOOTSTRAPS ? ", " : " or ",
+                                    bootstraps[i]->name);
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "unknown bootstrap '%s' (%s); expected %s",
+                                requested, args->why, known);
     }
-    if (env_set("PMIX_RANK") || env_set("PMIX_NAMESPACE")) {
-        *why = "PMIX_RANK/PMIX_NAMESPACE are set (launched by mpirun or srun --mpi=pmix)";
-        return "pmix";
+    for (size_t i = 0; i < NUM_BOOTSTRAPS; i++) {
+        int found = bootstraps[i]->detect(args, &args->why);
+        if (found < 0)
+            return found;
+        if (found) {
+            *chosen = bootstraps[i];
+            return 0;
+        }
     }
-    if (env_set("RANK") && env_set("WORLD_SIZE") && env_set("MASTER_ADDR")) {
-        *why = "RANK, WORLD_SIZE and MASTER_ADDR are set (torchrun-style launch)";
-        return "uid";
-    }
-    *why = "no launcher detected";
-    return "single";
+    return gpurma_set_error(GPURMA_ERR_INTERNAL, "bootstrap: no bootstrap detected");
+}
+
+int gpurma_bootstrap_detect(const char **name, const char **why)
+{
+    gpurma_bootstrap_args_t args = {NULL, 0, NULL};
+    const gpurma_bootstrap_entry_t *chosen = NULL;
+    int rc = choose_bootstrap(NULL, &args, &chosen);
+    *name = rc ? NULL : chosen->name;
+    *why = args.why;
+    return rc;
 }
 
 int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
@@ -183,36 +219,14 @@ int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "bootstrap: out is NULL");
     *out = NULL;
 
-    const char *why;
-    const char *chosen = choose_bootstrap(name, mpi_comm, &why);
-    GPURMA_INFO(GPURMA_SUB_BOOT, "bootstrap %s chosen: %s", chosen, why);
+    gpurma_bootstrap_args_t args = {.mpi_comm = mpi_comm, .timeout_ms = timeout_ms};
+    const gpurma_bootstrap_entry_t *chosen = NULL;
+    int rc = choose_bootstrap(name, &args, &chosen);
+    if (rc)
+        return rc;
+    GPURMA_INFO(GPURMA_SUB_BOOT, "bootstrap %s chosen: %s", chosen->name, args.why);
     gpurma_bootstrap_t *bs = NULL;
-    int rc;
-    if (!strcasecmp(chosen, "single")) {
-        rc = gpurma_bootstrap_single_open(timeout_ms, &bs);
-    } else if (!strcasecmp(chosen, "uid")) {
-        rc = gpurma_bootstrap_uid_open(timeout_ms, &bs);
-    } else if (!strcasecmp(chosen, "mpi")) {
-        if (!mpi_comm)
-            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                    "bootstrap 'mpi' (%s) needs an MPI communicator: set "
-                                    "gpurma_init_params_t.mpi_comm to the address of an MPI_Comm",
-                                    why);
-        rc = gpurma_bootstrap_mpi_open(mpi_comm, timeout_ms, &bs);
-    } else if (!strcasecmp(chosen, "pmix")) {
-#ifdef HAVE_PMIX
-        rc = gpurma_bootstrap_pmix_open(timeout_ms, &bs);
-#else
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "bootstrap 'pmix' chosen (%s) but gpurma was built without "
-                                "PMIx (configure --with-pmix); set GPURMA_BOOTSTRAP to another "
-                                "bootstrap", why);
-#endif
-    } else {
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "unknown bootstrap '%s' (%s); expected pmix, uid, mpi or single",
-                                chosen, why);
-    }
+    rc = chosen->open(&args, &bs);
     if (rc)
         return rc;
 
@@ -292,7 +306,7 @@ static void *load_mpi_plugin(char *tried, size_t tried_len)
         return dlopen(configured, RTLD_NOW | RTLD_LOCAL);
     }
     Dl_info self;
-    if (dladdr((void *)&gpurma_bootstrap_mpi_open, &self) && self.dli_fname) {
+    if (dladdr((void *)&gpurma_bootstrap_open, &self) && self.dli_fname) {
         const char *slash = strrchr(self.dli_fname, '/');
         if (slash) {
             char path[4096];
@@ -308,12 +322,13 @@ static void *load_mpi_plugin(char *tried, size_t tried_len)
     return dlopen(MPI_PLUGIN_NAME, RTLD_NOW | RTLD_LOCAL);
 }
 
-int gpurma_bootstrap_mpi_open(void *mpi_comm, int64_t timeout_ms, gpurma_bootstrap_t **out)
+static int mpi_open(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **out)
 {
-    if (!mpi_comm || !out)
+    if (!args->mpi_comm)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "mpi bootstrap: mpi_comm (address of an MPI_Comm) and out are "
-                                "required");
+                                "bootstrap 'mpi' (%s) needs an MPI communicator: set "
+                                "gpurma_init_params_t.mpi_comm to the address of an MPI_Comm",
+                                args->why);
     char tried[4200];
     /* Never closed: the ops table lives in the plugin, and dlopen counts
      * references, so loading it again later returns the same handle. */
@@ -332,7 +347,7 @@ int gpurma_bootstrap_mpi_open(void *mpi_comm, int64_t timeout_ms, gpurma_bootstr
     *(void **)&error_fn = dlsym(plugin, GPURMA_BOOTSTRAP_MPI_ERROR_SYMBOL);
     __atomic_store_n(&mpi_plugin_error, error_fn, __ATOMIC_RELEASE);
 
-    int rc = open_fn(mpi_comm, timeout_ms, out);
+    int rc = open_fn(args->mpi_comm, args->timeout_ms, out);
     if (rc)
         return gpurma_set_error(rc, "mpi bootstrap: %s",
                                 error_fn ? error_fn() : "plugin open failed");
@@ -348,3 +363,18 @@ int gpurma_bootstrap_mpi_open(void *mpi_comm, int64_t timeout_ms, gpurma_bootstr
     GPURMA_DEBUG(GPURMA_SUB_BOOT, "mpi bootstrap plugin loaded from %s", tried);
     return 0;
 }
+
+/* An application that passes its communicator wants MPI. */
+static int mpi_detect(const gpurma_bootstrap_args_t *args, const char **why)
+{
+    if (!args->mpi_comm)
+        return 0;
+    *why = "an MPI communicator was passed";
+    return 1;
+}
+
+const gpurma_bootstrap_entry_t gpurma_bootstrap_mpi = {
+    .name   = "mpi",
+    .detect = mpi_detect,
+    .open   = mpi_open,
+};

@@ -43,16 +43,30 @@ struct gpurma_bootstrap {
     void    *impl;
 };
 
-/* Implementations. Each returns 0 and a filled *out (rank, size, ops, impl,
- * timeout_ms copied from the argument), or a negative status with an error set. */
-int gpurma_bootstrap_single_open(int64_t timeout_ms, gpurma_bootstrap_t **out);
-int gpurma_bootstrap_uid_open(int64_t timeout_ms, gpurma_bootstrap_t **out);
-int gpurma_bootstrap_pmix_open(int64_t timeout_ms, gpurma_bootstrap_t **out);
-/* The MPI bootstrap lives in a plugin (libgpurma_bootstrap_mpi.so, built with
- * mpicc) so that libgpurma never links MPI; this loads it with dlopen. */
-int gpurma_bootstrap_mpi_open(void *mpi_comm, int64_t timeout_ms, gpurma_bootstrap_t **out);
+/* How gpurma_bootstrap_open was called, as every implementation sees it. */
+typedef struct {
+    void       *mpi_comm;   /* address of an MPI_Comm, or NULL */
+    int64_t     timeout_ms; /* copied into bs->timeout_ms */
+    const char *why;        /* why this bootstrap was chosen, for messages */
+} gpurma_bootstrap_args_t;
 
-/* Symbol the MPI plugin exports (same contract as above). */
+/* One implementation, defined in its file as a gpurma_bootstrap_<name>
+ * constant. bootstrap.c lists them in the order automatic selection tries
+ * them; adding one is its file, a line in that list and the build list. */
+typedef struct {
+    const char *name;
+    /* Whether this launcher started the process: 1 with *why saying what
+     * shows it, 0 when it did not, or a negative status (error set) when
+     * it did but left an environment the bootstrap cannot use. */
+    int (*detect)(const gpurma_bootstrap_args_t *args, const char **why);
+    /* Returns 0 and a filled *out (rank, size, ops, impl, timeout_ms), or
+     * a negative status with an error set. */
+    int (*open)(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **out);
+} gpurma_bootstrap_entry_t;
+
+/* The MPI bootstrap lives in a plugin (libgpurma_bootstrap_mpi.so, built with
+ * mpicc) so that libgpurma never links MPI; bootstrap.c loads it with dlopen
+ * and finds this symbol (same contract as gpurma_bootstrap_entry_t.open). */
 typedef int (*gpurma_bootstrap_mpi_open_fn)(void *mpi_comm, int64_t timeout_ms,
                                             gpurma_bootstrap_t **out);
 #define GPURMA_BOOTSTRAP_MPI_SYMBOL "gpurma_bootstrap_mpi_plugin_open"
@@ -63,6 +77,13 @@ typedef int (*gpurma_bootstrap_mpi_open_fn)(void *mpi_comm, int64_t timeout_ms,
 int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
                           gpurma_bootstrap_t **out);
 void gpurma_bootstrap_close(gpurma_bootstrap_t *bs);
+/* Which bootstrap automatic selection would open here, and why, without
+ * opening it (gpurma-info); a negative status (message set) when the
+ * environment would make gpurma_init fail. */
+int gpurma_bootstrap_detect(const char **name, const char **why);
+
+/* Whether environment variable name is set and not empty (for detect). */
+int gpurma_bootstrap_env_set(const char *name);
 
 /* Same as bs->ops->allgather but checks peer_failed first. */
 int gpurma_bootstrap_allgather(gpurma_bootstrap_t *bs, const void *mine, void *all, size_t len);

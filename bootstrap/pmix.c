@@ -12,14 +12,16 @@
 #include "config.h"
 #endif
 
-#include <pmix.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bootstrap.h"
 #include "gpurma_internal.h"
+
+#ifdef HAVE_PMIX
+#include <pmix.h>
+#include <pthread.h>
 
 typedef struct {
     gpurma_bootstrap_t *bs;
@@ -398,7 +400,7 @@ static int job_size(pmix_state_t *st, int *size)
     return rc;
 }
 
-int gpurma_bootstrap_pmix_open(int64_t timeout_ms, gpurma_bootstrap_t **out)
+static int pmix_open(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **out)
 {
     pmix_state_t *st = calloc(1, sizeof(*st));
     gpurma_bootstrap_t *bs = calloc(1, sizeof(*bs));
@@ -418,7 +420,7 @@ int gpurma_bootstrap_pmix_open(int64_t timeout_ms, gpurma_bootstrap_t **out)
     bs->ops         = &pmix_ops;
     bs->impl        = st;
     bs->rank        = (int)st->me.rank;
-    bs->timeout_ms  = timeout_ms;
+    bs->timeout_ms  = args->timeout_ms;
     bs->failed_rank = -1;
     int rc = job_size(st, &bs->size);
     if (!rc && (bs->size < 1 || bs->rank >= bs->size))
@@ -452,3 +454,30 @@ int gpurma_bootstrap_pmix_open(int64_t timeout_ms, gpurma_bootstrap_t **out)
     *out = bs;
     return 0;
 }
+#else
+/* Built without PMIx: a PMIx launch is still recognized, so that it fails
+ * clearly instead of running every process as a job of its own. */
+static int pmix_open(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **out)
+{
+    (void)out;
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                            "bootstrap 'pmix' chosen (%s) but gpurma was built without PMIx "
+                            "(configure --with-pmix); set GPURMA_BOOTSTRAP to another bootstrap",
+                            args->why);
+}
+#endif /* HAVE_PMIX */
+
+static int pmix_detect(const gpurma_bootstrap_args_t *args, const char **why)
+{
+    (void)args;
+    if (!gpurma_bootstrap_env_set("PMIX_RANK") && !gpurma_bootstrap_env_set("PMIX_NAMESPACE"))
+        return 0;
+    *why = "PMIX_RANK/PMIX_NAMESPACE are set (launched by mpirun or srun --mpi=pmix)";
+    return 1;
+}
+
+const gpurma_bootstrap_entry_t gpurma_bootstrap_pmix = {
+    .name   = "pmix",
+    .detect = pmix_detect,
+    .open   = pmix_open,
+};

@@ -44,7 +44,7 @@ static const gpurma_bootstrap_ops_t single_ops = {
     .finalize  = single_finalize,
 };
 
-int gpurma_bootstrap_single_open(int64_t timeout_ms, gpurma_bootstrap_t **out)
+static int single_open(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **out)
 {
     gpurma_bootstrap_t *bs = calloc(1, sizeof(*bs));
     if (!bs)
@@ -52,8 +52,22 @@ int gpurma_bootstrap_single_open(int64_t timeout_ms, gpurma_bootstrap_t **out)
     bs->ops         = &single_ops;
     bs->rank        = 0;
     bs->size        = 1;
-    bs->timeout_ms  = timeout_ms;
+    bs->timeout_ms  = args->timeout_ms;
     bs->failed_rank = -1;
     *out = bs;
     return 0;
 }
+
+/* The last resort of automatic selection. */
+static int single_detect(const gpurma_bootstrap_args_t *args, const char **why)
+{
+    (void)args;
+    *why = "no launcher detected";
+    return 1;
+}
+
+const gpurma_bootstrap_entry_t gpurma_bootstrap_single = {
+    .name   = "single",
+    .detect = single_detect,
+    .open   = single_open,
+};

@@ -164,6 +164,16 @@ GPURMA_API gpurma_team_t   gpurma_win_team(gpurma_win_t win);
 GPURMA_API uint32_t        gpurma_win_num_signals(gpurma_win_t win);
 GPURMA_API uint32_t        gpurma_win_num_counters(gpurma_win_t win);
 
+/* ------------------------------------------- data types and reductions */
+
+/* Element types and reduction operators of the switch engine's reduce (and
+ * of the collectives). */
+typedef enum {
+    GPURMA_INT8, GPURMA_UINT8, GPURMA_INT32, GPURMA_UINT32, GPURMA_INT64, GPURMA_UINT64,
+    GPURMA_FLOAT16, GPURMA_BFLOAT16, GPURMA_FLOAT32, GPURMA_FLOAT64
+} gpurma_dtype_t;
+typedef enum { GPURMA_SUM, GPURMA_PROD, GPURMA_MIN, GPURMA_MAX, GPURMA_AVG } gpurma_redop_t;
+
 /* --------------------------------------------------- one-sided operations */
 
 #define GPURMA_ALL_PEERS (-1)

@@ -5,20 +5,29 @@
  * libgpurma. Handles are passed by value; get one with gpurma_win_device().
  *
  * Every function returns a gpurma_status_t; bad input (peer out of range,
- * offset+size past the target's window, misaligned atomics) returns an error
- * and writes nothing. Waits return GPURMA_ERR_TIMEOUT after the configured
- * timeout instead of hanging.
+ * offset+size past the target's window, sizes whose footprint overflows,
+ * misaligned atomics, a handle gpurma_win_device did not make) returns an
+ * error and writes nothing. On the host backend a handle kept after its
+ * window was freed gives GPURMA_ERR_FREED (signal_read and counter_read,
+ * which return values, give 0).
+ * Waits return GPURMA_ERR_TIMEOUT after the configured timeout instead of
+ * hanging.
  *
  * Cooperative forms (_coop) split the work over threads tid = 0..nthreads-1
- * of a team the caller defines; every member calls with the same arguments.
+ * of a team the caller defines; every member calls with the same arguments
+ * (tid >= nthreads, or nthreads 0, is GPURMA_ERR_INVALID_ARG).
  * On a GPU, _warp and _block forms use the calling warp or block.
  */
 #ifndef GPURMA_DEVICE_H
 #define GPURMA_DEVICE_H
 
 #include "gpurma.h"
-#include "gpurma/detail/dev_shim.h"
-#include "gpurma/detail/dev_types.h"
+#include "gpurma/detail/dev_common.h"
+/* The three ways to reach a peer; each depends on dev_common.h only. This
+ * file picks one per operation, with one switch on the peer's path. */
+#include "gpurma/detail/dev_mem.h"  /* LOADSTORE: mapped memory          */
+#include "gpurma/detail/dev_port.h" /* FIFO: descriptors to a proxy      */
+#include "gpurma/detail/dev_host.h" /* HOSTCALL: library call (host only) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,24 +36,9 @@ extern "C" {
 /* Fills *out with the by-value handle of win for kernels (or CPU threads). */
 GPURMA_API gpurma_status_t gpurma_win_device(gpurma_win_t win, gpurma_dev_win_t *out);
 
-#if !GPURMA_DEV_GPU
-/* Host backend: operations on peers whose memory is not mapped in this
- * process (windows made by gpurma_win_create on private memory). */
-enum {
-    GPURMA_DEV_OP_PUT = 0, GPURMA_DEV_OP_GET, GPURMA_DEV_OP_FETCH_ADD,
-    GPURMA_DEV_OP_SWAP, GPURMA_DEV_OP_CAS
-};
-GPURMA_API gpurma_status_t gpurma_dev_host_call(const gpurma_dev_win_t *w, int op, int peer,
-                                                size_t off, void *buf, size_t bytes, uint64_t a,
-                                                uint64_t b, uint64_t *old);
-#endif
-
 #ifdef __cplusplus
 }
 #endif
-
-#include "gpurma/detail/dev_mem.h"
-#include "gpurma/detail/dev_port.h"
 
 /* Every operation loads the peer's entry once and works on that copy: the
  * stores of a put may alias the table as far as the compiler knows, and a
@@ -67,25 +61,17 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_to(const gpurma_dev_win_t *w,
         break;
 #if !GPURMA_DEV_GPU
     case GPURMA_DEV_PATH_HOSTCALL:
-        if (!tid)
-            rc = gpurma_dev_host_call(w, GPURMA_DEV_OP_PUT, peer, dst_off, (void *)src, bytes, 0,
-                                      0, (uint64_t *)0);
+        rc = gpurma_dev__host_put(w, peer, dst_off, src, bytes, tid);
         break;
 #endif
-    case GPURMA_DEV_PATH_FIFO:
-        /* the proxy bumps the counter when the data has left the source */
-        if (bytes && !gpurma_sh_proxy_readable(src))
-            return GPURMA_ERR_UNSUPPORTED;
-        return tid ? GPURMA_SUCCESS
-                   : gpurma_dev__port_op(w, (unsigned)pe->port, GPURMA_PORT_OP_PUT, peer, dst_off,
-                                         (uint64_t)(uintptr_t)src, bytes, 0, 0, UINT32_MAX, 0,
-                                         counter, 0, (uint64_t *)0);
+    case GPURMA_DEV_PATH_FIFO: /* the proxy counts the completion */
+        return gpurma_dev__port_put(w, (unsigned)pe->port, peer, dst_off, src, bytes, counter,
+                                    tid);
     default:
         return GPURMA_ERR_UNSUPPORTED;
     }
-    /* load/store and host-call puts are locally complete here */
-    if (rc == GPURMA_SUCCESS && counter != UINT32_MAX && !tid)
-        gpurma_sh_fetch_add_u64(&w->counters[counter], 1);
+    if (rc == GPURMA_SUCCESS)
+        gpurma_dev__count_local(w, counter, tid);
     return rc;
 }
 
@@ -93,8 +79,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_coop(gpurma_dev_win_t w, int peer, 
                                                   const void *src, size_t bytes, unsigned tid,
                                                   unsigned nthreads)
 {
-    if (peer < 0 || peer >= w.size)
-        return GPURMA_ERR_INVALID_ARG;
+    gpurma_status_t rc = gpurma_dev__check_coop(&w, peer, tid, nthreads);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     gpurma_dev_peer_t pe = w.peers[peer];
     return gpurma_dev__put_to(&w, &pe, peer, dst_off, src, bytes, UINT32_MAX, tid, nthreads);
 }
@@ -109,10 +96,11 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_get_coop(gpurma_dev_win_t w, int peer, 
                                                   size_t src_off, size_t bytes, unsigned tid,
                                                   unsigned nthreads)
 {
-    if (peer < 0 || peer >= w.size)
-        return GPURMA_ERR_INVALID_ARG;
+    gpurma_status_t rc = gpurma_dev__check_coop(&w, peer, tid, nthreads);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     gpurma_dev_peer_t pe = w.peers[peer];
-    gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, src_off, bytes, dst);
+    rc = gpurma_dev__check_peer_range(&pe, src_off, bytes, dst);
     if (rc != GPURMA_SUCCESS)
         return rc;
     switch (pe.path) {
@@ -121,18 +109,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_get_coop(gpurma_dev_win_t w, int peer, 
         return GPURMA_SUCCESS;
 #if !GPURMA_DEV_GPU
     case GPURMA_DEV_PATH_HOSTCALL:
-        return tid ? GPURMA_SUCCESS
-                   : gpurma_dev_host_call(&w, GPURMA_DEV_OP_GET, peer, src_off, dst, bytes, 0, 0,
-                                          (uint64_t *)0);
+        return gpurma_dev__host_get(&w, peer, dst, src_off, bytes, tid);
 #endif
-    case GPURMA_DEV_PATH_FIFO: /* waits: the data is there on return */
-        if (bytes && !gpurma_sh_proxy_readable(dst))
-            return GPURMA_ERR_UNSUPPORTED;
-        return tid ? GPURMA_SUCCESS
-                   : gpurma_dev__port_op(&w, (unsigned)pe.port, GPURMA_PORT_OP_GET, peer,
-                                         (uint64_t)(uintptr_t)dst,
-                                         src_off, bytes, 0, 0, UINT32_MAX, 0, UINT32_MAX, 1,
-                                         (uint64_t *)0);
+    case GPURMA_DEV_PATH_FIFO:
+        return gpurma_dev__port_get(&w, (unsigned)pe.port, peer, dst, src_off, bytes, tid);
     default:
         return GPURMA_ERR_UNSUPPORTED;
     }
@@ -148,12 +128,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_get(gpurma_dev_win_t w, int peer, void 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_put_value(gpurma_dev_win_t w, int peer, size_t dst_off,
                                                    uint64_t value, size_t bytes)
 {
+    gpurma_status_t rc = gpurma_dev__check_peer(&w, peer);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
         return GPURMA_ERR_INVALID_ARG;
-    if (peer < 0 || peer >= w.size)
-        return GPURMA_ERR_INVALID_ARG;
     gpurma_dev_peer_t pe = w.peers[peer];
-    gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, &w);
+    rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, &w);
     if (rc != GPURMA_SUCCESS)
         return rc;
     if (dst_off & (bytes - 1))
@@ -163,14 +144,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_value(gpurma_dev_win_t w, int peer,
         gpurma_dev__store_value(pe.base + dst_off, value, bytes);
         return GPURMA_SUCCESS;
 #if !GPURMA_DEV_GPU
-    case GPURMA_DEV_PATH_HOSTCALL: /* little-endian: the low bytes are the value */
-        return gpurma_dev_host_call(&w, GPURMA_DEV_OP_PUT, peer, dst_off, &value, bytes, 0, 0,
-                                    (uint64_t *)0);
+    case GPURMA_DEV_PATH_HOSTCALL:
+        return gpurma_dev__host_put_value(&w, peer, dst_off, value, bytes);
 #endif
     case GPURMA_DEV_PATH_FIFO:
-        return gpurma_dev__port_op(&w, (unsigned)pe.port, GPURMA_PORT_OP_PUT_VALUE, peer, dst_off,
-                                   0, bytes, value,
-                                   0, UINT32_MAX, 0, UINT32_MAX, 0, (uint64_t *)0);
+        return gpurma_dev__port_submit(&w, (unsigned)pe.port,
+                                       gpurma_port_desc_put_value(peer, dst_off, value, bytes), 0,
+                                       (uint64_t *)0);
     default:
         return GPURMA_ERR_UNSUPPORTED;
     }
@@ -178,19 +158,21 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_value(gpurma_dev_win_t w, int peer,
 
 /* ------------------------------------------------------------------ signals */
 
+/* Through the proxy, or into the peer's slots where they are mapped (the
+ * load/store and host-call paths both map signals). */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__signal_to(const gpurma_dev_win_t *w,
                                                     const gpurma_dev_peer_t *pe, int peer,
                                                     uint32_t sig, gpurma_signal_op_t op,
                                                     uint64_t value)
 {
-    if (pe->path == GPURMA_DEV_PATH_FIFO)
-        return gpurma_dev__port_op(w, (unsigned)pe->port, GPURMA_PORT_OP_SIGNAL, peer, 0, 0, 0,
-                                   value, 0, sig,
-                                   (uint8_t)op, UINT32_MAX, 0, (uint64_t *)0);
-    if (!pe->signals)
-        return GPURMA_ERR_UNSUPPORTED;
-    gpurma_dev__signal_slot(&pe->signals[sig], (uint32_t)w->rank, op, value);
-    return GPURMA_SUCCESS;
+    switch (pe->path) {
+    case GPURMA_DEV_PATH_FIFO:
+        return gpurma_dev__port_submit(w, (unsigned)pe->port,
+                                       gpurma_port_desc_signal(peer, sig, op, value), 0,
+                                       (uint64_t *)0);
+    default:
+        return gpurma_dev__mem_signal(pe, (uint32_t)w->rank, sig, op, value);
+    }
 }
 
 /* Release: puts this thread issued earlier to peer are visible when the peer
@@ -198,9 +180,12 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__signal_to(const gpurma_dev_win_t *w,
 GPURMA_DEVICE gpurma_status_t gpurma_dev_signal(gpurma_dev_win_t w, int peer, uint32_t sig,
                                                 gpurma_signal_op_t op, uint64_t value)
 {
-    if (peer < 0 || peer >= w.size || sig >= w.num_signals ||
-        (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD))
-        return GPURMA_ERR_INVALID_ARG;
+    gpurma_status_t rc = gpurma_dev__check_peer(&w, peer);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    rc = gpurma_dev__check_signal_args(&w, sig, op);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     gpurma_dev_peer_t pe = w.peers[peer];
     return gpurma_dev__signal_to(&w, &pe, peer, sig, op, value);
 }
@@ -212,8 +197,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_signal(const gpurma_dev_win_t *w, 
                                                      uint32_t counter, unsigned tid,
                                                      unsigned nthreads)
 {
-    if (peer < 0 || peer >= w->size || sig >= w->num_signals ||
-        (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD) ||
+    gpurma_status_t rc = gpurma_dev__check_coop(w, peer, tid, nthreads);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    if (gpurma_dev__check_signal_args(w, sig, op) != GPURMA_SUCCESS ||
         (counter != UINT32_MAX && counter >= w->num_counters))
         return GPURMA_ERR_INVALID_ARG;
     /* One aligned word from one thread (the latency case): its load is
@@ -224,32 +211,39 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__put_signal(const gpurma_dev_win_t *w, 
     if (one_word)
         word = *(const uint64_t *)src;
     gpurma_dev_peer_t pe = w->peers[peer];
-    if (one_word && pe.path == GPURMA_DEV_PATH_LOADSTORE && pe.signals) {
-        gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, dst_off, 8, src);
-        if (rc != GPURMA_SUCCESS)
-            return rc;
-        *(uint64_t *)(pe.base + dst_off) = word;
-        if (counter != UINT32_MAX)
-            gpurma_sh_fetch_add_u64(&w->counters[counter], 1);
-        gpurma_dev__signal_slot(&pe.signals[sig], (uint32_t)w->rank, op, value);
-        return GPURMA_SUCCESS;
+    rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, src);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    switch (pe.path) {
+    case GPURMA_DEV_PATH_LOADSTORE:
+        if (one_word && pe.signals) {
+            *(uint64_t *)(pe.base + dst_off) = word;
+            gpurma_dev__count_local(w, counter, 0);
+            gpurma_dev__signal_slot(&pe.signals[sig], (uint32_t)w->rank, op, value);
+            return GPURMA_SUCCESS;
+        }
+        gpurma_sh_copy(pe.base + dst_off, src, bytes, tid, nthreads);
+        break;
+#if !GPURMA_DEV_GPU
+    case GPURMA_DEV_PATH_HOSTCALL:
+        rc = gpurma_dev__host_put(w, peer, dst_off, src, bytes, tid);
+        break;
+#endif
+    case GPURMA_DEV_PATH_FIFO:
+        if (nthreads == 1) /* data and signal in one descriptor */
+            return gpurma_dev__port_put_signal(w, (unsigned)pe.port, peer, dst_off, src, bytes,
+                                               sig, op, value, counter);
+        /* the team synchronizes, then one member signals */
+        return gpurma_dev__port_put(w, (unsigned)pe.port, peer, dst_off, src, bytes, counter,
+                                    tid);
+    default:
+        return GPURMA_ERR_UNSUPPORTED;
     }
-    if (pe.path == GPURMA_DEV_PATH_FIFO && nthreads == 1) {
-        gpurma_status_t rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, src);
-        if (rc == GPURMA_SUCCESS && bytes && !gpurma_sh_proxy_readable(src))
-            rc = GPURMA_ERR_UNSUPPORTED;
-        return rc != GPURMA_SUCCESS
-                   ? rc
-                   : gpurma_dev__port_op(w, (unsigned)pe.port, GPURMA_PORT_OP_PUT_SIGNAL, peer,
-                                         dst_off,
-                                         (uint64_t)(uintptr_t)src, bytes, value, 0, sig,
-                                         (uint8_t)op, counter, 0, (uint64_t *)0);
-    }
-    gpurma_status_t rc =
-        gpurma_dev__put_to(w, &pe, peer, dst_off, src, bytes, counter, tid, nthreads);
+    if (rc == GPURMA_SUCCESS)
+        gpurma_dev__count_local(w, counter, tid);
     if (rc != GPURMA_SUCCESS || nthreads > 1)
         return rc; /* the team synchronizes, then one member signals */
-    return gpurma_dev__signal_to(w, &pe, peer, sig, op, value);
+    return gpurma_dev__mem_signal(&pe, (uint32_t)w->rank, sig, op, value);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_put_signal_coop(gpurma_dev_win_t w, int peer,
@@ -270,15 +264,21 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_signal(gpurma_dev_win_t w, int peer
                                   1);
 }
 
+/* 0 for a bad id or handle, or a freed window. */
 GPURMA_DEVICE uint64_t gpurma_dev_signal_read(gpurma_dev_win_t w, uint32_t sig)
 {
-    return sig < w.num_signals ? gpurma_sh_load_acquire_u64(&w.signals[sig].value) : 0;
+    if (gpurma_dev__check_win(&w) != GPURMA_SUCCESS || sig >= w.num_signals)
+        return 0;
+    return gpurma_sh_load_acquire_u64(&w.signals[sig].value);
 }
 
 /* Acquire: data ordered before the matching signal is readable on return. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev_wait_until(gpurma_dev_win_t w, uint32_t sig,
                                                     gpurma_cmp_t cmp, uint64_t value)
 {
+    gpurma_status_t rc = gpurma_dev__check_win(&w);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     if (sig >= w.num_signals || (unsigned)cmp > GPURMA_CMP_LE)
         return GPURMA_ERR_INVALID_ARG;
     return gpurma_dev__wait_u64(&w.signals[sig].value, cmp, value, w.timeout_ns);
@@ -291,91 +291,107 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_wait_until(gpurma_dev_win_t w, uint32_t
  * GPURMA_ALL_PEERS) has executed everything pushed to it so far. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev_flush(gpurma_dev_win_t w, int peer)
 {
-    if (peer != GPURMA_ALL_PEERS && (peer < 0 || peer >= w.size))
-        return GPURMA_ERR_INVALID_ARG;
-    unsigned first = 0, end = w.nports;
-    if (peer != GPURMA_ALL_PEERS) {
-        gpurma_dev_peer_t pe = w.peers[peer];
-        if (pe.path != GPURMA_DEV_PATH_FIFO)
-            return GPURMA_SUCCESS;
-        first = (unsigned)pe.port;
-        end = first + 1;
+    gpurma_status_t rc = peer == GPURMA_ALL_PEERS ? gpurma_dev__check_win(&w)
+                                                  : gpurma_dev__check_peer(&w, peer);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    if (peer == GPURMA_ALL_PEERS)
+        return gpurma_dev__port_flush(&w, 0, w.nports);
+    gpurma_dev_peer_t pe = w.peers[peer];
+    switch (pe.path) {
+    case GPURMA_DEV_PATH_FIFO:
+        return gpurma_dev__port_flush(&w, (unsigned)pe.port, (unsigned)pe.port + 1);
+    default:
+        return GPURMA_SUCCESS;
     }
-    for (unsigned k = first; k < end && k < w.nports; k++) {
-        uint32_t id;
-        gpurma_port_fifo_t *f = gpurma_dev__port_fifo(&w, k, &id);
-        uint64_t head = gpurma_sh_load_acquire_u64(f->head_ptr);
-        gpurma_status_t rc = head ? gpurma_port_wait_done(f, head - 1) : GPURMA_SUCCESS;
-        if (rc != GPURMA_SUCCESS)
-            return rc;
-    }
-    return GPURMA_SUCCESS;
-}
-
-/* QUIET (wait) or FENCE (no wait) through every proxy context. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_all(const gpurma_dev_win_t *w, uint16_t op,
-                                                   int wait)
-{
-    gpurma_status_t rc = GPURMA_SUCCESS;
-    for (unsigned k = 0; k < w->nports && rc == GPURMA_SUCCESS; k++)
-        rc = gpurma_dev__port_op(w, k, op, 0, 0, 0, 0, 0, 0, UINT32_MAX, 0, UINT32_MAX, wait,
-                                 (uint64_t *)0);
-    return rc;
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_quiet(gpurma_dev_win_t w)
 {
+    gpurma_status_t rc = gpurma_dev__check_win(&w);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     gpurma_sh_fence_system();
     return gpurma_dev__port_all(&w, GPURMA_PORT_OP_QUIET, 1);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_fence(gpurma_dev_win_t w)
 {
+    gpurma_status_t rc = gpurma_dev__check_win(&w);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     gpurma_sh_fence_system();
     return gpurma_dev__port_all(&w, GPURMA_PORT_OP_FENCE, 0);
 }
 
 /* ------------------------------------------------------------------ atomics */
 
-GPURMA_DEVICE gpurma_status_t gpurma_dev__atomic_any(const gpurma_dev_win_t *w, int kind,
-                                                     int peer, size_t off, uint64_t value,
-                                                     uint64_t compare, uint64_t *old)
+/* kind is a GPURMA_DEV__ATOMIC_*. With via_port 0 (the host engines, and
+ * the proxy executing a descriptor), a peer on the FIFO path is
+ * UNSUPPORTED rather than pushed to the proxy again. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__atomic_to(const gpurma_dev_win_t *w, int kind,
+                                                    int peer, size_t off, uint64_t value,
+                                                    uint64_t compare, uint64_t *old, int via_port)
 {
-    if (peer >= 0 && peer < w->size && w->peers[peer].path == GPURMA_DEV_PATH_FIFO) {
-        gpurma_status_t rc = gpurma_dev__check_range(w, peer, off, 8, w);
-        if (rc != GPURMA_SUCCESS)
-            return rc;
-        if (off & 7)
-            return GPURMA_ERR_MISALIGNED;
-        uint64_t result = 0;
-        rc = gpurma_dev__port_op(w, (unsigned)w->peers[peer].port,
-                                 (uint16_t)(GPURMA_PORT_OP_FETCH_ADD + kind), peer, off, 0, 8,
-                                 value, compare, UINT32_MAX, 0, UINT32_MAX, 1, &result);
-        if (rc == GPURMA_SUCCESS && old)
-            *old = result;
+    gpurma_status_t rc = gpurma_dev__check_peer(w, peer);
+    if (rc != GPURMA_SUCCESS)
         return rc;
+    gpurma_dev_peer_t pe = w->peers[peer];
+    rc = gpurma_dev__check_atomic_at(w, &pe, off);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    uint64_t prev = 0;
+    switch (pe.path) {
+    case GPURMA_DEV_PATH_LOADSTORE:
+        prev = gpurma_dev__atomic_at((uint64_t *)(pe.base + off), kind, value, compare);
+        break;
+#if !GPURMA_DEV_GPU
+    case GPURMA_DEV_PATH_HOSTCALL:
+        rc = gpurma_dev__host_atomic(w, kind, peer, off, value, compare, &prev);
+        break;
+#endif
+    case GPURMA_DEV_PATH_FIFO:
+        if (!via_port)
+            return GPURMA_ERR_UNSUPPORTED;
+        rc = gpurma_dev__port_submit(w, (unsigned)pe.port,
+                                     gpurma_port_desc_atomic(peer, kind, off, value, compare), 1,
+                                     &prev);
+        break;
+    default:
+        return GPURMA_ERR_UNSUPPORTED;
     }
-    return gpurma_dev__atomic(w, kind, peer, off, value, compare, old);
+    if (rc == GPURMA_SUCCESS && old)
+        *old = prev;
+    return rc;
+}
+
+/* The atomic on a peer reached by load/store or a host call. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__atomic(const gpurma_dev_win_t *w, int kind, int peer,
+                                                 size_t off, uint64_t value, uint64_t compare,
+                                                 uint64_t *old)
+{
+    return gpurma_dev__atomic_to(w, kind, peer, off, value, compare, old, 0);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_atomic_fetch_add(gpurma_dev_win_t w, int peer,
                                                           size_t off, uint64_t value,
                                                           uint64_t *old)
 {
-    return gpurma_dev__atomic_any(&w, GPURMA_DEV__ATOMIC_FETCH_ADD, peer, off, value, 0, old);
+    return gpurma_dev__atomic_to(&w, GPURMA_DEV__ATOMIC_FETCH_ADD, peer, off, value, 0, old, 1);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_atomic_swap(gpurma_dev_win_t w, int peer, size_t off,
                                                      uint64_t value, uint64_t *old)
 {
-    return gpurma_dev__atomic_any(&w, GPURMA_DEV__ATOMIC_SWAP, peer, off, value, 0, old);
+    return gpurma_dev__atomic_to(&w, GPURMA_DEV__ATOMIC_SWAP, peer, off, value, 0, old, 1);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_atomic_compare_swap(gpurma_dev_win_t w, int peer,
                                                              size_t off, uint64_t expected,
                                                              uint64_t desired, uint64_t *old)
 {
-    return gpurma_dev__atomic_any(&w, GPURMA_DEV__ATOMIC_CAS, peer, off, desired, expected, old);
+    return gpurma_dev__atomic_to(&w, GPURMA_DEV__ATOMIC_CAS, peer, off, desired, expected, old,
+                                 1);
 }
 
 /* ----------------------------------------------------------------- counters */
@@ -384,20 +400,29 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_counted(gpurma_dev_win_t w, int pee
                                                      const void *src, size_t bytes,
                                                      uint32_t counter)
 {
-    if (counter >= w.num_counters || peer < 0 || peer >= w.size)
+    gpurma_status_t rc = gpurma_dev__check_peer(&w, peer);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    if (counter >= w.num_counters)
         return GPURMA_ERR_INVALID_ARG;
     gpurma_dev_peer_t pe = w.peers[peer];
     return gpurma_dev__put_to(&w, &pe, peer, dst_off, src, bytes, counter, 0, 1);
 }
 
+/* 0 for a bad id or handle, or a freed window. */
 GPURMA_DEVICE uint64_t gpurma_dev_counter_read(gpurma_dev_win_t w, uint32_t counter)
 {
-    return counter < w.num_counters ? gpurma_sh_load_acquire_u64(&w.counters[counter]) : 0;
+    if (gpurma_dev__check_win(&w) != GPURMA_SUCCESS || counter >= w.num_counters)
+        return 0;
+    return gpurma_sh_load_acquire_u64(&w.counters[counter]);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_counter_wait(gpurma_dev_win_t w, uint32_t counter,
                                                       uint64_t value)
 {
+    gpurma_status_t rc = gpurma_dev__check_win(&w);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     if (counter >= w.num_counters)
         return GPURMA_ERR_INVALID_ARG;
     return gpurma_dev__wait_u64(&w.counters[counter], GPURMA_CMP_GE, value, w.timeout_ns);
@@ -405,7 +430,12 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_counter_wait(gpurma_dev_win_t w, uint32
 
 /* ------------------------------------------------------------- LL packets */
 
-/* Bytes of window space that `bytes` of payload occupy as packets. */
+/* Bytes of window space that `bytes` of payload occupy as packets (a
+ * multiple of the packet size), or SIZE_MAX when that does not fit in a
+ * size_t (more than 2^63 - 4 bytes of payload for 8-byte packets, 2^63 - 8
+ * for 16-byte ones). SIZE_MAX is never a real footprint and exceeds every
+ * window, so a check `n > size || off > size - n` refuses it; the packet
+ * calls return GPURMA_ERR_OUT_OF_BOUNDS for such sizes. */
 GPURMA_HOST_DEVICE size_t gpurma_dev_packet8_bytes(size_t bytes)
 {
     return gpurma_dev__packet_bytes(bytes, 8);
@@ -413,6 +443,51 @@ GPURMA_HOST_DEVICE size_t gpurma_dev_packet8_bytes(size_t bytes)
 GPURMA_HOST_DEVICE size_t gpurma_dev_packet16_bytes(size_t bytes)
 {
     return gpurma_dev__packet_bytes(bytes, 16);
+}
+
+/* psize is 8 (one data word per packet) or 16 (two). */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__put_packets(const gpurma_dev_win_t *w, int peer,
+                                                      size_t dst_off, const void *src,
+                                                      size_t bytes, uint32_t flag, int psize,
+                                                      unsigned tid, unsigned nthreads)
+{
+    gpurma_status_t rc = gpurma_dev__check_peer(w, peer);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    gpurma_dev_peer_t pe = w->peers[peer];
+    rc = gpurma_dev__check_packets(&pe, dst_off, bytes, src, psize, tid, nthreads);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    switch (pe.path) {
+    case GPURMA_DEV_PATH_LOADSTORE:
+        gpurma_dev__store_packets((uint64_t *)(pe.base + dst_off), src, bytes, flag, psize, tid,
+                                  nthreads);
+        return GPURMA_SUCCESS;
+    case GPURMA_DEV_PATH_FIFO: /* one thread hands the payload to the proxy */
+        return gpurma_dev__port_packets(w, (unsigned)pe.port, peer, dst_off, src, bytes, flag,
+                                        psize, tid);
+    default:
+        return GPURMA_ERR_UNSUPPORTED;
+    }
+}
+
+/* Packets land in this rank's own window, which is always mapped here. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__read_packets(const gpurma_dev_win_t *w, size_t src_off,
+                                                       void *dst, size_t bytes, uint32_t flag,
+                                                       int psize, unsigned tid,
+                                                       unsigned nthreads)
+{
+    gpurma_status_t rc = gpurma_dev__check_peer(w, w->rank);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    gpurma_dev_peer_t me = w->peers[w->rank];
+    rc = gpurma_dev__check_packets(&me, src_off, bytes, dst, psize, tid, nthreads);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    if (!me.base)
+        return GPURMA_ERR_UNSUPPORTED;
+    return gpurma_dev__mem_read_packets((const uint64_t *)(me.base + src_off), dst, bytes, flag,
+                                        psize, w->timeout_ns, tid, nthreads);
 }
 
 /* 8-byte packets: 4 bytes of data and a 4-byte flag in one store. The flag
@@ -483,18 +558,6 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets16(gpurma_dev_win_t w, size
  * peer that observes the signal sees every thread's data.
  */
 
-/* What gpurma_dev_signal rejects, checked by every thread up front so that
- * the one thread that signals cannot fail where the others succeeded. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__check_signal(const gpurma_dev_win_t *w, int peer,
-                                                       uint32_t sig, gpurma_signal_op_t op)
-{
-    if (peer < 0 || peer >= w->size || sig >= w->num_signals ||
-        (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD))
-        return GPURMA_ERR_INVALID_ARG;
-    const gpurma_dev_peer_t *p = &w->peers[peer];
-    return p->signals || p->path == GPURMA_DEV_PATH_FIFO ? GPURMA_SUCCESS : GPURMA_ERR_UNSUPPORTED;
-}
-
 #define GPURMA_DEV__GROUP_FORMS(scope, TID, NTHREADS, SYNC, ANY)                              \
     GPURMA_DEVICE gpurma_status_t gpurma_dev_put_##scope(gpurma_dev_win_t w, int peer,        \
                                                           size_t dst_off, const void *src,     \
@@ -516,26 +579,48 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__check_signal(const gpurma_dev_win_t *w
         gpurma_dev_win_t w, int peer, size_t dst_off, const void *src, size_t bytes,           \
         uint32_t sig, gpurma_signal_op_t op, uint64_t value)                                   \
     {                                                                                          \
-        gpurma_status_t rc = gpurma_dev__check_signal(&w, peer, sig, op);                      \
+        /* What gpurma_dev_signal rejects, every thread checks up front, so that               \
+         * the one thread that signals cannot fail where the others succeeded. */              \
+        gpurma_status_t rc = gpurma_dev__check_peer(&w, peer);                                 \
+        if (rc == GPURMA_SUCCESS)                                                              \
+            rc = gpurma_dev__check_signal_args(&w, sig, op);                                   \
         if (rc != GPURMA_SUCCESS)                                                              \
             return rc;                                                                         \
-        if (w.peers[peer].path == GPURMA_DEV_PATH_FIFO) {                                      \
-            /* The copy engine reads the source: every thread's part of it must  \
-             * be visible system-wide before one descriptor carries data and     \
+        gpurma_dev_peer_t pe = w.peers[peer];                                                  \
+        switch (pe.path) {                                                                     \
+        case GPURMA_DEV_PATH_FIFO:                                                             \
+            /* The copy engine reads the source: every thread's part of it must                \
+             * be visible system-wide before one descriptor carries data and                   \
              * signal. */                                                                      \
             gpurma_sh_fence_system();                                                          \
             SYNC;                                                                              \
-            if ((TID) == 0)                                                                    \
-                rc = gpurma_dev_put_signal(w, peer, dst_off, src, bytes, sig, op, value);      \
+            if ((TID) == 0) {                                                                  \
+                rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, src);                   \
+                if (rc == GPURMA_SUCCESS)                                                      \
+                    rc = gpurma_dev__port_put_signal(&w, (unsigned)pe.port, peer, dst_off,     \
+                                                     src, bytes, sig, op, value, UINT32_MAX);  \
+            }                                                                                  \
             SYNC;                                                                              \
             return rc;                                                                         \
+        case GPURMA_DEV_PATH_LOADSTORE:                                                        \
+            if (!pe.signals)                                                                   \
+                return GPURMA_ERR_UNSUPPORTED;                                                 \
+            rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, src);                       \
+            if (rc == GPURMA_SUCCESS)                                                          \
+                gpurma_sh_copy(pe.base + dst_off, src, bytes, TID, NTHREADS);                  \
+            break;                                                                             \
+        default:                                                                               \
+            if (!pe.signals)                                                                   \
+                return GPURMA_ERR_UNSUPPORTED;                                                 \
+            rc = gpurma_dev__check_peer_range(&pe, dst_off, bytes, src);                       \
+            if (rc == GPURMA_SUCCESS)                                                          \
+                rc = GPURMA_ERR_UNSUPPORTED;                                                   \
+            break;                                                                             \
         }                                                                                      \
-        rc = gpurma_dev_put_coop(w, peer, dst_off, src, bytes, TID, NTHREADS);                 \
         SYNC;                                                                                  \
         if (rc == GPURMA_SUCCESS && (TID) == 0) {                                              \
             gpurma_sh_fence_release_system();                                                  \
-            gpurma_dev_peer_t pe = w.peers[peer];                                              \
-            rc = gpurma_dev__signal_to(&w, &pe, peer, sig, op, value);                          \
+            rc = gpurma_dev__mem_signal(&pe, (uint32_t)w.rank, sig, op, value);                \
         }                                                                                      \
         return rc;                                                                             \
     }                                                                                          \

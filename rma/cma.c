@@ -91,3 +91,21 @@ GPURMA_API gpurma_status_t gpurma_dev_host_call(const gpurma_dev_win_t *dw, int 
     }
     return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "unknown host call %d", op);
 }
+
+/* Cross-memory attach may be forbidden (ptrace scope, seccomp); find out at
+ * creation rather than on the first put. */
+int gpurma_cma_probe(struct gpurma_win_s *w, int peer)
+{
+    char byte;
+    struct iovec local = {&byte, 1}, remote = {(void *)(uintptr_t)w->remote_base[peer], 1};
+    if (!w->peers[peer].size || w->pids[peer] == getpid())
+        return GPURMA_SUCCESS;
+    if (process_vm_readv(w->pids[peer], &local, 1, &remote, 1, 0) == 1)
+        return GPURMA_SUCCESS;
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                            "win_create on private memory reaches peers with process_vm_writev, "
+                            "which failed for team rank %d (pid %d): %s; use gpurma_win_allocate "
+                            "or allow ptrace between the job's processes",
+                            peer, (int)w->pids[peer], strerror(errno));
+}
+

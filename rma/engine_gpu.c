@@ -3,7 +3,7 @@
  * engine when the window lives in GPU memory. Kernels reach the same memory
  * with loads and stores (gpurma_device.h); the host cannot, so it copies
  * with cudaMemcpy to the peer's IPC mapping and updates signal slots and
- * atomics with one-thread kernels (src/gpu.c). Every call returns when its
+ * atomics with one-thread kernels (src/gpu/gpu.c). Every call returns when its
  * effect is complete, so flush, quiet and fence have nothing left to do.
  *
  * Ordering of put_signal: the copy is synchronized before the signal
@@ -71,33 +71,16 @@ static int gpu_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kin
                              v, compare, old);
 }
 
-static int gpu_flush(struct gpurma_win_s *w, int peer)
-{
-    (void)w;
-    (void)peer;
-    return GPURMA_SUCCESS;
-}
-
-static int gpu_quiet(struct gpurma_win_s *w)
-{
-    (void)w;
-    return GPURMA_SUCCESS;
-}
-
+/* Not an engine of its own: the mem engine hands device windows here. */
 const gpurma_engine_ops_t gpurma_engine_gpu_ops = {
     .size       = sizeof(gpurma_engine_ops_t),
-    .name       = "mem",
     .kind       = GPURMA_ENGINE_MEM,
-    .caps       = GPURMA_ENGINE_CAP_HOST_OPS | GPURMA_ENGINE_CAP_DEVICE_OPS,
     .put        = gpu_put,
     .get        = gpu_get,
     .put_value  = gpu_put_value,
     .signal     = gpu_signal,
     .put_signal = gpu_put_signal,
     .atomic     = gpu_atomic,
-    .flush      = gpu_flush,
-    .quiet      = gpu_quiet,
-    .fence      = gpu_quiet,
 };
 
 /* ------------------------------------------- this rank's signal slots */

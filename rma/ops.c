@@ -69,12 +69,6 @@ static int check_counter(const struct gpurma_win_s *w, const char *op, uint32_t 
     return GPURMA_SUCCESS;
 }
 
-static int unsupported(const struct gpurma_win_s *w, const char *op, int peer)
-{
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "rank %d: %s to peer %d: engine %s cannot",
-                            w->ctx->rank, op, peer, w->engines[peer]->name);
-}
-
 static int put_common(gpurma_win_t w, int peer, size_t off, const void *src, size_t bytes,
                       uint32_t counter)
 {
@@ -82,7 +76,7 @@ static int put_common(gpurma_win_t w, int peer, size_t off, const void *src, siz
     if (rc)
         return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
-    return e->put ? e->put(w, peer, off, src, bytes, counter) : unsupported(w, "put", peer);
+    return e->put(w, peer, off, src, bytes, counter);
 }
 
 GPURMA_API gpurma_status_t gpurma_put(gpurma_win_t w, int peer, size_t off, const void *src,
@@ -105,7 +99,7 @@ GPURMA_API gpurma_status_t gpurma_get(gpurma_win_t w, int peer, void *dst, size_
     if (rc)
         return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
-    return e->get ? e->get(w, peer, dst, off, bytes) : unsupported(w, "get", peer);
+    return e->get(w, peer, dst, off, bytes);
 }
 
 int gpurma_check_put_value(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
@@ -133,8 +127,7 @@ GPURMA_API gpurma_status_t gpurma_put_value(gpurma_win_t w, int peer, size_t off
     if (rc)
         return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
-    return e->put_value ? e->put_value(w, peer, off, value, bytes)
-                        : unsupported(w, "put_value", peer);
+    return e->put_value(w, peer, off, value, bytes);
 }
 
 GPURMA_API gpurma_status_t gpurma_signal(gpurma_win_t w, int peer, uint32_t sig,
@@ -146,7 +139,7 @@ GPURMA_API gpurma_status_t gpurma_signal(gpurma_win_t w, int peer, uint32_t sig,
     if (rc)
         return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
-    return e->signal ? e->signal(w, peer, sig, op, value) : unsupported(w, "signal", peer);
+    return e->signal(w, peer, sig, op, value);
 }
 
 static int put_signal_common(gpurma_win_t w, int peer, size_t off, const void *src, size_t bytes,
@@ -159,8 +152,7 @@ static int put_signal_common(gpurma_win_t w, int peer, size_t off, const void *s
     if (rc)
         return rc;
     const gpurma_engine_ops_t *e = w->engines[peer];
-    return e->put_signal ? e->put_signal(w, peer, off, src, bytes, sig, op, value, counter)
-                         : unsupported(w, "put_signal", peer);
+    return e->put_signal(w, peer, off, src, bytes, sig, op, value, counter);
 }
 
 GPURMA_API gpurma_status_t gpurma_put_signal(gpurma_win_t w, int peer, size_t off,
@@ -278,14 +270,18 @@ static int do_fence(const gpurma_engine_ops_t *e, gpurma_win_t w, int peer)
     return e->fence(w);
 }
 
+/* Completion calls also say when a target is known dead: what was sent to
+ * it is lost, even where the stores themselves "completed" (mem engine). */
 GPURMA_API gpurma_status_t gpurma_flush(gpurma_win_t w, int peer)
 {
-    return for_engines(w, peer, "flush", do_flush);
+    int rc = for_engines(w, peer, "flush", do_flush);
+    return rc ? rc : gpurma_team_check_alive(w->team, peer, "flush");
 }
 
 GPURMA_API gpurma_status_t gpurma_quiet(gpurma_win_t w)
 {
-    return for_engines(w, GPURMA_ALL_PEERS, "quiet", do_quiet);
+    int rc = for_engines(w, GPURMA_ALL_PEERS, "quiet", do_quiet);
+    return rc ? rc : gpurma_team_check_alive(w->team, -1, "quiet");
 }
 
 GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t w)
@@ -304,8 +300,7 @@ static int atomic_common(gpurma_win_t w, const char *op, gpurma_atomic_kind_t ki
                                 "rank %d: %s at offset %zu on peer %d: must be 8-byte aligned",
                                 w->ctx->rank, op, off, peer);
     const gpurma_engine_ops_t *e = w->engines[peer];
-    return e->atomic ? e->atomic(w, peer, kind, off, value, compare, old)
-                     : unsupported(w, op, peer);
+    return e->atomic(w, peer, kind, off, value, compare, old);
 }
 
 GPURMA_API gpurma_status_t gpurma_atomic_fetch_add(gpurma_win_t w, int peer, size_t off,

@@ -16,11 +16,14 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "gpu.h"
 #include "port.h"
 
 #define PORT_FIFO_CAPACITY 1024
@@ -33,21 +36,35 @@ _Static_assert(sizeof(op_names) / sizeof(op_names[0]) == GPURMA_PORT_OP_COUNT_,
 
 /* ----------------------------------------------------------- validation */
 
+void gpurma_port_error(gpurma_port_t *port, int status, const char *fmt, ...)
+{
+    va_list ap;
+    pthread_mutex_lock(&port->error_lock);
+    va_start(ap, fmt);
+    vsnprintf(port->last_error, sizeof(port->last_error), fmt, ap);
+    va_end(ap);
+    port->last_status = status;
+    GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
+    pthread_mutex_unlock(&port->error_lock);
+    __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+}
+
 static int reject(gpurma_port_t *port, const gpurma_port_desc_t *d, const char *why)
 {
-    snprintf(port->last_error, sizeof(port->last_error),
-             "port proxy of rank %d rejected a descriptor (op %u, window %u, peer %d, dst %llu, "
-             "src %llu, size %llu): %s",
-             port->ctx->rank, d->op, d->win_id, d->peer, (unsigned long long)d->dst,
-             (unsigned long long)d->src, (unsigned long long)d->size, why);
-    GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
-    __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+    gpurma_port_error(port, GPURMA_ERR_TRANSPORT,
+               "port proxy of rank %d rejected a descriptor (op %u, window %u, peer %d, dst %llu, "
+               "src %llu, size %llu): %s",
+               port->ctx->rank, d->op, d->win_id, d->peer, (unsigned long long)d->dst,
+               (unsigned long long)d->src, (unsigned long long)d->size, why);
     return GPURMA_ERR_INVALID_ARG;
 }
 
 static int in_window(uint64_t off, uint64_t n, uint64_t size) { return off <= size && n <= size - off; }
 
-static int packet_size(const gpurma_port_desc_t *d) { return d->flags & GPURMA_PORT_F_PACKET16 ? 16 : 8; }
+int gpurma_port_packet_size(const gpurma_port_desc_t *d)
+{
+    return d->flags & GPURMA_PORT_F_PACKET16 ? 16 : 8;
+}
 
 static int is_atomic(uint16_t op)
 {
@@ -69,9 +86,9 @@ static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc
     case GPURMA_PORT_OP_PUT:
     case GPURMA_PORT_OP_PUT_SIGNAL:
         if ((d->flags & GPURMA_PORT_F_PACKETS) &&
-            (d->op != GPURMA_PORT_OP_PUT || (d->dst & (uint64_t)(packet_size(d) - 1)) ||
+            (d->op != GPURMA_PORT_OP_PUT || (d->dst & (uint64_t)(gpurma_port_packet_size(d) - 1)) ||
              d->size > peer_size ||
-             !in_window(d->dst, gpurma_dev__packet_bytes(d->size, packet_size(d)), peer_size)))
+             !in_window(d->dst, gpurma_dev__packet_bytes(d->size, gpurma_port_packet_size(d)), peer_size)))
             return reject(port, d, "LL packets misaligned or outside the target window"), NULL;
         if (!in_window(d->dst, d->size, peer_size))
             return reject(port, d, "destination outside the target window"), NULL;
@@ -113,115 +130,47 @@ static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc
 
 /* ------------------------------------------------------------ execution */
 
-/* The window as the memcpy transport sees it: the peers' mapped memory. */
-static gpurma_dev_win_t mapped_view(struct gpurma_win_s *w)
-{
-    gpurma_dev_win_t v = w->dev;
-    v.peers = w->peers;
-    return v;
-}
-
-static const void *local_src(struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+/* The source of a descriptor in this process: raw (host pushers) or an
+ * offset into the window (kernels). */
+const void *gpurma_port_src(const struct gpurma_win_s *w, const gpurma_port_desc_t *d)
 {
     if (d->flags & GPURMA_PORT_F_SRC_RAW)
         return (const void *)(uintptr_t)d->src;
     return (const char *)w->base + d->src;
 }
 
-/* LL packets must land as whole 8-byte stores, which memcpy does not
- * promise: packed and stored one by one. */
-static int put_packets(struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+void *gpurma_port_get_dst(const struct gpurma_win_s *w, const gpurma_port_desc_t *d)
 {
-    const gpurma_dev_peer_t *p = &w->peers[d->peer];
-    if (p->path != GPURMA_DEV_PATH_LOADSTORE)
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "LL packets need the peer's memory mapped");
-    gpurma_dev__store_packets((uint64_t *)(p->base + d->dst), local_src(w, d), d->size,
-                              (uint32_t)d->value, packet_size(d), 0, 1);
-    return GPURMA_SUCCESS;
+    if (d->flags & GPURMA_PORT_F_SRC_RAW)
+        return (void *)(uintptr_t)d->dst;
+    return (char *)w->base + d->dst;
 }
 
-/* The network keeps aligned 8-byte words whole (as LL over RDMA relies on):
- * packed here, then one put, complete before the staging goes. */
-static int ucx_put_packets(gpurma_port_t *port, struct gpurma_win_s *w,
-                           const gpurma_port_desc_t *d)
+/* Each transport and its state on this context (NULL: none yet). */
+static void *xstate(const gpurma_port_t *port, int i)
 {
-    size_t len = gpurma_dev__packet_bytes(d->size, packet_size(d));
-    uint64_t *staging = malloc(len ? len : 1);
-    if (!staging)
-        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "port: LL packet staging");
-    gpurma_dev__store_packets(staging, local_src(w, d), d->size, (uint32_t)d->value,
-                              packet_size(d), 0, 1);
-    int rc = gpurma_port_ucx_put(port, w, d->peer, staging, d->dst, len);
-    if (!rc)
-        rc = gpurma_port_ucx_wait_local(port);
-    free(staging);
+    return __atomic_load_n(&port->xstate[i], __ATOMIC_ACQUIRE);
+}
+
+/* Runs one per-context step (complete, fence, quiet) of every transport
+ * that has state here; the first failure. */
+typedef int (*xport_step_t)(gpurma_port_t *port, void *state);
+static int each_transport(gpurma_port_t *port, size_t step_offset)
+{
+    int rc = GPURMA_SUCCESS;
+    for (int i = 0; i < gpurma_port_nxports; i++) {
+        xport_step_t step =
+            *(const xport_step_t *)((const char *)gpurma_port_xports[i] + step_offset);
+        void *state = xstate(port, i);
+        if (step && state) {
+            int r = step(port, state);
+            if (!rc)
+                rc = r;
+        }
+    }
     return rc;
 }
-
-static int exec_memcpy(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
-                       uint64_t *result)
-{
-    (void)port;
-    gpurma_dev_win_t v = mapped_view(w);
-    int rc = GPURMA_SUCCESS;
-    switch (d->op) {
-    case GPURMA_PORT_OP_PUT:
-        if (d->flags & GPURMA_PORT_F_PACKETS)
-            return put_packets(w, d);
-        return gpurma_dev_put(v, d->peer, d->dst, local_src(w, d), d->size);
-    case GPURMA_PORT_OP_PUT_SIGNAL:
-        rc = gpurma_dev_put(v, d->peer, d->dst, local_src(w, d), d->size);
-        __attribute__((fallthrough)); /* the signal follows its data */
-    case GPURMA_PORT_OP_SIGNAL:
-        return rc ? rc
-                  : gpurma_dev_signal(v, d->peer, d->signal, (gpurma_signal_op_t)d->signal_op,
-                                      d->value);
-    case GPURMA_PORT_OP_GET: {
-        void *dst = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (void *)(uintptr_t)d->dst
-                                                       : (char *)w->base + d->dst;
-        return gpurma_dev_get(v, d->peer, dst, d->src, d->size);
-    }
-    case GPURMA_PORT_OP_PUT_VALUE:
-        return gpurma_dev_put_value(v, d->peer, d->dst, d->value, d->size);
-    case GPURMA_PORT_OP_FETCH_ADD:
-    case GPURMA_PORT_OP_SWAP:
-    case GPURMA_PORT_OP_CAS:
-        return gpurma_dev__atomic(&v, d->op - GPURMA_PORT_OP_FETCH_ADD, d->peer, d->dst,
-                                  d->value, d->compare, result);
-    }
-    return GPURMA_ERR_INTERNAL;
-}
-
-static int exec_ucx(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
-                    uint64_t *result)
-{
-    switch (d->op) {
-    case GPURMA_PORT_OP_PUT:
-        if (d->flags & GPURMA_PORT_F_PACKETS)
-            return ucx_put_packets(port, w, d);
-        return gpurma_port_ucx_put(port, w, d->peer, local_src(w, d), d->dst, d->size);
-    case GPURMA_PORT_OP_PUT_SIGNAL:
-    case GPURMA_PORT_OP_SIGNAL:
-        return gpurma_port_ucx_put_signal(port, w, d->peer, local_src(w, d), d->dst,
-                                          d->op == GPURMA_PORT_OP_SIGNAL ? 0 : d->size,
-                                          d->signal, (gpurma_signal_op_t)d->signal_op,
-                                          &d->value);
-    case GPURMA_PORT_OP_GET: {
-        void *dst = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (void *)(uintptr_t)d->dst
-                                                       : (char *)w->base + d->dst;
-        return gpurma_port_ucx_get(port, w, d->peer, dst, d->src, d->size);
-    }
-    case GPURMA_PORT_OP_PUT_VALUE: /* little-endian: the low bytes are the value */
-        return gpurma_port_ucx_put(port, w, d->peer, &d->value, d->dst, d->size);
-    case GPURMA_PORT_OP_FETCH_ADD:
-    case GPURMA_PORT_OP_SWAP:
-    case GPURMA_PORT_OP_CAS:
-        return gpurma_port_ucx_atomic(port, w, d->peer,
-                                      (gpurma_atomic_kind_t)(d->op - GPURMA_PORT_OP_FETCH_ADD),
-                                      d->dst, &d->value, &d->compare, result);
-    }
-    return GPURMA_ERR_INTERNAL;
-}
+#define EACH_TRANSPORT(port, step) each_transport(port, offsetof(gpurma_port_xport_t, step))
 
 /* The result slot of the atomic at pos, once its reader of the previous
  * lap has taken what was there; NULL (rejected) if it never does. */
@@ -240,15 +189,22 @@ static uint64_t *claim_result(gpurma_port_t *port, gpurma_port_fifo_t *f,
     return &r->value;
 }
 
+static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f);
+
 static void execute(gpurma_port_t *port, gpurma_port_fifo_t *f, const gpurma_port_desc_t *d,
                     uint64_t pos)
 {
     int rc = GPURMA_SUCCESS;
     if (d->op == GPURMA_PORT_OP_QUIET || d->op == GPURMA_PORT_OP_FENCE) {
+        /* A host thread's quiet or fence also covers what kernels pushed
+         * before it (a kernel the host has synchronized with): the kernels'
+         * FIFO is emptied first. */
+        if (f == port->fifo && port->dev_fifo)
+            while (drain_locked(port, port->dev_fifo))
+                ;
         gpurma_sh_fence_system();
-        if (port->ucx)
-            rc = d->op == GPURMA_PORT_OP_QUIET ? gpurma_port_ucx_quiet(port)
-                                               : gpurma_port_ucx_fence(port);
+        rc = d->op == GPURMA_PORT_OP_QUIET ? EACH_TRANSPORT(port, quiet)
+                                           : EACH_TRANSPORT(port, fence);
     } else if (d->op < GPURMA_PORT_OP_PUT || d->op >= GPURMA_PORT_OP_COUNT_) {
         reject(port, d, "unknown operation");
         return;
@@ -257,19 +213,17 @@ static void execute(gpurma_port_t *port, gpurma_port_fifo_t *f, const gpurma_por
         uint64_t *result = NULL;
         if (!w || (is_atomic(d->op) && !(result = claim_result(port, f, d, pos))))
             return;
-        switch (w->xport[d->peer]) {
-        case GPURMA_XPORT_UCX: rc = exec_ucx(port, w, d, result); break;
-        case GPURMA_XPORT_CE:  rc = gpurma_port_ce_exec(port, w, d, result); break;
-        default:               rc = exec_memcpy(port, w, d, result); break;
-        }
+        gpurma_port_win_t *pw = gpurma_port_win(w);
+        int x = pw->xport[d->peer];
+        rc = gpurma_port_xports[x]->exec(port, xstate(port, x), w, pw->xwin[x], d, result);
     }
-    if (rc) {
-        snprintf(port->last_error, sizeof(port->last_error),
-                 "port proxy of rank %d: %s to peer %d failed: %s (%s)", port->ctx->rank,
-                 op_names[d->op], d->peer, gpurma_strerror(rc), gpurma_error_text());
-        GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
-        __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
-    }
+    if (rc && (d->op == GPURMA_PORT_OP_QUIET || d->op == GPURMA_PORT_OP_FENCE))
+        gpurma_port_error(port, rc, "port proxy of rank %d: %s failed: %s (%s)", port->ctx->rank,
+                   op_names[d->op], gpurma_strerror(rc), gpurma_error_text());
+    else if (rc)
+        gpurma_port_error(port, rc, "port proxy of rank %d: %s to peer %d failed: %s (%s)",
+                   port->ctx->rank, op_names[d->op], d->peer, gpurma_strerror(rc),
+                   gpurma_error_text());
 }
 
 /* The counter a completed descriptor bumps, or NULL: kernels count in the
@@ -289,12 +243,10 @@ static uint64_t *counter_of(gpurma_port_t *port, const gpurma_port_fifo_t *f,
     return &counters[d->counter];
 }
 
-static void batch_error(gpurma_port_t *port, const char *what)
+static void batch_error(gpurma_port_t *port, int status, const char *what)
 {
-    snprintf(port->last_error, sizeof(port->last_error), "port proxy of rank %d: %s: %s",
-             port->ctx->rank, what, gpurma_error_text());
-    GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
-    __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+    gpurma_port_error(port, status, "port proxy of rank %d: %s: %s", port->ctx->rank, what,
+               gpurma_error_text());
 }
 
 /* Executes up to a batch of committed descriptors of f, completes them
@@ -302,10 +254,18 @@ static void batch_error(gpurma_port_t *port, const char *what)
  * many it took. */
 static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
 {
+    pthread_rwlock_rdlock(&port->reg_lock);
+    int n = drain_locked(port, f);
+    pthread_rwlock_unlock(&port->reg_lock);
+    return n;
+}
+
+/* drain, with the registry's read lock held. */
+static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
+{
     gpurma_port_desc_t batch[PORT_BATCH];
     uint64_t pos = f->tail;
     int n = 0;
-    pthread_rwlock_rdlock(&port->reg_lock);
     while (n < PORT_BATCH) {
         gpurma_port_desc_t *slot = &f->ring[(pos + (uint64_t)n) & (f->capacity - 1)];
         uint64_t lap = (pos + (uint64_t)n) / f->capacity + 1;
@@ -320,13 +280,22 @@ static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
         execute(port, f, &batch[n], pos + (uint64_t)n);
         int on_gpu = 0;
         uint64_t *c = counter_of(port, f, &batch[n], &on_gpu);
-        if (c && on_gpu && gpurma_port_ce_count(port, c))
-            batch_error(port, "counting on the GPU");
+        if (c && on_gpu) { /* bumped by the transport, after the data */
+            struct gpurma_win_s *w = port->wins[batch[n].win_id];
+            int x = gpurma_port_win(w)->xport[batch[n].peer];
+            const gpurma_port_xport_t *t = gpurma_port_xports[x];
+            int rc = t->count ? t->count(port, xstate(port, x), c)
+                              : gpurma_set_error(GPURMA_ERR_INTERNAL, "no GPU counters on %s",
+                                                 t->name);
+            if (rc)
+                batch_error(port, rc, "counting on the GPU");
+        }
         n++;
     }
     if (n) {
-        if (gpurma_port_ce_sync(port) || (port->ucx && gpurma_port_ucx_wait_local(port)))
-            batch_error(port, "completing a batch");
+        int rc = EACH_TRANSPORT(port, complete);
+        if (rc)
+            batch_error(port, rc, "completing a batch");
         for (int i = 0; i < n; i++) {
             int on_gpu = 0;
             uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
@@ -334,9 +303,21 @@ static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
                 gpurma_sh_fetch_add_u64(c, 1);
         }
     }
-    pthread_rwlock_unlock(&port->reg_lock);
     if (n)
         __atomic_store_n(&f->done, pos + (uint64_t)n, __ATOMIC_RELEASE);
+    return n;
+}
+
+/* Transports that need this process to make progress (the targets of
+ * emulated UCX RMA); the work done. */
+static int progress(gpurma_port_t *port)
+{
+    int n = 0;
+    for (int i = 0; i < gpurma_port_nxports; i++) {
+        void *state = xstate(port, i);
+        if (gpurma_port_xports[i]->progress && state)
+            n += gpurma_port_xports[i]->progress(port, state);
+    }
     return n;
 }
 
@@ -344,9 +325,7 @@ static int poll_one(gpurma_port_t *port)
 {
     if (!port || pthread_mutex_trylock(&port->exec_lock))
         return 0;
-    int n = drain(port, port->fifo);
-    if (port->ucx)
-        n += gpurma_port_ucx_progress(port);
+    int n = drain(port, port->fifo) + progress(port);
     pthread_mutex_unlock(&port->exec_lock);
     return n;
 }
@@ -373,10 +352,12 @@ static void *proxy_main(void *arg)
     uint64_t idle = 0, slow = 0, last_work = gpurma_now_ns();
     int spinning = 1;
     gpurma_log_set_rank(port->ctx->rank);
-    if (gpurma_port_ce_start(port)) {
-        snprintf(port->last_error, sizeof(port->last_error), "port proxy of rank %d: %s",
-                 port->ctx->rank, gpurma_error_text());
-        __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < gpurma_port_nxports; i++) {
+        const gpurma_port_xport_t *t = gpurma_port_xports[i];
+        int rc = t->start ? t->start(port, &port->xstate[i]) : GPURMA_SUCCESS;
+        if (rc)
+            gpurma_port_error(port, rc, "port proxy of rank %d: starting %s: %s",
+                              port->ctx->rank, t->name, gpurma_error_text());
     }
     while (!__atomic_load_n(&port->stop, __ATOMIC_ACQUIRE)) {
         int n = 0;
@@ -388,8 +369,8 @@ static void *proxy_main(void *arg)
             /* Targets of emulated UCX RMA need this process to progress;
              * it does not count as work, so an idle proxy still backs off
              * and leaves the cores to the ranks (CI runs 8 on 2). */
-            if (!n && port->ucx)
-                gpurma_port_ucx_progress(port);
+            if (!n)
+                progress(port);
             pthread_mutex_unlock(&port->exec_lock);
         }
         if (n) {
@@ -410,28 +391,45 @@ static void *proxy_main(void *arg)
 
 /* ------------------------------------------------------------ lifecycle */
 
+/* FIFO memory: pinned and mapped for the GPUs when kernels may push. */
+static void *fifo_alloc(struct gpurma_ctx_s *ctx, size_t len)
+{
+    void *p = NULL;
+    if (ctx->device >= 0)
+        return gpurma_gpu_host_alloc(len);
+    return posix_memalign(&p, 64, len) ? NULL : p;
+}
+
+static void fifo_free(struct gpurma_ctx_s *ctx, void *p)
+{
+    if (ctx->device >= 0)
+        gpurma_gpu_host_free(p);
+    else
+        free(p);
+}
+
 static void fifo_destroy(struct gpurma_ctx_s *ctx, gpurma_port_fifo_t *f)
 {
     if (!f)
         return;
     if (f->head_ptr != &f->head)
-        gpurma_port_ce_free_counter(f->head_ptr);
-    gpurma_port_ce_free(ctx, f->results);
-    gpurma_port_ce_free(ctx, f->ring);
-    gpurma_port_ce_free(ctx, f);
+        gpurma_gpu_free(f->head_ptr);
+    fifo_free(ctx, f->results);
+    fifo_free(ctx, f->ring);
+    fifo_free(ctx, f);
 }
 
 /* A FIFO for host pushers, or (for_gpu) for kernels: then its reservation
  * counter lives in device memory. */
 static gpurma_port_fifo_t *fifo_create(struct gpurma_ctx_s *ctx, int for_gpu)
 {
-    gpurma_port_fifo_t *f = gpurma_port_ce_alloc(ctx, sizeof(*f));
+    gpurma_port_fifo_t *f = fifo_alloc(ctx, sizeof(*f));
     if (!f)
         return NULL;
     memset(f, 0, sizeof(*f));
-    f->ring = gpurma_port_ce_alloc(ctx, PORT_FIFO_CAPACITY * sizeof(*f->ring));
-    f->results = gpurma_port_ce_alloc(ctx, PORT_FIFO_CAPACITY * sizeof(*f->results));
-    f->head_ptr = for_gpu ? gpurma_port_ce_alloc_counter() : &f->head;
+    f->ring = fifo_alloc(ctx, PORT_FIFO_CAPACITY * sizeof(*f->ring));
+    f->results = fifo_alloc(ctx, PORT_FIFO_CAPACITY * sizeof(*f->results));
+    f->head_ptr = for_gpu ? gpurma_gpu_alloc_u64() : &f->head;
     if (!f->ring || !f->results || !f->head_ptr) {
         fifo_destroy(ctx, f);
         return NULL;
@@ -442,6 +440,13 @@ static gpurma_port_fifo_t *fifo_create(struct gpurma_ctx_s *ctx, int for_gpu)
     f->timeout_ns = ctx->timeout_ns;
     return f;
 }
+
+/* Registered with the context as soon as a proxy runs, so that finalize
+ * (or a failed init) stops it whatever became of the window that started it. */
+static const gpurma_ctx_hooks_t port_hooks = {
+    .progress = gpurma_port_poll,
+    .shutdown = gpurma_port_shutdown,
+};
 
 int gpurma_port_get(struct gpurma_ctx_s *ctx, int k, gpurma_port_t **out)
 {
@@ -462,6 +467,7 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, int k, gpurma_port_t **out)
     if (port && port->fifo && (ctx->device < 0 || port->dev_fifo)) {
         pthread_rwlock_init(&port->reg_lock, NULL);
         pthread_mutex_init(&port->exec_lock, NULL);
+        pthread_mutex_init(&port->error_lock, NULL);
         int err = pthread_create(&port->thread, NULL, proxy_main, port);
         if (!err) {
             __atomic_store_n(&ctx->ports[k], port, __ATOMIC_RELEASE);
@@ -469,10 +475,11 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, int k, gpurma_port_t **out)
             pthread_mutex_unlock(&ctx->lock);
             GPURMA_INFO(GPURMA_SUB_PORT, "port proxy context %d started (FIFOs of %d descriptors)",
                         k, PORT_FIFO_CAPACITY);
-            return GPURMA_SUCCESS;
+            return gpurma_ctx_add_hooks(ctx, &port_hooks);
         }
         pthread_rwlock_destroy(&port->reg_lock);
         pthread_mutex_destroy(&port->exec_lock);
+        pthread_mutex_destroy(&port->error_lock);
     }
     pthread_mutex_unlock(&ctx->lock);
     if (port) {
@@ -487,10 +494,12 @@ static void port_stop(struct gpurma_ctx_s *ctx, gpurma_port_t *port)
 {
     __atomic_store_n(&port->stop, 1, __ATOMIC_RELEASE);
     pthread_join(port->thread, NULL);
-    gpurma_port_ucx_close(port);
-    gpurma_port_ce_stop(port);
+    for (int i = gpurma_port_nxports; i-- > 0;)
+        if (gpurma_port_xports[i]->stop)
+            gpurma_port_xports[i]->stop(port, xstate(port, i));
     pthread_rwlock_destroy(&port->reg_lock);
     pthread_mutex_destroy(&port->exec_lock);
+    pthread_mutex_destroy(&port->error_lock);
     free(port->wins);
     fifo_destroy(ctx, port->fifo);
     fifo_destroy(ctx, port->dev_fifo);
@@ -540,14 +549,24 @@ void gpurma_port_win_unregister(gpurma_port_t *port, struct gpurma_win_s *w)
 
 /* ------------------------------------------- host-initiated operations */
 
-/* Errors found by the proxy since the last report, as a status. */
+/* Errors found by the proxy since the last report, as a status. Threads
+ * that flush at the same time race for them: the one whose exchange moves
+ * errors_seen forward reports them, once. */
 static int proxy_errors(gpurma_port_t *port)
 {
     uint64_t e = __atomic_load_n(&port->fifo->errors, __ATOMIC_ACQUIRE);
-    if (e == port->errors_seen)
-        return GPURMA_SUCCESS;
-    port->errors_seen = e;
-    return gpurma_set_error(GPURMA_ERR_TRANSPORT, "%s", port->last_error);
+    uint64_t seen = __atomic_load_n(&port->errors_seen, __ATOMIC_RELAXED);
+    do {
+        if (seen >= e)
+            return GPURMA_SUCCESS;
+    } while (!__atomic_compare_exchange_n(&port->errors_seen, &seen, e, 0, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    char text[sizeof(port->last_error)];
+    pthread_mutex_lock(&port->error_lock);
+    int status = port->last_status;
+    memcpy(text, port->last_error, sizeof(text));
+    pthread_mutex_unlock(&port->error_lock);
+    return gpurma_set_error(status ? status : GPURMA_ERR_TRANSPORT, "%s", text);
 }
 
 /* Descriptors to one peer go through one proxy context, in order. */
@@ -555,8 +574,9 @@ static int ctx_of(const struct gpurma_win_s *w, int peer) { return w->peers[peer
 
 static int push_to(struct gpurma_win_s *w, int k, gpurma_port_desc_t *d, uint64_t *pos)
 {
-    d->win_id = w->port_ids[k];
-    int rc = gpurma_port_push(w->ports[k]->fifo, d, pos);
+    gpurma_port_win_t *pw = gpurma_port_win(w);
+    d->win_id = pw->ids[k];
+    int rc = gpurma_port_push(pw->ports[k]->fifo, d, pos);
     if (rc)
         return gpurma_set_error(rc, "rank %d: the port FIFO stayed full for %llu ms",
                                 w->ctx->rank, (unsigned long long)(w->ctx->timeout_ns / 1000000));
@@ -602,65 +622,41 @@ static int port_wait(gpurma_port_t *port, uint64_t pos)
 
 static int wait_done(struct gpurma_win_s *w, int k, uint64_t pos)
 {
-    int rc = port_wait(w->ports[k], pos);
+    gpurma_port_t *port = gpurma_port_win(w)->ports[k];
+    int rc = port_wait(port, pos);
     if (rc)
         return gpurma_set_error(rc, "rank %d: port operation %llu (context %d) not completed "
                                     "after %llu ms",
                                 w->ctx->rank, (unsigned long long)pos, k,
                                 (unsigned long long)(w->ctx->timeout_ns / 1000000));
-    return proxy_errors(w->ports[k]);
-}
-
-static gpurma_port_desc_t desc(uint16_t op, int peer)
-{
-    gpurma_port_desc_t d;
-    memset(&d, 0, sizeof(d));
-    d.op = op;
-    d.peer = peer;
-    d.signal = UINT32_MAX;
-    d.counter = GPURMA_NO_COUNTER;
-    d.flags = GPURMA_PORT_F_SRC_RAW;
-    return d;
+    return proxy_errors(port);
 }
 
 static int port_put(struct gpurma_win_s *w, int peer, size_t off, const void *src, size_t n,
                     uint32_t counter)
 {
-    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_PUT, peer);
-    d.dst = off;
-    d.src = (uint64_t)(uintptr_t)src;
-    d.size = n;
-    d.counter = counter;
+    gpurma_port_desc_t d = gpurma_port_desc_put(peer, off, src, n, counter);
     return push(w, &d, NULL);
 }
 
 static int port_get(struct gpurma_win_s *w, int peer, void *dst, size_t off, size_t n)
 {
-    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_GET, peer);
+    gpurma_port_desc_t d = gpurma_port_desc_get(peer, dst, off, n);
     uint64_t pos;
-    d.dst = (uint64_t)(uintptr_t)dst;
-    d.src = off;
-    d.size = n;
     int rc = push(w, &d, &pos);
     return rc ? rc : wait_done(w, ctx_of(w, peer), pos); /* the data is there on return */
 }
 
 static int port_put_value(struct gpurma_win_s *w, int peer, size_t off, uint64_t v, size_t n)
 {
-    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_PUT_VALUE, peer);
-    d.dst = off;
-    d.value = v;
-    d.size = n;
+    gpurma_port_desc_t d = gpurma_port_desc_put_value(peer, off, v, n);
     return push(w, &d, NULL);
 }
 
 static int port_signal(struct gpurma_win_s *w, int peer, uint32_t sig, gpurma_signal_op_t op,
                        uint64_t v)
 {
-    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_SIGNAL, peer);
-    d.signal = sig;
-    d.signal_op = (uint8_t)op;
-    d.value = v;
+    gpurma_port_desc_t d = gpurma_port_desc_signal(peer, sig, op, v);
     return push(w, &d, NULL);
 }
 
@@ -668,14 +664,7 @@ static int port_put_signal(struct gpurma_win_s *w, int peer, size_t off, const v
                            size_t n, uint32_t sig, gpurma_signal_op_t op, uint64_t v,
                            uint32_t counter)
 {
-    gpurma_port_desc_t d = desc(GPURMA_PORT_OP_PUT_SIGNAL, peer);
-    d.dst = off;
-    d.src = (uint64_t)(uintptr_t)src;
-    d.size = n;
-    d.signal = sig;
-    d.signal_op = (uint8_t)op;
-    d.value = v;
-    d.counter = counter;
+    gpurma_port_desc_t d = gpurma_port_desc_put_signal(peer, off, src, n, sig, op, v, counter);
     return push(w, &d, NULL);
 }
 
@@ -683,15 +672,12 @@ static int port_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t ki
                        uint64_t v, uint64_t compare, uint64_t *old)
 {
     uint64_t pos;
-    gpurma_port_desc_t d = desc((uint16_t)(GPURMA_PORT_OP_FETCH_ADD + kind), peer);
-    d.dst = off;
-    d.value = v;
-    d.compare = compare;
+    gpurma_port_desc_t d = gpurma_port_desc_atomic(peer, (int)kind, off, v, compare);
     int rc = push(w, &d, &pos);
     if (rc)
         return rc;
     int k = ctx_of(w, peer);
-    gpurma_port_fifo_t *f = w->ports[k]->fifo;
+    gpurma_port_fifo_t *f = gpurma_port_win(w)->ports[k]->fifo;
     rc = wait_done(w, k, pos);
     /* Once executed, the slot is freed even when the proxy reported an error. */
     if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) > pos) {
@@ -705,8 +691,9 @@ static int port_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t ki
 /* Everything pushed to context k so far is complete. */
 static int flush_ctx(struct gpurma_win_s *w, int k)
 {
-    uint64_t head = __atomic_load_n(w->ports[k]->fifo->head_ptr, __ATOMIC_ACQUIRE);
-    return head ? wait_done(w, k, head - 1) : proxy_errors(w->ports[k]);
+    gpurma_port_t *port = gpurma_port_win(w)->ports[k];
+    uint64_t head = __atomic_load_n(port->fifo->head_ptr, __ATOMIC_ACQUIRE);
+    return head ? wait_done(w, k, head - 1) : proxy_errors(port);
 }
 
 static int port_flush(struct gpurma_win_s *w, int peer)
@@ -714,7 +701,7 @@ static int port_flush(struct gpurma_win_s *w, int peer)
     if (peer != GPURMA_ALL_PEERS)
         return flush_ctx(w, ctx_of(w, peer));
     int rc = GPURMA_SUCCESS;
-    for (uint32_t k = 0; k < w->nports && !rc; k++)
+    for (uint32_t k = 0; k < gpurma_port_win(w)->nports && !rc; k++)
         rc = flush_ctx(w, (int)k);
     return rc;
 }
@@ -725,7 +712,7 @@ static int quiet_ports(struct gpurma_ctx_s *ctx, gpurma_port_t *const *ports, in
     uint64_t pos[GPURMA_DEV_MAX_PORTS];
     int rc = GPURMA_SUCCESS;
     for (int k = 0; k < n; k++) {
-        gpurma_port_desc_t d = desc(GPURMA_PORT_OP_QUIET, 0);
+        gpurma_port_desc_t d = gpurma_port_desc_sync(GPURMA_PORT_OP_QUIET);
         if (ports[k] && gpurma_port_push(ports[k]->fifo, &d, &pos[k]))
             return gpurma_set_error(GPURMA_ERR_TIMEOUT,
                                     "rank %d: the FIFO of port context %d stayed full", ctx->rank,
@@ -747,7 +734,8 @@ static int quiet_ports(struct gpurma_ctx_s *ctx, gpurma_port_t *const *ports, in
 
 static int port_quiet(struct gpurma_win_s *w)
 {
-    return quiet_ports(w->ctx, w->ports, (int)w->nports);
+    gpurma_port_win_t *pw = gpurma_port_win(w);
+    return quiet_ports(w->ctx, pw->ports, (int)pw->nports);
 }
 
 int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx)
@@ -774,19 +762,142 @@ void gpurma_port_flush_all(struct gpurma_ctx_s *ctx)
 static int port_fence(struct gpurma_win_s *w)
 {
     int rc = GPURMA_SUCCESS;
-    for (uint32_t k = 0; k < w->nports && !rc; k++) {
-        gpurma_port_desc_t d = desc(GPURMA_PORT_OP_FENCE, 0);
+    for (uint32_t k = 0; k < gpurma_port_win(w)->nports && !rc; k++) {
+        gpurma_port_desc_t d = gpurma_port_desc_sync(GPURMA_PORT_OP_FENCE);
         rc = push_to(w, (int)k, &d, NULL);
     }
     return rc;
 }
 
+/* ---------------------------------------------------- the engine's life */
+
+/* Peers this node does not map (other nodes; every peer of private memory
+ * on a team spanning nodes) are only reached here (UCX); peers on the node
+ * only when the engine is forced (the mem engine is faster). */
+static int port_reach(const struct gpurma_win_s *w, int peer, int forced)
+{
+    if (w->peers[peer].path == GPURMA_DEV_PATH_NONE && w->gpu)
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "rank %d: team rank %d is on another node: windows in GPU "
+                                "memory reach only this node (copy engine) in this version",
+                                w->ctx->rank, peer);
+    if (w->peers[peer].path == GPURMA_DEV_PATH_NONE)
+        return 10;
+    return forced ? 10 : 1;
+}
+
+/* The transport that prefers peer most (earlier ones win ties), or -1. */
+static int transport_of(const struct gpurma_win_s *w, int peer)
+{
+    int best = -1, best_pref = 0;
+    for (int i = 0; i < gpurma_port_nxports; i++) {
+        const gpurma_port_xport_t *t = gpurma_port_xports[i];
+        int pref = t->reach ? t->reach(w, peer) : 0;
+        if (pref > best_pref) {
+            best = i;
+            best_pref = pref;
+        }
+    }
+    return best;
+}
+
+static int is_port_peer(const struct gpurma_win_s *w, int i)
+{
+    return w->engines && w->engines[i] && w->engines[i]->kind == GPURMA_ENGINE_PORT;
+}
+
+/* Registers the window with its proxy contexts, spreads its peers over
+ * them, and exchanges UCX addresses and keys when the team spans nodes
+ * (collective: entered by every rank of such a team, with its failure so
+ * far). Also fills the kernels' view of the FIFOs in the device handle. */
+static int port_connect(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int rc)
+{
+    int any = 0;
+    for (int i = 0; i < w->size; i++)
+        any |= is_port_peer(w, i);
+    if (!any && !w->spans_nodes)
+        return rc;
+    gpurma_port_win_t *pw = calloc(1, sizeof(*pw));
+    if (pw && !(pw->xport = calloc((size_t)w->size, 1))) {
+        free(pw);
+        pw = NULL;
+    }
+    if (!pw && !rc)
+        rc = gpurma_set_error(GPURMA_ERR_NO_MEMORY, "port engine: out of memory");
+    w->engine_state[GPURMA_ENGINE_PORT] = pw;
+    for (uint32_t k = 0; !rc && any && k < w->contexts; k++) {
+        gpurma_port_t *port = NULL;
+        rc = gpurma_port_get(w->ctx, (int)k, &port);
+        if (!rc)
+            rc = gpurma_port_win_register(port, w, &pw->ids[k]);
+        if (!rc) {
+            pw->ports[k] = port;
+            w->dev.ports[k] = port->dev_fifo ? port->dev_fifo : port->fifo;
+            w->dev.port_win_ids[k] = pw->ids[k];
+            pw->nports = w->dev.nports = k + 1;
+        }
+    }
+    /* Peers on this node spread over the contexts; peers of transports
+     * with state of their own (UCX's worker) stay with context 0. */
+    for (int i = 0, next = 0; !rc && i < w->size; i++) {
+        if (!is_port_peer(w, i))
+            continue;
+        int x = transport_of(w, i);
+        if (x < 0) {
+            rc = gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                  "rank %d: no port transport reaches team rank %d",
+                                  w->ctx->rank, i);
+            break;
+        }
+        pw->xport[i] = (uint8_t)x;
+        w->peers[i].port =
+            (int16_t)(gpurma_port_xports[x]->connect ? 0 : next++ % (int)pw->nports);
+    }
+    /* Every transport's window setup, entered by every rank (some are
+     * collective); context 0 holds their state. */
+    gpurma_port_t *port0 = pw ? pw->ports[0] : NULL;
+    for (int x = 0; x < gpurma_port_nxports; x++) {
+        const gpurma_port_xport_t *t = gpurma_port_xports[x];
+        if (t->connect) {
+            int xrc = t->connect(port0, port0 ? &port0->xstate[x] : NULL, w, ex, rc,
+                                 pw ? &pw->xwin[x] : NULL);
+            if (!rc)
+                rc = xrc;
+        }
+    }
+    return rc;
+}
+
+static void port_release(struct gpurma_win_s *w)
+{
+    gpurma_port_win_t *pw = gpurma_port_win(w);
+    if (!pw)
+        return;
+    /* Descriptors naming the window (a barrier's last signal, say) are
+     * executed before it leaves the proxy's table. */
+    if (pw->nports)
+        gpurma_port_flush_all(w->ctx);
+    for (uint32_t k = 0; k < pw->nports; k++)
+        gpurma_port_win_unregister(pw->ports[k], w);
+    for (int x = gpurma_port_nxports; x-- > 0;)
+        if (gpurma_port_xports[x]->release)
+            gpurma_port_xports[x]->release(pw->ports[0], pw->ports[0] ? xstate(pw->ports[0], x)
+                                                                     : NULL,
+                                           w, pw->xwin[x]);
+    free(pw->xport);
+    free(pw);
+    w->engine_state[GPURMA_ENGINE_PORT] = NULL;
+}
+
+
 const gpurma_engine_ops_t gpurma_engine_port_ops = {
     .size       = sizeof(gpurma_engine_ops_t),
-    .name       = "port",
     .kind       = GPURMA_ENGINE_PORT,
-    .caps       = GPURMA_ENGINE_CAP_HOST_OPS | GPURMA_ENGINE_CAP_DEVICE_OPS |
-                  GPURMA_ENGINE_CAP_REMOTE,
+    .caps       = GPURMA_ENGINE_CAP_REMOTE | GPURMA_ENGINE_CAP_PROXIED,
+    .reach      = port_reach,
+    .connect    = port_connect,
+    .release    = port_release,
+    .hooks      = &port_hooks,
     .put        = port_put,
     .get        = port_get,
     .put_value  = port_put_value,

@@ -1,8 +1,8 @@
 /*
  * port.h - the port engine: a proxy thread per context that executes 64-byte
  * descriptors from a FIFO (include/gpurma/detail/dev_port.h) with a
- * transport per peer: memcpy into mapped memory (same node), or UCX (any
- * node). Not installed.
+ * transport per peer (memcpy into mapped memory, the copy engine for GPU
+ * memory on the node, UCX for any node; port_xports.c). Not installed.
  */
 #ifndef GPURMA_PORT_H
 #define GPURMA_PORT_H
@@ -11,14 +11,27 @@
 
 #include "rma.h"
 
-typedef enum {
-    GPURMA_XPORT_MEMCPY = 0, /* peer memory mapped here (or CMA for created windows) */
-    GPURMA_XPORT_UCX    = 1,
-    GPURMA_XPORT_CE     = 2  /* GPU memory on this node: cudaMemcpyAsync  */
-} gpurma_xport_t;
+struct gpurma_port;
 
-struct gpurma_port_ucx;     /* port_ucx.c: context, worker, endpoints */
-struct gpurma_port_ucx_win; /* port_ucx.c: registrations and rkeys    */
+/* At most this many transports (port_xports.c lists them). */
+#define GPURMA_PORT_MAX_XPORTS 4
+
+/* What the port engine keeps for one window (its engine_state): the proxy
+ * contexts it spreads its peers over and its id at each, the transport of
+ * each peer (an index into the transport list) and what each transport
+ * keeps for the window. peers[i].port says which context serves peer i. */
+typedef struct gpurma_port_win {
+    struct gpurma_port *ports[GPURMA_DEV_MAX_PORTS];
+    uint32_t            ids[GPURMA_DEV_MAX_PORTS];
+    uint32_t            nports;
+    uint8_t            *xport; /* [size] */
+    void               *xwin[GPURMA_PORT_MAX_XPORTS];
+} gpurma_port_win_t;
+
+static inline gpurma_port_win_t *gpurma_port_win(const struct gpurma_win_s *w)
+{
+    return (gpurma_port_win_t *)w->engine_state[GPURMA_ENGINE_PORT];
+}
 
 typedef struct gpurma_port {
     struct gpurma_ctx_s    *ctx;
@@ -34,10 +47,56 @@ typedef struct gpurma_port {
     struct gpurma_win_s   **wins;
     uint32_t                nwins;
     uint64_t                errors_seen; /* fifo->errors already reported */
+    /* The last error found while executing (any thread may execute), for
+     * the next flush or quiet to report; error_lock guards both. */
+    pthread_mutex_t         error_lock;
     char                    last_error[256];
-    struct gpurma_port_ucx *ucx;
-    void                   *ce_stream; /* copy engine: the proxy's CUDA stream */
+    int                     last_status;
+    /* What each transport keeps for this context (its place in the
+     * transport list), published with a release store. */
+    void                   *xstate[GPURMA_PORT_MAX_XPORTS];
 } gpurma_port_t;
+
+/* A transport: how the proxy moves data for the peers it serves. They are
+ * listed once (port_xports.c); port.c and the window name none. state is
+ * the transport's own per context (port->xstate[i]: created by start, or
+ * by a connect, which then publishes it), wstate its own per window; slots
+ * may be NULL, and a transport with no state yet has nothing pending. */
+typedef struct gpurma_port_xport {
+    const char *name;
+    /* Preference for serving peer of w (0: cannot); w->peers[peer].path
+     * says how this node reaches it. */
+    int (*reach)(const struct gpurma_win_s *w, int peer);
+    /* On the proxy thread when it starts; stop after it has ended. */
+    int (*start)(gpurma_port_t *port, void **state);
+    void (*stop)(gpurma_port_t *port, void *state);
+    /* A window whose peers it serves (on context 0). Collective when the
+     * window's team spans nodes: every rank calls it, with its failure so
+     * far (rc), whether or not it serves a peer itself. */
+    int (*connect)(gpurma_port_t *port, void **state, struct gpurma_win_s *w,
+                   const gpurma_exchange_t *ex, int rc, void **wstate);
+    void (*release)(gpurma_port_t *port, void *state, struct gpurma_win_s *w, void *wstate);
+    /* One checked descriptor for a peer it serves; an atomic leaves the old
+     * value in *result once complete. */
+    int (*exec)(gpurma_port_t *port, void *state, struct gpurma_win_s *w, void *wstate,
+                const gpurma_port_desc_t *d, uint64_t *result);
+    /* A counter in GPU memory gets +1 after what exec queued so far. */
+    int (*count)(gpurma_port_t *port, void *state, uint64_t *counter);
+    int (*complete)(gpurma_port_t *port, void *state); /* local completion    */
+    int (*fence)(gpurma_port_t *port, void *state);
+    int (*quiet)(gpurma_port_t *port, void *state);    /* remote completion   */
+    int (*progress)(gpurma_port_t *port, void *state); /* nonzero: work done  */
+} gpurma_port_xport_t;
+
+/* The transports, in the order they are asked (port_xports.c). */
+extern const gpurma_port_xport_t *const gpurma_port_xports[];
+extern const int gpurma_port_nxports;
+
+/* Helpers the transports share (port.c): the source of a descriptor in
+ * this process, the destination of a get, and the size of its LL packets. */
+const void *gpurma_port_src(const struct gpurma_win_s *w, const gpurma_port_desc_t *d);
+void *gpurma_port_get_dst(const struct gpurma_win_s *w, const gpurma_port_desc_t *d);
+int gpurma_port_packet_size(const gpurma_port_desc_t *d);
 
 extern const gpurma_engine_ops_t gpurma_engine_port_ops;
 
@@ -60,50 +119,13 @@ void gpurma_port_flush_all(struct gpurma_ctx_s *ctx);
  * only (the copy engine stays with the proxy thread). Returns the work done. */
 int gpurma_port_poll(struct gpurma_ctx_s *ctx);
 
+/* Records an error found while executing, for the pusher's next flush or
+ * quiet, which returns status with this message; also logged. */
+void gpurma_port_error(gpurma_port_t *port, int status, const char *fmt, ...)
+    GPURMA_PRINTF(3, 4);
+
 /* Window registration: gives the window an id the descriptors name. */
 int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w, uint32_t *win_id);
 void gpurma_port_win_unregister(gpurma_port_t *port, struct gpurma_win_s *w);
-
-/* Copy-engine transport and FIFO memory (port_ce.c; without CUDA the
- * memory is plain and exec fails). The proxy thread starts and stops it. */
-void *gpurma_port_ce_alloc(struct gpurma_ctx_s *ctx, size_t len);
-void gpurma_port_ce_free(struct gpurma_ctx_s *ctx, void *p);
-uint64_t *gpurma_port_ce_alloc_counter(void); /* zeroed, in device memory */
-void gpurma_port_ce_free_counter(uint64_t *p);
-int gpurma_port_ce_start(gpurma_port_t *port);
-void gpurma_port_ce_stop(gpurma_port_t *port);
-int gpurma_port_ce_sync(gpurma_port_t *port);
-/* result: where an atomic leaves the old value (mapped, pinned memory). */
-int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
-                        uint64_t *result);
-/* Adds 1 to a counter in GPU memory after the operations queued so far. */
-int gpurma_port_ce_count(gpurma_port_t *port, uint64_t *counter);
-
-/* UCX transport (port_ucx.c; stubs when UCX is not built). Connecting is
- * collective over the window's team: it exchanges worker addresses and
- * rkeys through ex. */
-int gpurma_port_ucx_available(void);
-int gpurma_port_ucx_win_connect(gpurma_port_t *port, struct gpurma_win_s *w,
-                                const gpurma_exchange_t *ex, int local_failure);
-void gpurma_port_ucx_win_release(gpurma_port_t *port, struct gpurma_win_s *w);
-void gpurma_port_ucx_close(gpurma_port_t *port);
-/* Executed by the proxy thread only. */
-int gpurma_port_ucx_put(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const void *src,
-                        uint64_t dst_off, size_t n);
-int gpurma_port_ucx_get(gpurma_port_t *port, struct gpurma_win_s *w, int peer, void *dst,
-                        uint64_t src_off, size_t n);
-/* The signal after the puts before it, carrying n bytes of src to dst_off
- * (n may be 0). Operands are read until the request completes: they must
- * outlive the batch. */
-int gpurma_port_ucx_put_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
-                               const void *src, uint64_t dst_off, size_t n, uint32_t sig,
-                               gpurma_signal_op_t op, const uint64_t *value);
-int gpurma_port_ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
-                           gpurma_atomic_kind_t kind, uint64_t off, const uint64_t *value,
-                           const uint64_t *compare, uint64_t *old);
-int gpurma_port_ucx_fence(gpurma_port_t *port);
-int gpurma_port_ucx_wait_local(gpurma_port_t *port); /* requests issued so far */
-int gpurma_port_ucx_quiet(gpurma_port_t *port);      /* remote completion      */
-int gpurma_port_ucx_progress(gpurma_port_t *port);   /* nonzero if it did work */
 
 #endif

@@ -5,14 +5,13 @@
  * queued on the same stream, so it lands after the data it follows; the
  * proxy synchronizes the stream before it publishes a batch as done.
  *
- * Also the FIFO's memory: when GPUs push descriptors it must be pinned host
- * memory mapped into their address space.
+ * The proxy thread that starts it is pinned to the CPUs nearest its GPU.
+ * Every CUDA call goes through src/gpu/gpu.h.
  */
 #define _GNU_SOURCE
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include <ctype.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -23,57 +22,14 @@
 #include "port.h"
 
 #ifdef HAVE_CUDA
-#include <cuda_runtime_api.h>
-
-static int cuda_error(cudaError_t e, const char *what)
-{
-    return gpurma_set_error(GPURMA_ERR_GPU, "port copy engine: %s: %s", what,
-                            cudaGetErrorString(e));
-}
-
-void *gpurma_port_ce_alloc(struct gpurma_ctx_s *ctx, size_t len)
-{
-    void *p = NULL;
-    if (ctx->device < 0)
-        return posix_memalign(&p, 64, len) ? NULL : p;
-    if (cudaHostAlloc(&p, len, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess)
-        return NULL;
-    return p;
-}
-
-void gpurma_port_ce_free(struct gpurma_ctx_s *ctx, void *p)
-{
-    if (!p)
-        return;
-    if (ctx->device < 0)
-        free(p);
-    else
-        cudaFreeHost(p);
-}
-
-uint64_t *gpurma_port_ce_alloc_counter(void)
-{
-    uint64_t *p = NULL;
-    if (cudaMalloc((void **)&p, sizeof(*p)) != cudaSuccess)
-        return NULL;
-    if (cudaMemset(p, 0, sizeof(*p)) != cudaSuccess) {
-        cudaFree(p);
-        return NULL;
-    }
-    return p;
-}
-
-void gpurma_port_ce_free_counter(uint64_t *p) { cudaFree(p); }
 
 /* Pins the calling (proxy) thread to the CPUs nearest the GPU, as the
  * kernel lists them for its PCI device; quietly does nothing when unknown. */
 static void pin_near_gpu(int device)
 {
     char bus[32], path[128], list[1024];
-    if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device) != cudaSuccess)
+    if (gpurma_gpu_pci_bus_id(device, bus, sizeof(bus)))
         return;
-    for (char *c = bus; *c; c++)
-        *c = (char)tolower((unsigned char)*c);
     snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/local_cpulist", bus);
     FILE *f = fopen(path, "r");
     if (!f)
@@ -96,134 +52,99 @@ static void pin_near_gpu(int device)
                     CPU_COUNT(&set), device, bus);
 }
 
-int gpurma_port_ce_start(gpurma_port_t *port)
+/* The state is the proxy's own stream; none on the host backend. */
+static int ce_start(gpurma_port_t *port, void **state)
 {
     if (port->ctx->device < 0)
         return GPURMA_SUCCESS;
     pin_near_gpu(port->ctx->device);
-    cudaError_t e = cudaSetDevice(port->ctx->device);
-    if (e == cudaSuccess && !port->ce_stream) {
-        cudaStream_t s;
-        e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-        if (e == cudaSuccess)
-            port->ce_stream = s;
-    }
-    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "stream");
+    void *stream = NULL;
+    int rc = gpurma_gpu_stream_create(port->ctx->device, &stream);
+    if (!rc)
+        __atomic_store_n(state, stream, __ATOMIC_RELEASE);
+    return rc;
 }
 
-void gpurma_port_ce_stop(gpurma_port_t *port)
+static void ce_stop(gpurma_port_t *port, void *stream)
 {
-    if (port->ce_stream)
-        cudaStreamDestroy((cudaStream_t)port->ce_stream);
-    port->ce_stream = NULL;
+    (void)port;
+    gpurma_gpu_stream_destroy(stream);
 }
 
-int gpurma_port_ce_sync(gpurma_port_t *port)
+static int ce_complete(gpurma_port_t *port, void *stream)
 {
-    if (!port->ce_stream)
-        return GPURMA_SUCCESS;
-    cudaError_t e = cudaStreamSynchronize((cudaStream_t)port->ce_stream);
-    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "stream synchronize");
+    (void)port;
+    return gpurma_gpu_stream_sync(stream);
 }
 
-/* GPU memory of which device, or -1 for host memory. */
-static int device_of(const void *p)
+static int ce_count(gpurma_port_t *port, void *stream, uint64_t *counter)
 {
-    struct cudaPointerAttributes a;
-    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return -1;
-    }
-    return a.type == cudaMemoryTypeDevice ? a.device : -1;
+    (void)port;
+    return gpurma_gpu_launch_add_u64(stream, counter, 1);
 }
 
-/* Between two GPUs the copy is a peer copy, which takes the copy engines'
- * direct path; anything else lets CUDA choose. */
-static int copy(gpurma_port_t *port, void *dst, const void *src, size_t n)
+static int ce_reach(const struct gpurma_win_s *w, int peer)
 {
-    if (!n)
-        return GPURMA_SUCCESS;
-    cudaStream_t s = (cudaStream_t)port->ce_stream;
-    int ddev = device_of(dst), sdev = device_of(src);
-    cudaError_t e = ddev >= 0 && sdev >= 0 && ddev != sdev
-                        ? cudaMemcpyPeerAsync(dst, ddev, src, sdev, n, s)
-                        : cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s);
-    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "copy");
+    return w->gpu && w->peers[peer].path == GPURMA_DEV_PATH_LOADSTORE;
 }
 
-int gpurma_port_ce_count(gpurma_port_t *port, uint64_t *counter)
+static int ce_exec(gpurma_port_t *port, void *stream, struct gpurma_win_s *w, void *wstate,
+                   const gpurma_port_desc_t *d, uint64_t *result)
 {
-    return gpurma_gpu_launch_add_u64(port->ce_stream, counter, 1);
-}
-
-int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
-                        uint64_t *result)
-{
+    (void)wstate;
+    if (!stream)
+        return gpurma_set_error(GPURMA_ERR_GPU, "rank %d: the copy engine has no stream",
+                                port->ctx->rank);
     const gpurma_dev_peer_t *p = &w->peers[d->peer];
-    const void *src = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (const void *)(uintptr_t)d->src
-                                                         : (const char *)w->base + d->src;
+    const void *src = gpurma_port_src(w, d);
     int rc = GPURMA_SUCCESS;
     switch (d->op) {
     case GPURMA_PORT_OP_PUT:
         /* LL packets: a kernel packs and stores them whole (a copy engine
          * promises no store width). */
         if (d->flags & GPURMA_PORT_F_PACKETS)
-            return gpurma_gpu_launch_packets(port->ce_stream, (uint64_t *)(p->base + d->dst), src,
+            return gpurma_gpu_launch_packets(stream, (uint64_t *)(p->base + d->dst), src,
                                              d->size, (uint32_t)d->value,
-                                             d->flags & GPURMA_PORT_F_PACKET16 ? 16 : 8);
-        return copy(port, p->base + d->dst, src, d->size);
+                                             gpurma_port_packet_size(d));
+        return gpurma_gpu_stream_copy_peer(stream, p->base + d->dst, src, d->size);
     case GPURMA_PORT_OP_PUT_SIGNAL:
-        rc = copy(port, p->base + d->dst, src, d->size);
+        rc = gpurma_gpu_stream_copy_peer(stream, p->base + d->dst, src, d->size);
         __attribute__((fallthrough));
     case GPURMA_PORT_OP_SIGNAL:
         return rc ? rc
-                  : gpurma_gpu_stream_signal(port->ce_stream, &p->signals[d->signal],
-                                             (uint32_t)w->rank, d->signal_op, d->value);
-    case GPURMA_PORT_OP_GET: {
-        void *dst = (d->flags & GPURMA_PORT_F_SRC_RAW) ? (void *)(uintptr_t)d->dst
-                                                       : (char *)w->base + d->dst;
-        return copy(port, dst, p->base + d->src, d->size);
-    }
+                  : gpurma_gpu_stream_signal(stream, &p->signals[d->signal], (uint32_t)w->rank,
+                                             d->signal_op, d->value);
+    case GPURMA_PORT_OP_GET:
+        return gpurma_gpu_stream_copy_peer(stream, gpurma_port_get_dst(w, d), p->base + d->src,
+                                           d->size);
     case GPURMA_PORT_OP_PUT_VALUE:
         /* The value is in the proxy's batch (pageable): the copy reads it
-         * before cudaMemcpyAsync returns. */
-        return copy(port, p->base + d->dst, &d->value, d->size);
+         * before the call returns. */
+        return gpurma_gpu_stream_copy_peer(stream, p->base + d->dst, &d->value, d->size);
     case GPURMA_PORT_OP_FETCH_ADD:
     case GPURMA_PORT_OP_SWAP:
     case GPURMA_PORT_OP_CAS:
         /* A one-thread kernel on the stream, after the copies queued before
          * it; it writes the old value into the FIFO's (mapped) result slot. */
-        return gpurma_gpu_launch_atomic(port->ce_stream, (uint64_t *)(p->base + d->dst),
+        return gpurma_gpu_launch_atomic(stream, (uint64_t *)(p->base + d->dst),
                                         d->op - GPURMA_PORT_OP_FETCH_ADD, d->value, d->compare,
                                         result);
     }
     return GPURMA_ERR_INTERNAL;
 }
 
-#else /* !HAVE_CUDA */
+const gpurma_port_xport_t gpurma_port_xport_ce = {
+    .name     = "copy engine",
+    .reach    = ce_reach,
+    .start    = ce_start,
+    .stop     = ce_stop,
+    .exec     = ce_exec,
+    .count    = ce_count,
+    .complete = ce_complete,
+};
 
-void *gpurma_port_ce_alloc(struct gpurma_ctx_s *ctx, size_t len)
-{
-    (void)ctx;
-    void *p = NULL;
-    return posix_memalign(&p, 64, len) ? NULL : p;
-}
-void gpurma_port_ce_free(struct gpurma_ctx_s *ctx, void *p) { (void)ctx, free(p); }
-uint64_t *gpurma_port_ce_alloc_counter(void) { return NULL; }
-void gpurma_port_ce_free_counter(uint64_t *p) { (void)p; }
-int gpurma_port_ce_start(gpurma_port_t *port) { (void)port; return GPURMA_SUCCESS; }
-void gpurma_port_ce_stop(gpurma_port_t *port) { (void)port; }
-int gpurma_port_ce_sync(gpurma_port_t *port) { (void)port; return GPURMA_SUCCESS; }
-int gpurma_port_ce_count(gpurma_port_t *port, uint64_t *counter)
-{
-    (void)port, (void)counter;
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "copy engine: built without CUDA");
-}
-int gpurma_port_ce_exec(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d,
-                        uint64_t *result)
-{
-    (void)port, (void)w, (void)d, (void)result;
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "copy engine: built without CUDA");
-}
+#else /* !HAVE_CUDA: no GPU window exists, so no peer is reached this way */
+
+const gpurma_port_xport_t gpurma_port_xport_ce = {.name = "copy engine"};
 
 #endif

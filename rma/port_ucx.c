@@ -5,22 +5,31 @@
  * ucp_worker_flush_nbx (remote). Worker addresses and rkeys are exchanged
  * through the window's team when a window is created.
  *
- * Signals travel as active messages: a put_signal of up to AM_MAX_PAYLOAD
- * bytes into host memory is one message carrying payload, target addresses
- * and signal; the target lands the payload, then updates the slot, from
- * whichever thread progresses its worker (the proxy, or a thread waiting
- * on a signal). One message per hop instead of a put, a fence and an atomic
- * with their acknowledgements, which is what makes emulated RMA (TCP) slow.
+ * Into host memory, puts and signals travel as active messages: a put is
+ * messages of up to AM_MAX_PAYLOAD bytes carrying payload and target
+ * address, and a put_signal's last message also carries the signal; the
+ * target lands the payload, then updates the slot, from whichever thread
+ * progresses its worker (the proxy, or a thread waiting on a signal). One
+ * message per hop instead of a put, a fence and an atomic with their
+ * acknowledgements, which is what makes emulated RMA (TCP) slow; and no
+ * acknowledgement at all, whose send to an origin that has just died ends
+ * the target's process inside UCX 1.13's emulated put.
  * Fences order them after earlier RMA, and quiet confirms them with a
  * probe each target answers once it has handled everything before it. The
  * target checks that both addresses fall in one of its registered windows
  * before it writes.
  *
  * Descriptors are executed under the port's exec_lock (the proxy thread,
- * or a waiting thread of the host backend); window creation (application
- * thread) creates endpoints and unpacks rkeys, so the worker is created
- * thread-safe. Endpoints use peer error handling: a dead peer fails the
- * requests to it instead of hanging them.
+ * or a waiting thread of the host backend). Window creation and release run
+ * in application threads, several at once when windows of different teams
+ * are made in different threads: they take exec_lock too for their UCX
+ * calls (addresses, registrations, endpoints, rkeys) and for the endpoint
+ * table, so that two of them never make two endpoints to one peer and the
+ * worker is never entered by two threads, even where UCX was built without
+ * thread support (the worker still asks for UCS_THREAD_MODE_MULTI). The
+ * exchange between those steps runs without it: it may need the proxy.
+ * Endpoints use peer error handling: a dead peer fails the requests to it
+ * instead of hanging them.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -33,37 +42,41 @@
 #include "config.h"
 #endif
 
+/* Every peer this node does not map (window.c: other nodes, and private
+ * memory on a team spanning nodes); without UCX the transport takes them
+ * too, to say why the window cannot reach them. */
+static int ucx_reach(const struct gpurma_win_s *w, int peer)
+{
+    return w->peers[peer].path == GPURMA_DEV_PATH_NONE;
+}
+
 #ifndef HAVE_UCX
 
-int gpurma_port_ucx_available(void) { return 0; }
-int gpurma_port_ucx_win_connect(gpurma_port_t *port, struct gpurma_win_s *w,
-                                const gpurma_exchange_t *ex, int local_failure)
+static int no_ucx_connect(gpurma_port_t *port, void **state, struct gpurma_win_s *w,
+                          const gpurma_exchange_t *ex, int rc, void **wstate)
 {
-    (void)port, (void)w, (void)ex, (void)local_failure;
+    (void)port, (void)state, (void)ex, (void)wstate;
+    if (!w->spans_nodes || rc)
+        return rc;
     return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                             "peers on other nodes need UCX, which this build lacks "
                             "(configure --with-ucx)");
 }
-void gpurma_port_ucx_win_release(gpurma_port_t *port, struct gpurma_win_s *w) { (void)port, (void)w; }
-void gpurma_port_ucx_close(gpurma_port_t *port) { (void)port; }
-#define GPURMA_NO_UCX_OP(...) { return GPURMA_ERR_UNSUPPORTED; }
-int gpurma_port_ucx_put(gpurma_port_t *p, struct gpurma_win_s *w, int peer, const void *src,
-                        uint64_t dst_off, size_t n) GPURMA_NO_UCX_OP()
-int gpurma_port_ucx_get(gpurma_port_t *p, struct gpurma_win_s *w, int peer, void *dst,
-                        uint64_t src_off, size_t n) GPURMA_NO_UCX_OP()
-int gpurma_port_ucx_put_signal(gpurma_port_t *p, struct gpurma_win_s *w, int peer,
-                               const void *src, uint64_t dst_off, size_t n, uint32_t sig,
-                               gpurma_signal_op_t op, const uint64_t *value) GPURMA_NO_UCX_OP()
-int gpurma_port_ucx_atomic(gpurma_port_t *p, struct gpurma_win_s *w, int peer,
-                           gpurma_atomic_kind_t kind, uint64_t off, const uint64_t *value,
-                           const uint64_t *compare, uint64_t *old) GPURMA_NO_UCX_OP()
-int gpurma_port_ucx_fence(gpurma_port_t *p) GPURMA_NO_UCX_OP()
-int gpurma_port_ucx_wait_local(gpurma_port_t *p) GPURMA_NO_UCX_OP()
-int gpurma_port_ucx_quiet(gpurma_port_t *p) GPURMA_NO_UCX_OP()
-int gpurma_port_ucx_progress(gpurma_port_t *p) { (void)p; return 0; }
+
+const gpurma_port_xport_t gpurma_port_xport_ucx = {
+    .name    = "UCX",
+    .reach   = ucx_reach,
+    .connect = no_ucx_connect,
+};
 
 #else /* HAVE_UCX */
 
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <ucp/api/ucp.h>
 
 #define BLOB_SIZE 4096
@@ -72,14 +85,16 @@ int gpurma_port_ucx_progress(gpurma_port_t *p) { (void)p; return 0; }
 enum { AM_PUT_SIGNAL = 0x6701, AM_QUIET_PROBE, AM_QUIET_REPLY };
 #define AM_MAX_PAYLOAD 8192
 #define AM_HDR_RING 256
+#define AM_PROBED   2 /* am_sent[r] while quiet waits for r's answer */
 
 typedef struct am_hdr {
     uint64_t data_addr; /* target address of the payload                 */
     uint64_t sig_addr;  /* target address of the signal slot             */
     uint64_t value;
     uint32_t origin;    /* team rank of the sender (the slot's last_origin) */
-    uint32_t op;        /* gpurma_signal_op_t                            */
+    uint32_t op;        /* gpurma_signal_op_t, or AM_NO_SIGNAL           */
 } am_hdr_t;
+#define AM_NO_SIGNAL 0xffu /* a put: payload only */
 
 /* Memory of this rank that active messages may write. */
 typedef struct am_region {
@@ -99,9 +114,10 @@ struct gpurma_port_ucx {
     int           nhdr;
     uint32_t      me;        /* world rank: the quiet probe's header      */
     uint64_t      scratch;   /* reply of SET signals on device windows   */
-    unsigned char *am_sent;  /* [world size] messages since the last quiet */
+    unsigned char *am_sent;  /* [world size] messages since the last quiet (1) */
     uint64_t      replies;   /* quiet probes answered                  */
     uint64_t      am_errors; /* messages this rank refused             */
+    int           stuck;     /* requests outlived the timeout (wait_local) */
     pthread_mutex_t region_lock;
     am_region_t  *regions;
     int           nregions, region_cap;
@@ -121,7 +137,35 @@ typedef struct ucx_blob {
     unsigned char bytes[BLOB_SIZE - 32];
 } ucx_blob_t;
 
-int gpurma_port_ucx_available(void) { return 1; }
+extern const gpurma_port_xport_t gpurma_port_xport_ucx;
+
+/* This transport's place in the port engine's list: where its state is
+ * kept per context (port->xstate) and per window (xwin). */
+static int ucx_wait_local(gpurma_port_t *port);
+
+static int ucx_slot(void)
+{
+    static int slot = -1;
+    if (slot < 0)
+        for (int i = 0; i < gpurma_port_nxports; i++)
+            if (gpurma_port_xports[i] == &gpurma_port_xport_ucx)
+                slot = i;
+    return slot;
+}
+
+/* The context's UCX, or NULL: window creation opens it in an application
+ * thread while the proxy thread is already running. */
+static struct gpurma_port_ucx *ucx_of(const gpurma_port_t *port)
+{
+    return (struct gpurma_port_ucx *)__atomic_load_n(&port->xstate[ucx_slot()], __ATOMIC_ACQUIRE);
+}
+
+static struct gpurma_port_ucx_win *ucx_win(const struct gpurma_win_s *w)
+{
+    gpurma_port_win_t *pw = gpurma_port_win(w);
+    return pw ? (struct gpurma_port_ucx_win *)pw->xwin[ucx_slot()] : NULL;
+}
+
 
 static int ucx_error(ucs_status_t st, const char *what)
 {
@@ -134,16 +178,17 @@ static int ucx_error(ucs_status_t st, const char *what)
 
 /* ------------------------------------------------------ active messages */
 
-/* Whether [data, data + len) and the signal slot at sig lie in one window
- * this rank registered (what a message may write). */
-static int am_target_ok(struct gpurma_port_ucx *u, uint64_t data, size_t len, uint64_t sig)
+/* Whether [data, data + len) and (with_sig) the signal slot at sig lie in
+ * one window this rank registered (what a message may write). */
+static int am_target_ok(struct gpurma_port_ucx *u, uint64_t data, size_t len, int with_sig,
+                        uint64_t sig)
 {
     int ok = 0;
     pthread_mutex_lock(&u->region_lock);
     for (int i = 0; i < u->nregions && !ok; i++) {
         const am_region_t *r = &u->regions[i];
-        ok = sig >= r->sig && sig - r->sig < r->sig_len &&
-             (sig - r->sig) % sizeof(gpurma_dev_signal_slot_t) == 0 &&
+        ok = (!with_sig || (sig >= r->sig && sig - r->sig < r->sig_len &&
+                            (sig - r->sig) % sizeof(gpurma_dev_signal_slot_t) == 0)) &&
              (!len || (data >= r->data && data - r->data <= r->data_len &&
                        len <= r->data_len - (data - r->data)));
     }
@@ -153,10 +198,8 @@ static int am_target_ok(struct gpurma_port_ucx *u, uint64_t data, size_t len, ui
 
 static ucs_status_t am_refuse(gpurma_port_t *port, const char *why)
 {
-    snprintf(port->last_error, sizeof(port->last_error),
-             "rank %d refused a UCX active message: %s", port->ctx->rank, why);
-    GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
-    __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
+    gpurma_port_error(port, GPURMA_ERR_TRANSPORT, "rank %d refused a UCX active message: %s",
+                      port->ctx->rank, why);
     return UCS_OK; /* dropped */
 }
 
@@ -169,13 +212,15 @@ static ucs_status_t am_put_signal(void *arg, const void *header, size_t header_l
     if (header_len != sizeof(h) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
         return am_refuse(port, "malformed put_signal");
     memcpy(&h, header, sizeof(h));
-    if ((h.op != GPURMA_SIGNAL_SET && h.op != GPURMA_SIGNAL_ADD) ||
-        !am_target_ok(port->ucx, h.data_addr, len, h.sig_addr))
+    int with_sig = h.op != AM_NO_SIGNAL;
+    if ((with_sig && h.op != GPURMA_SIGNAL_SET && h.op != GPURMA_SIGNAL_ADD) ||
+        !am_target_ok(ucx_of(port), h.data_addr, len, with_sig, h.sig_addr))
         return am_refuse(port, "put_signal outside this rank's windows, or a bad signal op");
     if (len)
         memcpy((void *)(uintptr_t)h.data_addr, data, len);
-    gpurma_dev__signal_slot((gpurma_dev_signal_slot_t *)(uintptr_t)h.sig_addr, h.origin,
-                            (gpurma_signal_op_t)h.op, h.value);
+    if (with_sig)
+        gpurma_dev__signal_slot((gpurma_dev_signal_slot_t *)(uintptr_t)h.sig_addr, h.origin,
+                                (gpurma_signal_op_t)h.op, h.value);
     return UCS_OK;
 }
 
@@ -184,7 +229,7 @@ static ucs_status_t am_quiet_probe(void *arg, const void *header, size_t header_
                                    size_t len, const ucp_am_recv_param_t *param)
 {
     gpurma_port_t *port = arg;
-    struct gpurma_port_ucx *u = port->ucx;
+    struct gpurma_port_ucx *u = ucx_of(port);
     uint32_t origin;
     (void)data, (void)len, (void)param;
     if (header_len != sizeof(origin))
@@ -205,7 +250,7 @@ static ucs_status_t am_quiet_reply(void *arg, const void *header, size_t header_
 {
     gpurma_port_t *port = arg;
     (void)header, (void)header_len, (void)data, (void)len, (void)param;
-    __atomic_fetch_add(&port->ucx->replies, 1, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&ucx_of(port)->replies, 1, __ATOMIC_RELEASE);
     return UCS_OK;
 }
 
@@ -254,6 +299,67 @@ static void region_remove(struct gpurma_port_ucx *u, const struct gpurma_win_s *
 
 /* ------------------------------------------------------------ lifecycle */
 
+/* The interface this host reaches addr (a name or an address) through, in
+ * ifname; 0 on success. A connected UDP socket sends nothing: it only asks
+ * the routing table for the local address. */
+static int interface_toward(const char *addr, char *ifname, size_t len)
+{
+    struct addrinfo hints, *ai = NULL;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_DGRAM;
+    if (getaddrinfo(addr, "9", &hints, &ai) || !ai)
+        return -1;
+    struct sockaddr_storage local;
+    socklen_t llen = sizeof(local);
+    int fd = socket(ai->ai_family, SOCK_DGRAM, 0), rc = -1;
+    if (fd >= 0 && !connect(fd, ai->ai_addr, ai->ai_addrlen) &&
+        !getsockname(fd, (struct sockaddr *)&local, &llen)) {
+        struct ifaddrs *ifs = NULL;
+        if (!getifaddrs(&ifs)) {
+            for (struct ifaddrs *i = ifs; i && rc; i = i->ifa_next) {
+                if (!i->ifa_addr || i->ifa_addr->sa_family != local.ss_family)
+                    continue;
+                int same = local.ss_family == AF_INET
+                               ? !memcmp(&((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+                                         &((struct sockaddr_in *)&local)->sin_addr,
+                                         sizeof(struct in_addr))
+                               : !memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+                                         &((struct sockaddr_in6 *)&local)->sin6_addr,
+                                         sizeof(struct in6_addr));
+                if (same && snprintf(ifname, len, "%s", i->ifa_name) < (int)len)
+                    rc = 0;
+            }
+            freeifaddrs(ifs);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(ai);
+    return rc;
+}
+
+/* UCX's transports listen on every device they use: keep them to the one
+ * the job already talks over (GPURMA_UCX_NET_DEVICES, else the uid
+ * bootstrap's address), unless the user chose with UCX_NET_DEVICES. */
+static void choose_net_devices(gpurma_port_t *port, ucp_config_t *config)
+{
+    const char *want = gpurma_config()->ucx_net_devices;
+    char ifname[IF_NAMESIZE + 1] = "";
+    if (!*want && !getenv("UCX_NET_DEVICES") && !strcmp(port->ctx->bs->ops->name, "uid")) {
+        const char *addr = *gpurma_config()->uid_iface ? gpurma_config()->uid_iface
+                                                       : getenv("MASTER_ADDR");
+        if (addr && !interface_toward(addr, ifname, sizeof(ifname)))
+            want = ifname;
+    }
+    if (!*want || !strcmp(want, "all"))
+        return;
+    ucs_status_t st = ucp_config_modify(config, "NET_DEVICES", want);
+    if (st != UCS_OK)
+        GPURMA_WARN(GPURMA_SUB_PORT, "UCX net devices %s: %s", want, ucs_status_string(st));
+    else
+        GPURMA_INFO(GPURMA_SUB_PORT, "UCX uses network device(s) %s", want);
+}
+
 static int ucx_open(gpurma_port_t *port)
 {
     struct gpurma_ctx_s *ctx = port->ctx;
@@ -273,11 +379,13 @@ static int ucx_open(gpurma_port_t *port)
     ucp_config_t *config;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
     if (st == UCS_OK) {
+        choose_net_devices(port, config);
         st = ucp_init(&params, config, &u->context);
         ucp_config_release(config);
     }
     if (st != UCS_OK) {
         free(u->eps);
+        free(u->am_sent);
         free(u);
         return ucx_error(st, "init");
     }
@@ -300,19 +408,32 @@ static int ucx_open(gpurma_port_t *port)
     }
     pthread_mutex_init(&u->region_lock, NULL);
     u->me = (uint32_t)ctx->rank;
-    port->ucx = u;
+    /* The proxy thread is running and looks at the state without a lock. */
+    __atomic_store_n(&port->xstate[ucx_slot()], u, __ATOMIC_RELEASE);
     GPURMA_INFO(GPURMA_SUB_PORT, "UCX transport opened (UCX %s)", ucp_get_version_string());
     return GPURMA_SUCCESS;
 }
 
+/* UCX notices a peer's process or node going away (its connection closes,
+ * or keepalive times out) faster than any timeout: before finalize, that
+ * is the peer's death. Once every rank is in finalize it is a peer that
+ * finished first. */
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
-    (void)ep;
     gpurma_port_t *port = arg;
-    /* Also seen when a peer finalizes first; real failures reach the
-     * requests, which report them. */
-    GPURMA_INFO(GPURMA_SUB_PORT, "rank %d: UCX endpoint closed: %s", port->ctx->rank,
-                ucs_status_string(st));
+    struct gpurma_ctx_s *ctx = port->ctx;
+    int world = -1;
+    for (int r = 0; r < ctx->size && world < 0; r++)
+        if (ucx_of(port) && ucx_of(port)->eps[r] == ep)
+            world = r;
+    if (__atomic_load_n(&ctx->finalizing, __ATOMIC_ACQUIRE) || world < 0) {
+        GPURMA_INFO(GPURMA_SUB_PORT, "rank %d: UCX endpoint to rank %d closed: %s", ctx->rank,
+                    world, ucs_status_string(st));
+        return;
+    }
+    char how[96];
+    snprintf(how, sizeof(how), "its UCX endpoint failed: %s", ucs_status_string(st));
+    gpurma_peer_failed(ctx, world, how);
 }
 
 static int map_region(struct gpurma_port_ucx *u, void *addr, size_t len, ucp_mem_h *memh,
@@ -332,8 +453,8 @@ static int map_region(struct gpurma_port_ucx *u, void *addr, size_t len, ucp_mem
 /* Fills this rank's blob: worker address and rkeys of data and signals. */
 static int publish(gpurma_port_t *port, struct gpurma_win_s *w, ucx_blob_t *b)
 {
-    struct gpurma_port_ucx *u = port->ucx;
-    struct gpurma_port_ucx_win *uw = w->ucx;
+    struct gpurma_port_ucx *u = ucx_of(port);
+    struct gpurma_port_ucx_win *uw = ucx_win(w);
     ucp_address_t *addr;
     size_t addr_len, dkey_len = 0, skey_len = 0;
     void *dkey = NULL, *skey = NULL;
@@ -379,8 +500,8 @@ static int publish(gpurma_port_t *port, struct gpurma_win_s *w, ucx_blob_t *b)
 static int connect_peer(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
                         const ucx_blob_t *b)
 {
-    struct gpurma_port_ucx *u = port->ucx;
-    struct gpurma_port_ucx_win *uw = w->ucx;
+    struct gpurma_port_ucx *u = ucx_of(port);
+    struct gpurma_port_ucx_win *uw = ucx_win(w);
     int world = w->team->world_ranks[peer];
     ucs_status_t st = UCS_OK;
     if (!u->eps[world]) {
@@ -406,22 +527,23 @@ static int connect_peer(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
     return st == UCS_OK ? GPURMA_SUCCESS : ucx_error(st, "rkey_unpack");
 }
 
-int gpurma_port_ucx_win_connect(gpurma_port_t *port, struct gpurma_win_s *w,
-                                const gpurma_exchange_t *ex, int local_failure)
+static int ucx_win_connect(gpurma_port_t *port, struct gpurma_win_s *w,
+                           const gpurma_exchange_t *ex, int local_failure)
 {
     int rc = local_failure;
     pthread_mutex_lock(&w->ctx->lock);
-    if (!rc && !port->ucx)
+    if (!rc && !ucx_of(port))
         rc = ucx_open(port);
     pthread_mutex_unlock(&w->ctx->lock);
-    struct gpurma_port_ucx_win *uw = calloc(1, sizeof(*uw));
+    struct gpurma_port_ucx_win *uw = gpurma_port_win(w) ? calloc(1, sizeof(*uw)) : NULL;
     if (uw) {
         uw->data_rkey = calloc((size_t)w->size, sizeof(ucp_rkey_h));
         uw->sig_rkey = calloc((size_t)w->size, sizeof(ucp_rkey_h));
         uw->data_raddr = calloc((size_t)w->size, sizeof(uint64_t));
         uw->sig_raddr = calloc((size_t)w->size, sizeof(uint64_t));
     }
-    w->ucx = uw;
+    if (gpurma_port_win(w))
+        gpurma_port_win(w)->xwin[ucx_slot()] = uw;
     if (!rc && (!uw || !uw->data_rkey || !uw->sig_rkey || !uw->data_raddr || !uw->sig_raddr))
         rc = gpurma_set_error(GPURMA_ERR_NO_MEMORY, "UCX window: out of memory");
     ucx_blob_t *mine = calloc(1, sizeof(*mine));
@@ -431,54 +553,66 @@ int gpurma_port_ucx_win_connect(gpurma_port_t *port, struct gpurma_win_s *w,
         free(all);
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "UCX window: out of memory");
     }
-    if (!rc)
+    if (!rc) {
+        pthread_mutex_lock(&port->exec_lock);
         rc = publish(port, w, mine);
+        pthread_mutex_unlock(&port->exec_lock);
+    }
     mine->status = rc;
     int xrc = ex->allgather(ex, mine, all, sizeof(*mine));
     if (xrc && !rc)
         rc = xrc;
-    for (int i = 0; !rc && i < w->size; i++) {
-        if (all[i].status)
-            rc = gpurma_set_error(all[i].status, "UCX setup failed on team rank %d", i);
-        else if (w->xport[i] == GPURMA_XPORT_UCX)
-            rc = connect_peer(port, w, i, &all[i]);
+    if (!rc) {
+        pthread_mutex_lock(&port->exec_lock);
+        for (int i = 0; !rc && i < w->size; i++) {
+            if (all[i].status)
+                rc = gpurma_set_error(all[i].status, "UCX setup failed on team rank %d", i);
+            else if (gpurma_port_xports[gpurma_port_win(w)->xport[i]] == &gpurma_port_xport_ucx)
+                rc = connect_peer(port, w, i, &all[i]);
+        }
+        pthread_mutex_unlock(&port->exec_lock);
     }
     free(mine);
     free(all);
     return rc;
 }
 
-void gpurma_port_ucx_win_release(gpurma_port_t *port, struct gpurma_win_s *w)
+static void ucx_win_release(gpurma_port_t *port, struct gpurma_win_s *w)
 {
-    struct gpurma_port_ucx_win *uw = w->ucx;
+    struct gpurma_port_ucx_win *uw = ucx_win(w);
     if (!uw)
         return;
+    /* rkeys and registrations exist only where the port (and its UCX) did. */
+    if (port)
+        pthread_mutex_lock(&port->exec_lock);
     for (int i = 0; i < w->size; i++) {
         if (uw->data_rkey && uw->data_rkey[i])
             ucp_rkey_destroy(uw->data_rkey[i]);
         if (uw->sig_rkey && uw->sig_rkey[i])
             ucp_rkey_destroy(uw->sig_rkey[i]);
     }
-    if (port && port->ucx)
-        region_remove(port->ucx, w);
-    if (port && port->ucx && uw->data_memh)
-        ucp_mem_unmap(port->ucx->context, uw->data_memh);
-    if (port && port->ucx && uw->sig_memh)
-        ucp_mem_unmap(port->ucx->context, uw->sig_memh);
+    if (port && ucx_of(port))
+        region_remove(ucx_of(port), w);
+    if (port && ucx_of(port) && uw->data_memh)
+        ucp_mem_unmap(ucx_of(port)->context, uw->data_memh);
+    if (port && ucx_of(port) && uw->sig_memh)
+        ucp_mem_unmap(ucx_of(port)->context, uw->sig_memh);
+    if (port)
+        pthread_mutex_unlock(&port->exec_lock);
     free(uw->data_rkey);
     free(uw->sig_rkey);
     free(uw->data_raddr);
     free(uw->sig_raddr);
     free(uw);
-    w->ucx = NULL;
+    gpurma_port_win(w)->xwin[ucx_slot()] = NULL;
 }
 
-void gpurma_port_ucx_close(gpurma_port_t *port)
+static void ucx_close(gpurma_port_t *port)
 {
-    struct gpurma_port_ucx *u = port->ucx;
+    struct gpurma_port_ucx *u = ucx_of(port);
     if (!u)
         return;
-    gpurma_port_ucx_wait_local(port);
+    ucx_wait_local(port);
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -501,12 +635,18 @@ void gpurma_port_ucx_close(gpurma_port_t *port)
     free(u->am_sent);
     free(u->pending);
     free(u);
-    port->ucx = NULL;
+    __atomic_store_n(&port->xstate[ucx_slot()], NULL, __ATOMIC_RELEASE);
 }
 
 /* Keeps a request until wait_local; reports immediate failures. */
 static int track(struct gpurma_port_ucx *u, ucs_status_ptr_t req, const char *what)
 {
+    if (u->stuck && UCS_PTR_IS_PTR(req)) {
+        ucp_request_free(req); /* released by UCX when it completes */
+        return gpurma_set_error(GPURMA_ERR_TIMEOUT,
+                                "UCX %s: earlier requests of this rank never completed (timeout); "
+                                "its UCX sends no more", what);
+    }
     if (req == NULL)
         return GPURMA_SUCCESS;
     if (UCS_PTR_IS_ERR(req))
@@ -529,32 +669,85 @@ static int track(struct gpurma_port_ucx *u, ucs_status_ptr_t req, const char *wh
 
 static ucp_ep_h ep_of(gpurma_port_t *port, struct gpurma_win_s *w, int peer)
 {
-    return port->ucx->eps[w->team->world_ranks[peer]];
+    return ucx_of(port)->eps[w->team->world_ranks[peer]];
 }
 
-int gpurma_port_ucx_put(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const void *src,
+/* One active message: n <= AM_MAX_PAYLOAD bytes to dst_off of the peer's
+ * window and, unless op is AM_NO_SIGNAL, a signal after them. The header
+ * lives in the ring until the message completes locally. */
+static int am_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const void *src,
+                   uint64_t dst_off, size_t n, uint32_t sig, uint32_t op, uint64_t value)
+{
+    struct gpurma_port_ucx *u = ucx_of(port);
+    int rc;
+    if (u->stuck)
+        return gpurma_set_error(GPURMA_ERR_TIMEOUT, "UCX: earlier requests of this rank never "
+                                                    "completed (timeout); its UCX sends no more");
+    if (u->nhdr == AM_HDR_RING && (rc = ucx_wait_local(port)))
+        return rc;
+    am_hdr_t *h = &u->hdr[u->nhdr++];
+    h->data_addr = n ? ucx_win(w)->data_raddr[peer] + dst_off : 0;
+    h->sig_addr = op == AM_NO_SIGNAL
+                      ? 0
+                      : ucx_win(w)->sig_raddr[peer] + (uint64_t)sig * sizeof(gpurma_dev_signal_slot_t);
+    h->value = value;
+    h->origin = (uint32_t)w->rank;
+    h->op = op;
+    u->am_sent[w->team->world_ranks[peer]] = 1;
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof(p));
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    return track(u, ucp_am_send_nbx(ep_of(port, w, peer), AM_PUT_SIGNAL, h, sizeof(*h), src, n, &p),
+                 op == AM_NO_SIGNAL ? "put" : "put_signal");
+}
+
+/* A put into host memory as full messages, all but the last (at most
+ * AM_MAX_PAYLOAD) bytes, whose count is left in *rest for the caller. */
+static int am_put_body(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const char *src,
+                       uint64_t dst_off, size_t n, size_t *rest)
+{
+    size_t done = 0;
+    int rc = GPURMA_SUCCESS;
+    while (!rc && n - done > AM_MAX_PAYLOAD) {
+        rc = am_send(port, w, peer, src + done, dst_off + done, AM_MAX_PAYLOAD, 0, AM_NO_SIGNAL,
+                     0);
+        done += AM_MAX_PAYLOAD;
+    }
+    *rest = n - done;
+    return rc;
+}
+
+static int ucx_put(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const void *src,
                         uint64_t dst_off, size_t n)
 {
     if (!n)
         return GPURMA_SUCCESS;
+    if (!w->gpu) {
+        size_t rest;
+        int rc = am_put_body(port, w, peer, src, dst_off, n, &rest);
+        return rc ? rc
+                  : am_send(port, w, peer, (const char *)src + (n - rest), dst_off + (n - rest),
+                            rest, 0, AM_NO_SIGNAL, 0);
+    }
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
-    return track(port->ucx,
-                 ucp_put_nbx(ep_of(port, w, peer), src, n, w->ucx->data_raddr[peer] + dst_off,
-                             w->ucx->data_rkey[peer], &p),
+    return track(ucx_of(port),
+                 ucp_put_nbx(ep_of(port, w, peer), src, n, ucx_win(w)->data_raddr[peer] + dst_off,
+                             ucx_win(w)->data_rkey[peer], &p),
                  "put");
 }
 
-int gpurma_port_ucx_get(gpurma_port_t *port, struct gpurma_win_s *w, int peer, void *dst,
+static int ucx_get(gpurma_port_t *port, struct gpurma_win_s *w, int peer, void *dst,
                         uint64_t src_off, size_t n)
 {
     if (!n)
         return GPURMA_SUCCESS;
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
-    return track(port->ucx,
-                 ucp_get_nbx(ep_of(port, w, peer), dst, n, w->ucx->data_raddr[peer] + src_off,
-                             w->ucx->data_rkey[peer], &p),
+    return track(ucx_of(port),
+                 ucp_get_nbx(ep_of(port, w, peer), dst, n, ucx_win(w)->data_raddr[peer] + src_off,
+                             ucx_win(w)->data_rkey[peer], &p),
                  "get");
 }
 
@@ -572,59 +765,49 @@ static ucs_status_ptr_t atomic_op(ucp_ep_h ep, ucp_atomic_op_t op, const uint64_
     return ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &p);
 }
 
-int gpurma_port_ucx_put_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
+static int ucx_put_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
                                const void *src, uint64_t dst_off, size_t n, uint32_t sig,
                                gpurma_signal_op_t op, const uint64_t *value)
 {
-    struct gpurma_port_ucx *u = port->ucx;
+    struct gpurma_port_ucx *u = ucx_of(port);
     /* The signal must land after the puts issued before it. */
     ucs_status_t st = ucp_worker_fence(u->worker);
     if (st != UCS_OK)
         return ucx_error(st, "worker_fence");
     int rc = GPURMA_SUCCESS;
-    /* Large payloads (and device windows, which the target's CPU does not
-     * write) go as a put of their own, fenced before the signal. */
-    if (n && (n > AM_MAX_PAYLOAD || w->gpu)) {
-        rc = gpurma_port_ucx_put(port, w, peer, src, dst_off, n);
-        if (!rc && (st = ucp_worker_fence(u->worker)) != UCS_OK)
-            rc = ucx_error(st, "worker_fence");
-        n = 0;
-    }
-    if (rc)
-        return rc;
-    uint64_t raddr = w->ucx->sig_raddr[peer] + (uint64_t)sig * sizeof(gpurma_dev_signal_slot_t);
-    ucp_ep_h ep = ep_of(port, w, peer);
     if (w->gpu) {
-        ucp_rkey_h rkey = w->ucx->sig_rkey[peer];
+        /* The target's CPU does not write device windows: an RMA put,
+         * fenced, then the signal as a UCX atomic. */
+        if (n && !(rc = ucx_put(port, w, peer, src, dst_off, n)) &&
+            (st = ucp_worker_fence(u->worker)) != UCS_OK)
+            rc = ucx_error(st, "worker_fence");
+        if (rc)
+            return rc;
+        uint64_t raddr =
+            ucx_win(w)->sig_raddr[peer] + (uint64_t)sig * sizeof(gpurma_dev_signal_slot_t);
+        ucp_ep_h ep = ep_of(port, w, peer);
+        ucp_rkey_h rkey = ucx_win(w)->sig_rkey[peer];
         if (op == GPURMA_SIGNAL_ADD)
             return track(u, atomic_op(ep, UCP_ATOMIC_OP_ADD, value, raddr, rkey, NULL),
                          "signal add");
         return track(u, atomic_op(ep, UCP_ATOMIC_OP_SWAP, value, raddr, rkey, &u->scratch),
                      "signal set");
     }
-    if (u->nhdr == AM_HDR_RING && (rc = gpurma_port_ucx_wait_local(port)))
+    /* The last message carries the tail of the payload and the signal. */
+    size_t rest = 0;
+    if (n && (rc = am_put_body(port, w, peer, src, dst_off, n, &rest)))
         return rc;
-    am_hdr_t *h = &u->hdr[u->nhdr++];
-    h->data_addr = n ? w->ucx->data_raddr[peer] + dst_off : 0;
-    h->sig_addr = raddr;
-    h->value = *value;
-    h->origin = (uint32_t)w->rank;
-    h->op = (uint32_t)op;
-    u->am_sent[w->team->world_ranks[peer]] = 1;
-    ucp_request_param_t p;
-    memset(&p, 0, sizeof(p));
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_AM_SEND_FLAG_EAGER;
-    return track(u, ucp_am_send_nbx(ep, AM_PUT_SIGNAL, h, sizeof(*h), src, n, &p), "put_signal");
+    return am_send(port, w, peer, (const char *)src + (n - rest), dst_off + (n - rest), rest, sig,
+                   (uint32_t)op, *value);
 }
 
-int gpurma_port_ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
+static int ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
                            gpurma_atomic_kind_t kind, uint64_t off, const uint64_t *value,
                            const uint64_t *compare, uint64_t *old)
 {
-    struct gpurma_port_ucx *u = port->ucx;
-    uint64_t raddr = w->ucx->data_raddr[peer] + off;
-    ucp_rkey_h rkey = w->ucx->data_rkey[peer];
+    struct gpurma_port_ucx *u = ucx_of(port);
+    uint64_t raddr = ucx_win(w)->data_raddr[peer] + off;
+    ucp_rkey_h rkey = ucx_win(w)->data_rkey[peer];
     ucp_ep_h ep = ep_of(port, w, peer);
     switch (kind) {
     case GPURMA_ATOMIC_FETCH_ADD:
@@ -640,15 +823,16 @@ int gpurma_port_ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer
     return GPURMA_ERR_INTERNAL;
 }
 
-int gpurma_port_ucx_fence(gpurma_port_t *port)
+static int ucx_fence(gpurma_port_t *port, void *state)
 {
-    ucs_status_t st = ucp_worker_fence(port->ucx->worker);
+    (void)state;
+    ucs_status_t st = ucp_worker_fence(ucx_of(port)->worker);
     return st == UCS_OK ? GPURMA_SUCCESS : ucx_error(st, "worker_fence");
 }
 
-int gpurma_port_ucx_wait_local(gpurma_port_t *port)
+static int ucx_wait_local(gpurma_port_t *port)
 {
-    struct gpurma_port_ucx *u = port->ucx;
+    struct gpurma_port_ucx *u = ucx_of(port);
     if (!u)
         return GPURMA_SUCCESS;
     int rc = GPURMA_SUCCESS;
@@ -665,53 +849,164 @@ int gpurma_port_ucx_wait_local(gpurma_port_t *port)
         }
         if (st != UCS_OK && !rc)
             rc = ucx_error(st, "request");
-        if (st != UCS_ERR_TIMED_OUT)
-            ucp_request_free(u->pending[i]);
+        if (st == UCS_ERR_TIMED_OUT) {
+            /* UCX may still read the headers and buffers of what is left:
+             * nothing of them is reused, and this context's UCX sends no
+             * more (the job is past its timeout anyway). */
+            u->stuck = 1;
+            return rc;
+        }
+        ucp_request_free(u->pending[i]);
     }
     u->npending = 0;
     u->nhdr = 0;
     return rc;
 }
 
-int gpurma_port_ucx_quiet(gpurma_port_t *port)
+static int ucx_quiet(gpurma_port_t *port, void *state)
 {
-    struct gpurma_port_ucx *u = port->ucx;
+    (void)state;
+    struct gpurma_port_ucx *u = ucx_of(port);
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     int rc = track(u, ucp_worker_flush_nbx(u->worker, &p), "worker_flush");
     if (!rc)
-        rc = gpurma_port_ucx_wait_local(port);
+        rc = ucx_wait_local(port);
     /* Flush covers RMA and atomics; active messages are confirmed by a
      * probe, fenced behind them, that each target answers. */
     uint64_t want = __atomic_load_n(&u->replies, __ATOMIC_ACQUIRE);
     ucs_status_t st = rc ? UCS_OK : ucp_worker_fence(u->worker);
     if (st != UCS_OK)
         rc = ucx_error(st, "worker_fence");
+    int dead = -1;
     for (int r = 0; !rc && r < port->ctx->size; r++) {
         if (!u->am_sent[r] || !u->eps[r])
             continue;
         u->am_sent[r] = 0;
+        if (__atomic_load_n(&port->ctx->dead[r], __ATOMIC_ACQUIRE)) {
+            dead = r; /* its messages are lost with it: no probe to wait for */
+            continue;
+        }
+        u->am_sent[r] = AM_PROBED;
         want++;
         rc = track(u, ucp_am_send_nbx(u->eps[r], AM_QUIET_PROBE, &u->me, sizeof(u->me), NULL, 0,
                                       &p),
                    "quiet probe");
     }
     if (!rc)
-        rc = gpurma_port_ucx_wait_local(port);
+        rc = ucx_wait_local(port);
     uint64_t start = gpurma_now_ns();
-    while (!rc && __atomic_load_n(&u->replies, __ATOMIC_ACQUIRE) < want) {
+    while (!rc && dead < 0 && __atomic_load_n(&u->replies, __ATOMIC_ACQUIRE) < want) {
         ucp_worker_progress(u->worker);
+        if (__atomic_load_n(&port->ctx->ndead, __ATOMIC_ACQUIRE))
+            for (int r = 0; r < port->ctx->size && dead < 0; r++)
+                if (u->am_sent[r] == AM_PROBED && port->ctx->dead[r])
+                    dead = r;
         if (gpurma_now_ns() - start > port->ctx->timeout_ns)
             rc = gpurma_set_error(GPURMA_ERR_TIMEOUT,
                                   "UCX quiet: a target did not confirm its messages in %llu ms",
                                   (unsigned long long)(port->ctx->timeout_ns / 1000000));
     }
+    for (int r = 0; r < port->ctx->size; r++)
+        if (u->am_sent[r] == AM_PROBED)
+            u->am_sent[r] = 0;
+    if (!rc && dead >= 0)
+        rc = gpurma_set_error(GPURMA_ERR_PEER_FAILED,
+                              "UCX quiet: rank %d has died; what was sent to it is lost", dead);
     return rc;
 }
 
-int gpurma_port_ucx_progress(gpurma_port_t *port)
+static int ucx_progress(gpurma_port_t *port, void *state)
 {
-    return (int)ucp_worker_progress(port->ucx->worker);
+    (void)state;
+    return (int)ucp_worker_progress(ucx_of(port)->worker);
 }
+
+/* ------------------------------------------------------------ transport */
+
+/* Collective over a team that spans nodes; nothing to do otherwise. */
+static int ucx_connect(gpurma_port_t *port, void **state, struct gpurma_win_s *w,
+                       const gpurma_exchange_t *ex, int rc, void **wstate)
+{
+    (void)state, (void)wstate; /* ucx_open publishes, connect fills xwin */
+    return w->spans_nodes ? ucx_win_connect(port, w, ex, rc) : rc;
+}
+
+static void ucx_release(gpurma_port_t *port, void *state, struct gpurma_win_s *w, void *wstate)
+{
+    (void)state;
+    if (wstate)
+        ucx_win_release(port, w);
+}
+
+static void ucx_stop(gpurma_port_t *port, void *state)
+{
+    if (state)
+        ucx_close(port);
+}
+
+/* The network keeps aligned 8-byte words whole (as LL over RDMA relies on):
+ * packed here, then one put, complete before the staging goes. */
+static int put_packets(gpurma_port_t *port, struct gpurma_win_s *w, const gpurma_port_desc_t *d)
+{
+    size_t len = gpurma_dev__packet_bytes(d->size, gpurma_port_packet_size(d));
+    uint64_t *staging = malloc(len ? len : 1);
+    if (!staging)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "port: LL packet staging");
+    gpurma_dev__store_packets(staging, gpurma_port_src(w, d), d->size, (uint32_t)d->value,
+                              gpurma_port_packet_size(d), 0, 1);
+    int rc = ucx_put(port, w, d->peer, staging, d->dst, len);
+    if (!rc)
+        rc = ucx_wait_local(port);
+    if (!ucx_of(port)->stuck) /* else UCX may still read it: left to leak */
+        free(staging);
+    return rc;
+}
+
+static int ucx_exec(gpurma_port_t *port, void *state, struct gpurma_win_s *w, void *wstate,
+                    const gpurma_port_desc_t *d, uint64_t *result)
+{
+    (void)state, (void)wstate;
+    switch (d->op) {
+    case GPURMA_PORT_OP_PUT:
+        if (d->flags & GPURMA_PORT_F_PACKETS)
+            return put_packets(port, w, d);
+        return ucx_put(port, w, d->peer, gpurma_port_src(w, d), d->dst, d->size);
+    case GPURMA_PORT_OP_PUT_SIGNAL:
+    case GPURMA_PORT_OP_SIGNAL:
+        return ucx_put_signal(port, w, d->peer, gpurma_port_src(w, d), d->dst,
+                              d->op == GPURMA_PORT_OP_SIGNAL ? 0 : d->size, d->signal,
+                              (gpurma_signal_op_t)d->signal_op, &d->value);
+    case GPURMA_PORT_OP_GET:
+        return ucx_get(port, w, d->peer, gpurma_port_get_dst(w, d), d->src, d->size);
+    case GPURMA_PORT_OP_PUT_VALUE: /* little-endian: the low bytes are the value */
+        return ucx_put(port, w, d->peer, &d->value, d->dst, d->size);
+    case GPURMA_PORT_OP_FETCH_ADD:
+    case GPURMA_PORT_OP_SWAP:
+    case GPURMA_PORT_OP_CAS:
+        return ucx_atomic(port, w, d->peer,
+                          (gpurma_atomic_kind_t)(d->op - GPURMA_PORT_OP_FETCH_ADD), d->dst,
+                          &d->value, &d->compare, result);
+    }
+    return GPURMA_ERR_INTERNAL;
+}
+
+static int ucx_complete(gpurma_port_t *port, void *state)
+{
+    (void)state;
+    return ucx_wait_local(port);
+}
+const gpurma_port_xport_t gpurma_port_xport_ucx = {
+    .name     = "UCX",
+    .reach    = ucx_reach,
+    .stop     = ucx_stop,
+    .connect  = ucx_connect,
+    .release  = ucx_release,
+    .exec     = ucx_exec,
+    .complete = ucx_complete,
+    .fence    = ucx_fence,
+    .quiet    = ucx_quiet,
+    .progress = ucx_progress,
+};
 
 #endif /* HAVE_UCX */

@@ -3,6 +3,10 @@
  *
  * The host API (ops.c) validates every call, then dispatches to the engine
  * chosen for the peer through an ops table. Engines never see bad input.
+ *
+ * Layer 4, rma/: may include src/core/, src/gpu/, bootstrap/, src/common/
+ * and include/. Team collectives (coll/, above) are reached through the
+ * team's sync table, never by name.
  */
 #ifndef GPURMA_RMA_H
 #define GPURMA_RMA_H
@@ -12,16 +16,29 @@
 #include "context.h"
 #include "gpurma_device.h"
 
-#define GPURMA_WIN_MAGIC  0x57494e44u /* live window */
+/* The first member of a window, also read through gpurma_dev_win_t's
+ * host_win by the host backend's device API. */
+#define GPURMA_WIN_MAGIC  GPURMA_DEV_HOST_WIN_LIVE /* live window */
 #define GPURMA_NO_COUNTER UINT32_MAX
+
+#define GPURMA_ENGINE_KINDS 4 /* gpurma_engine_t values: auto, mem, port, switch */
+
+/* Every GPURMA_WIN_FIELD_* bit; others in a field_mask are refused. */
+#define GPURMA_WIN_FIELDS_KNOWN                                                        \
+    (GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |                        \
+     GPURMA_WIN_FIELD_NUM_COUNTERS | GPURMA_WIN_FIELD_ENGINE | GPURMA_WIN_FIELD_CONTEXTS)
+/* Largest window per rank: half the address space, so that no size derived
+ * from it (rounding, slots, tables) can wrap. */
+#define GPURMA_WIN_MAX_BYTES (SIZE_MAX >> 1)
 
 typedef enum { GPURMA_WIN_ALLOCATED = 0, GPURMA_WIN_CREATED = 1 } gpurma_win_kind_t;
 
-/* Capability bits of an engine. */
+/* Capability bits of an engine, read by the window core. */
 enum {
-    GPURMA_ENGINE_CAP_HOST_OPS   = 1u << 0, /* host-initiated operations   */
-    GPURMA_ENGINE_CAP_DEVICE_OPS = 1u << 1, /* kernel-initiated operations */
-    GPURMA_ENGINE_CAP_REMOTE     = 1u << 2  /* reaches other nodes         */
+    GPURMA_ENGINE_CAP_REMOTE = 1u << 0, /* may serve peers on other nodes            */
+    /* Kernels reach its peers through the port FIFO, not through pointers:
+     * their entries in the kernels' peer table carry the FIFO path. */
+    GPURMA_ENGINE_CAP_PROXIED = 1u << 1
 };
 
 typedef enum {
@@ -32,13 +49,34 @@ typedef enum {
 
 struct gpurma_win_s;
 
-/* Unsupported slots are NULL and give GPURMA_ERR_UNSUPPORTED. counter is
- * GPURMA_NO_COUNTER or a validated counter index to bump at local completion. */
+/* An engine: how it reaches peers and its whole life with a window, then
+ * the data operations. The engines are listed once (engines.c); slots left
+ * NULL get defaults there (lifecycle: nothing to do; data operations:
+ * GPURMA_ERR_UNSUPPORTED), so callers never test for NULL.
+ *
+ * Creating a window: the core maps what it can of every peer on the node
+ * (peers[i].path LOADSTORE or HOSTCALL; NONE for peers on other nodes),
+ * then asks each engine reach() for each peer and gives the peer to the
+ * engine with the highest preference (a forced engine is asked first and
+ * keeps every peer it reaches); then every engine's connect() is called,
+ * on every rank, in table order (it may be collective: it gets the team's
+ * exchange and this rank's failure so far); release() undoes it, also
+ * after a failed or partial connect.
+ *
+ * Data operations get checked arguments only (ops.c); counter is
+ * GPURMA_NO_COUNTER or a counter index to bump at local completion. */
 typedef struct gpurma_engine_ops {
     size_t          size;
-    const char     *name;
-    gpurma_engine_t kind;
+    gpurma_engine_t kind; /* the name is gpurma_engine_name(kind) */
     uint64_t        caps;
+    /* >0: preference for serving peer; 0: cannot; <0: a status (message
+     * set) that fails the window, e.g. a forced engine that refuses. */
+    int (*reach)(const struct gpurma_win_s *w, int peer, int forced);
+    int (*connect)(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int rc);
+    void (*release)(struct gpurma_win_s *w);
+    /* Progress and shutdown (src/core/context.h), registered with the context
+     * once a window uses the engine; NULL when it needs neither. */
+    const gpurma_ctx_hooks_t *hooks;
     int (*put)(struct gpurma_win_s *w, int peer, size_t off, const void *src, size_t n,
                uint32_t counter);
     int (*get)(struct gpurma_win_s *w, int peer, void *dst, size_t off, size_t n);
@@ -54,8 +92,14 @@ typedef struct gpurma_engine_ops {
     int (*fence)(struct gpurma_win_s *w);
 } gpurma_engine_ops_t;
 
-extern const gpurma_engine_ops_t gpurma_engine_mem_ops;
-/* The mem engine's host side for windows in GPU memory (engine_gpu.c). */
+/* The registered engines (engines.c), with every slot filled: n of them,
+ * in the order they are asked; by kind, or NULL. */
+const gpurma_engine_ops_t *gpurma_engine_at(int i);
+int gpurma_engine_count(void);
+const gpurma_engine_ops_t *gpurma_engine_of_kind(gpurma_engine_t kind);
+
+/* The mem engine's host side for windows in GPU memory (engine_gpu.c),
+ * which the mem engine hands device windows to. */
 extern const gpurma_engine_ops_t gpurma_engine_gpu_ops;
 
 /* A mapping of a peer's shared segment, to undo at free. */
@@ -92,25 +136,26 @@ struct gpurma_win_s {
     pthread_mutex_t          **atomic_locks; /* [size] created windows */
     uint64_t                  *counters;   /* [num_counters]       */
     gpurma_dev_win_t           dev;        /* host-side handle     */
-    /* Device windows (GPU memory, src/gpu.h), else NULL. peers[] then holds
+    /* Device windows (GPU memory, src/gpu/gpu.h), else NULL. peers[] then holds
      * device addresses (IPC mappings) and dev.peers/signals/counters point
      * to device memory: the handle is for kernels only. */
     struct gpurma_gpu_win     *gpu;
-    /* Port engine (port.h): the proxy contexts, this window's id at each,
-     * the transport of each peer, UCX state (context 0), and the kernels'
-     * peer table when it differs from peers[] (peers reached through the
-     * FIFO; peers[i].port says which context serves peer i). */
-    struct gpurma_port        *ports[GPURMA_DEV_MAX_PORTS];
-    uint32_t                   port_ids[GPURMA_DEV_MAX_PORTS];
-    uint32_t                   nports;
-    uint8_t                   *xport;
-    struct gpurma_port_ucx_win *ucx;
+    int                        spans_nodes; /* team on several nodes (same on all ranks) */
+    uint32_t                   contexts;    /* proxy contexts (window parameter)        */
+    /* What each engine keeps for this window (by gpurma_engine_t), opaque
+     * to the core; NULL when the engine has nothing. */
+    void                      *engine_state[GPURMA_ENGINE_KINDS];
+    /* The kernels' peer table when it differs from peers[] (peers of
+     * proxied engines are reached through the FIFO), else NULL. */
     gpurma_dev_peer_t         *dev_peers;
-    struct gpurma_win_s       *next_freed;
+    struct gpurma_win_s       *next_live;  /* ctx->wins              */
 };
 
 /* Window creation with an explicit exchange (teams use it for their own
- * system window before they can gather). base is NULL for allocation. */
+ * system window before they can gather). base is NULL for allocation.
+ * internal: the library's own window (a team's system window, a stream
+ * barrier's), released by its owner: not the user's to free, not counted
+ * as the team's, not released by finalize. */
 int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
                      gpurma_win_kind_t kind, void *user_base, size_t size,
                      const gpurma_win_params_t *p, int internal, struct gpurma_win_s **out);
@@ -132,6 +177,8 @@ int gpurma_check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_
 /* Host memory engine, also used for the created-window (CMA) path. */
 int gpurma_cma_xfer(struct gpurma_win_s *w, int peer, int is_put, size_t off, void *buf,
                     size_t n);
+/* Whether cross-memory attach to peer works (checked at creation). */
+int gpurma_cma_probe(struct gpurma_win_s *w, int peer);
 int gpurma_cma_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
                       uint64_t v, uint64_t compare, uint64_t *old);
 
@@ -146,6 +193,8 @@ int gpurma_gpu_win_signal_reset(struct gpurma_win_s *w, uint32_t sig);
 int  gpurma_shm_create(size_t len, char name[GPURMA_SHM_NAME_MAX], void **addr);
 int  gpurma_shm_attach(const char *name, size_t len, void **addr);
 void gpurma_shm_unlink(const char *name);
+/* Unlinks every segment created by process pid (a dead rank on this node). */
+void gpurma_shm_remove_of(pid_t pid);
 void gpurma_shm_detach(void *addr, size_t len);
 
 #endif

@@ -3,9 +3,12 @@
  *
  * Names carry 128 random bits so that another user cannot guess and open a
  * segment in the short time before the owner unlinks it; segments are 0600
- * and created with O_EXCL. Space is reserved with posix_fallocate so that a
- * full /dev/shm fails here with a message instead of SIGBUS on first touch.
+ * and created with O_EXCL. They start with the creator's pid, so that a
+ * survivor can remove those of a rank killed before it unlinked them.
+ * Space is reserved with posix_fallocate so that a full /dev/shm fails
+ * here with a message instead of SIGBUS on first touch.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -76,6 +79,24 @@ int gpurma_shm_attach(const char *name, size_t len, void **addr)
 }
 
 void gpurma_shm_unlink(const char *name) { shm_unlink(name); }
+
+void gpurma_shm_remove_of(pid_t pid)
+{
+    char prefix[32];
+    int plen = snprintf(prefix, sizeof(prefix), "gpurma-%d-", (int)pid);
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, (size_t)plen)) {
+            char name[sizeof(e->d_name) + 1];
+            snprintf(name, sizeof(name), "/%s", e->d_name);
+            shm_unlink(name);
+            GPURMA_INFO(GPURMA_SUB_MEM, "removed %s, left by a dead rank", name);
+        }
+    closedir(d);
+}
 
 void gpurma_shm_detach(void *addr, size_t len)
 {

@@ -16,10 +16,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "checked.h"
 #include "gpu.h"
-#include "port.h"
+#include "rma.h"
 
-#define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
 
 typedef struct win_wire {
     uint64_t size;
@@ -37,44 +37,23 @@ typedef struct win_wire {
     gpurma_gpu_export_t gpu; /* CUDA IPC handles and offsets */
 } win_wire_t;
 
-static gpurma_seg_layout_t seg_layout(gpurma_win_kind_t kind, size_t size, uint32_t num_signals)
+/* The segment of one rank: [data, rounded to 64][signal slots][lock]. The
+ * sizes were bounded by resolve_params, but every step is checked anyway. */
+static int seg_layout(gpurma_win_kind_t kind, size_t size, uint32_t num_signals,
+                      gpurma_seg_layout_t *l)
 {
-    gpurma_seg_layout_t l;
-    l.data_len    = kind == GPURMA_WIN_ALLOCATED ? ROUND_UP(size, 64) : 0;
-    l.signals_off = l.data_len;
-    l.lock_off    = l.signals_off + ROUND_UP((size_t)num_signals * sizeof(gpurma_dev_signal_slot_t), 64);
-    l.total       = l.lock_off + ROUND_UP(sizeof(pthread_mutex_t), 64);
-    return l;
-}
-
-static int parse_engine(const char *s, gpurma_engine_t *out)
-{
-    static const char *const names[] = {"auto", "mem", "port", "switch"};
-    for (int i = 0; i < 4; i++)
-        if (!strcasecmp(s, names[i])) {
-            *out = (gpurma_engine_t)i;
-            return GPURMA_SUCCESS;
-        }
-    return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                            "GPURMA_ENGINE=%s is not one of auto, mem, port, switch", s);
-}
-
-/* The switch engine drives NVLink multicast, which must stay off wherever a
- * site or another library has said so. */
-static int switch_refusal(void)
-{
-    const char *v;
-    if ((v = getenv("NCCL_NVLS_ENABLE")) && !strcmp(v, "0"))
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "switch engine refused: NCCL_NVLS_ENABLE=0 is set");
-    if ((v = getenv("NVSHMEM_DISABLE_NVLS")) && strcmp(v, "0"))
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "switch engine refused: NVSHMEM_DISABLE_NVLS=%s is set", v);
-    if (gpurma_config()->disable_switch)
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "switch engine refused: GPURMA_DISABLE_SWITCH is set");
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                            "switch engine needs NVLink multicast, which this build does not use");
+    size_t sig_len, lock_len;
+    if ((kind == GPURMA_WIN_ALLOCATED ? gpurma_size_round_up(size, 64, &l->data_len)
+                                      : (l->data_len = 0, 0)) ||
+        gpurma_size_array(num_signals, sizeof(gpurma_dev_signal_slot_t), 64, &sig_len) ||
+        gpurma_size_round_up(sizeof(pthread_mutex_t), 64, &lock_len) ||
+        gpurma_size_add(l->data_len, sig_len, &l->lock_off) ||
+        gpurma_size_add(l->lock_off, lock_len, &l->total))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "window of %zu bytes with %u signals: the segment size overflows",
+                                size, num_signals);
+    l->signals_off = l->data_len;
+    return GPURMA_SUCCESS;
 }
 
 /* Settles the parameters; any failure is reported through the exchange. */
@@ -84,15 +63,34 @@ static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, 
 {
     const gpurma_config_t *cfg = gpurma_config();
     uint64_t mask = p ? p->field_mask : 0;
+    if (mask & ~(uint64_t)GPURMA_WIN_FIELDS_KNOWN)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "window parameters: field_mask 0x%llx has unknown bits 0x%llx",
+                                (unsigned long long)mask,
+                                (unsigned long long)(mask & ~(uint64_t)GPURMA_WIN_FIELDS_KNOWN));
+    if ((mask & GPURMA_WIN_FIELD_MEM_KIND) && p->mem_kind != GPURMA_MEM_AUTO &&
+        p->mem_kind != GPURMA_MEM_HOST && p->mem_kind != GPURMA_MEM_DEVICE)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "window parameters: mem_kind %d is not AUTO, HOST or DEVICE",
+                                (int)p->mem_kind);
+    /* Half the address space: no layout of data, slots and tables built on
+     * such a size can wrap, and nothing larger could ever be mapped. */
+    if (size > GPURMA_WIN_MAX_BYTES)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "window of %zu bytes: at most %zu bytes per rank", size,
+                                (size_t)GPURMA_WIN_MAX_BYTES);
+    if (kind == GPURMA_WIN_CREATED && user_base && (uintptr_t)user_base > UINTPTR_MAX - size)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "win_create: %zu bytes at %p run past the end of the address space",
+                                size, user_base);
     *nsig = (mask & GPURMA_WIN_FIELD_NUM_SIGNALS) ? p->num_signals : (uint32_t)cfg->num_signals;
     *ncnt = (mask & GPURMA_WIN_FIELD_NUM_COUNTERS) ? p->num_counters : (uint32_t)cfg->num_counters;
     if (*nsig > (1u << 20) || *ncnt > (1u << 20))
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "num_signals %u / num_counters %u: at most 1048576 each", *nsig,
                                 *ncnt);
-    int rc = parse_engine(cfg->engine, engine);
-    if (rc)
-        return rc;
+    /* GPURMA_ENGINE's allowed values are in gpurma_engine_t's order. */
+    *engine = (gpurma_engine_t)cfg->engine_index;
     if (mask & GPURMA_WIN_FIELD_ENGINE)
         *engine = p->engine;
     *ncontexts = (mask & GPURMA_WIN_FIELD_CONTEXTS) ? p->contexts : (uint32_t)cfg->port_contexts;
@@ -100,10 +98,8 @@ static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, 
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "contexts %u: a window spreads over 1 to %d proxy contexts",
                                 *ncontexts, GPURMA_DEV_MAX_PORTS);
-    if ((int)*engine < GPURMA_ENGINE_AUTO || *engine > GPURMA_ENGINE_SWITCH)
+    if ((int)*engine < GPURMA_ENGINE_AUTO || *engine >= GPURMA_ENGINE_KINDS)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "unknown engine %d", (int)*engine);
-    if (*engine == GPURMA_ENGINE_SWITCH)
-        return switch_refusal();
     if ((mask & GPURMA_WIN_FIELD_MEM_KIND) && p->mem_kind == GPURMA_MEM_DEVICE && !have_gpu)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "device memory requested but no GPU is in use (host backend)");
@@ -115,14 +111,9 @@ static int resolve_params(const gpurma_win_params_t *p, gpurma_win_kind_t kind, 
 
 static void win_release(struct gpurma_win_s *w)
 {
-    /* Descriptors naming the window (a barrier's last signal, say) are
-     * executed before it leaves the proxy's table. */
-    if (w->nports)
-        gpurma_port_flush_all(w->ctx);
-    for (uint32_t k = 0; k < w->nports; k++)
-        gpurma_port_win_unregister(w->ports[k], w);
-    gpurma_port_ucx_win_release(w->ctx->ports[0], w);
-    free(w->xport);
+    /* Also after a failed creation: an engine may have set up its part. */
+    for (int k = gpurma_engine_count(); k-- > 0;)
+        gpurma_engine_at(k)->release(w);
     free(w->dev_peers);
     gpurma_gpu_win_close(w->gpu);
     w->gpu = NULL;
@@ -138,24 +129,8 @@ static void win_release(struct gpurma_win_s *w)
     free(w->counters);
 }
 
-/* Cross-memory attach may be forbidden (ptrace scope, seccomp); find out at
- * creation rather than on the first put. */
-static int probe_cma(struct gpurma_win_s *w, int peer)
-{
-    char byte;
-    struct iovec local = {&byte, 1}, remote = {(void *)(uintptr_t)w->remote_base[peer], 1};
-    if (!w->peers[peer].size || w->pids[peer] == getpid())
-        return GPURMA_SUCCESS;
-    if (process_vm_readv(w->pids[peer], &local, 1, &remote, 1, 0) == 1)
-        return GPURMA_SUCCESS;
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                            "win_create on private memory reaches peers with process_vm_writev, "
-                            "which failed for team rank %d (pid %d): %s; use gpurma_win_allocate "
-                            "or allow ptrace between the job's processes",
-                            peer, (int)w->pids[peer], strerror(errno));
-}
-
-/* The same on every rank of the team, so all take part in the UCX exchange. */
+/* The same on every rank of the team, so that collective engine setup
+ * (UCX addresses) is entered by all or none. */
 static int team_spans_nodes(const struct gpurma_team_s *team)
 {
     const int *node_of = team->ctx->bs->node_of;
@@ -165,143 +140,163 @@ static int team_spans_nodes(const struct gpurma_team_s *team)
     return 0;
 }
 
-/* Maps every peer's segment (on this node) and fills the peer table. */
-static int connect_peers(struct gpurma_win_s *w, const win_wire_t *wire, gpurma_engine_t engine,
-                         void *own_seg, int spans_nodes)
+/* Maps what this node holds of every peer's window and says how the
+ * calling processor reaches it (peers[i].path): loads and stores (shared
+ * memory, or CUDA IPC for device windows), a library call (created
+ * windows: cross-memory attach), or not at all (another node). Private
+ * memory on a team spanning nodes counts as reached by no one here, this
+ * rank included: atomics on it must all be the network's, which a lock on
+ * the node would not exclude. This rank's own slots are always mapped:
+ * its waits look there. */
+static int map_node(struct gpurma_win_s *w, const win_wire_t *wire, void *own_seg)
 {
-    /* Atomics on private memory take a lock on the node, which UCX atomics
-     * from other nodes would not: when those exist, every peer, this rank
-     * included, is reached through UCX. */
-    int all_ucx = spans_nodes && w->kind == GPURMA_WIN_CREATED;
     gpurma_bootstrap_t *bs = w->ctx->bs;
     int my_node = bs->node_of[w->ctx->rank];
+    int none_here = w->kind == GPURMA_WIN_CREATED && !w->gpu && w->spans_nodes;
     for (int i = 0; i < w->size; i++) {
         const win_wire_t *pw = &wire[i];
-        int world = w->team->world_ranks[i];
-        /* Device windows keep only signals and lock in the host segment. */
-        gpurma_seg_layout_t l =
-            seg_layout(w->gpu ? GPURMA_WIN_CREATED : w->kind, pw->size, pw->num_signals);
-        int remote = bs->node_of[world] != my_node || all_ucx;
         gpurma_dev_peer_t *p = &w->peers[i];
+        /* Device windows keep only signals and lock in the host segment. */
+        gpurma_seg_layout_t l;
+        int rc = seg_layout(w->gpu ? GPURMA_WIN_CREATED : w->kind, pw->size, pw->num_signals, &l);
+        if (rc)
+            return rc;
         w->pids[i] = pw->pid;
         w->remote_base[i] = pw->remote_base;
-        if (remote && w->gpu)
-            return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                    "rank %d is on another node: windows in GPU memory reach "
-                                    "only this node (copy engine) in this version",
-                                    world);
-        if (remote) {
-            /* Only the proxy reaches it, over UCX. */
-            p->size = pw->size;
-            p->base = NULL;
-            /* This rank's own slots are where its waits look. */
-            p->signals = i == w->rank ? (gpurma_dev_signal_slot_t *)((char *)own_seg + l.signals_off)
-                                      : NULL;
-            p->engine = GPURMA_ENGINE_PORT;
-            p->path = GPURMA_DEV_PATH_FIFO;
-            w->engines[i] = &gpurma_engine_port_ops;
-            w->xport[i] = GPURMA_XPORT_UCX;
+        p->size = pw->size;
+        p->path = GPURMA_DEV_PATH_NONE;
+        if (none_here || bs->node_of[w->team->world_ranks[i]] != my_node) {
+            if (i == w->rank)
+                p->signals = (gpurma_dev_signal_slot_t *)((char *)own_seg + l.signals_off);
             continue;
         }
         char *seg = own_seg;
         if (i != w->rank) {
-            int rc = gpurma_shm_attach(pw->shm_name, l.total, (void **)&seg);
+            rc = gpurma_shm_attach(pw->shm_name, l.total, (void **)&seg);
             if (rc)
                 return rc;
             w->maps[i].addr = seg;
-            w->maps[i].len  = l.total;
+            w->maps[i].len = l.total;
         }
-        p->size    = pw->size;
         p->signals = (gpurma_dev_signal_slot_t *)(seg + l.signals_off);
-        p->engine  = GPURMA_ENGINE_MEM;
-        w->engines[i] = &gpurma_engine_mem_ops;
         if (w->gpu) {
-            /* Device window: IPC mappings, reached by loads and stores from
-             * kernels and by copies from the host. */
             char *data;
             gpurma_dev_signal_slot_t *signals;
-            int rc = gpurma_gpu_win_map(w->gpu, &pw->gpu, i == w->rank, &data, &signals);
+            rc = gpurma_gpu_win_map(w->gpu, &pw->gpu, i == w->rank, &data, &signals);
             if (rc)
                 return rc;
             p->base = data;
             p->signals = signals;
             p->path = GPURMA_DEV_PATH_LOADSTORE;
-            w->engines[i] = &gpurma_engine_gpu_ops;
         } else if (w->kind == GPURMA_WIN_ALLOCATED) {
             p->base = seg;
             p->path = GPURMA_DEV_PATH_LOADSTORE;
         } else {
-            /* Every rank, this one included, goes through the library so that
-             * atomics on the window all take the owner's lock. */
-            p->base = NULL;
+            /* Private memory: only the library reaches it (cross-memory
+             * attach, which may be forbidden: found out now, not on the
+             * first put), and atomics on it take the owner's lock. */
             p->path = GPURMA_DEV_PATH_HOSTCALL;
             w->atomic_locks[i] = (pthread_mutex_t *)(seg + l.lock_off);
-            int rc = probe_cma(w, i);
+            rc = gpurma_cma_probe(w, i);
             if (rc)
                 return rc;
         }
-        if (engine == GPURMA_ENGINE_PORT) {
-            /* Forced through the proxy, which copies into the mapping above:
-             * with the copy engine for GPU memory, memcpy for host memory. */
-            p->engine = GPURMA_ENGINE_PORT;
-            w->engines[i] = &gpurma_engine_port_ops;
-            w->xport[i] = w->gpu ? GPURMA_XPORT_CE : GPURMA_XPORT_MEMCPY;
-        }
     }
-    /* Kernels read the peer table: give them a copy in device memory. */
-    return w->gpu ? gpurma_gpu_win_publish(w->gpu, w->peers, w->size) : GPURMA_SUCCESS;
+    return GPURMA_SUCCESS;
 }
 
-/* Registers the window with the context's proxy, exchanges UCX addresses and
- * keys when peers are on other nodes (collective: called by every rank, with
- * this rank's failure so far), and gives kernels a peer table in which the
- * proxy's peers are reached through the FIFO. */
-static int connect_port(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int rc, int ucx,
-                        uint32_t ncontexts)
+/* Gives every peer to an engine: the forced one when it reaches the peer,
+ * else the one that prefers it most. */
+static int choose_engines(struct gpurma_win_s *w, gpurma_engine_t forced)
 {
-    for (uint32_t k = 0; !rc && k < ncontexts; k++) {
-        gpurma_port_t *port = NULL;
-        rc = gpurma_port_get(w->ctx, (int)k, &port);
-        if (!rc)
-            rc = gpurma_port_win_register(port, w, &w->port_ids[k]);
-        if (!rc) {
-            w->ports[k] = port;
-            w->dev.ports[k] = port->dev_fifo ? port->dev_fifo : port->fifo;
-            w->dev.port_win_ids[k] = w->port_ids[k];
-            w->nports = w->dev.nports = k + 1;
-        }
-    }
-    /* Peers on this node spread over the contexts; UCX peers stay with
-     * context 0, which owns the UCX worker. */
-    for (int i = 0, next = 0; i < w->size && w->nports; i++)
-        if (w->engines[i] == &gpurma_engine_port_ops)
-            w->peers[i].port =
-                (int16_t)(w->xport[i] == GPURMA_XPORT_UCX ? 0 : next++ % (int)w->nports);
-    if (ucx) {
-        int urc = gpurma_port_ucx_win_connect(w->ports[0], w, ex, rc);
-        if (!rc)
-            rc = urc;
-    }
-    if (rc)
-        return rc;
-    w->dev_peers = malloc((size_t)w->size * sizeof(*w->dev_peers));
-    if (!w->dev_peers)
-        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window: out of memory");
+    const gpurma_engine_ops_t *first = gpurma_engine_of_kind(forced);
+    gpurma_bootstrap_t *bs = w->ctx->bs;
     for (int i = 0; i < w->size; i++) {
-        w->dev_peers[i] = w->peers[i];
-        if (w->engines[i] != &gpurma_engine_port_ops)
-            continue;
-        /* Only the proxy touches a port peer's memory: no pointers that a
-         * kernel could write through behind the FIFO's back. This rank's
-         * own entry keeps them for local reads (waits, LL reads). */
-        w->dev_peers[i].path = GPURMA_DEV_PATH_FIFO;
-        if (i != w->rank) {
-            w->dev_peers[i].base = NULL;
-            w->dev_peers[i].signals = NULL;
+        const gpurma_engine_ops_t *e = NULL;
+        int pref = first ? first->reach(w, i, 1) : 0;
+        if (pref < 0)
+            return pref;
+        if (pref > 0)
+            e = first;
+        else
+            for (int k = 0, best = 0; k < gpurma_engine_count(); k++) {
+                int p = gpurma_engine_at(k)->reach(w, i, 0);
+                if (p < 0)
+                    return p;
+                if (p > best) {
+                    best = p;
+                    e = gpurma_engine_at(k);
+                }
+            }
+        w->engines[i] = e;
+        int remote = bs->node_of[w->team->world_ranks[i]] != bs->node_of[w->ctx->rank];
+        if (!e || (remote && !(e->caps & GPURMA_ENGINE_CAP_REMOTE)))
+            return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                    "rank %d: no engine of this build reaches team rank %d%s",
+                                    w->ctx->rank, i, remote ? " on another node" : "");
+        w->peers[i].engine = e->kind;
+    }
+    return GPURMA_SUCCESS;
+}
+
+/* Every engine sets up what its peers need; collective (each engine's
+ * connect is entered by every rank, with its failure so far). */
+static int connect_engines(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int rc)
+{
+    for (int k = 0; k < gpurma_engine_count(); k++) {
+        int erc = gpurma_engine_at(k)->connect(w, ex, rc);
+        if (!rc)
+            rc = erc;
+    }
+    return rc;
+}
+
+/* The peer table kernels (and device-API CPU threads) read: peers of
+ * proxied engines are reached through the FIFO only, with no pointer a
+ * kernel could write through behind the proxy's back (this rank's own
+ * entry keeps them for local reads: waits, LL reads). GPU windows get it
+ * in device memory. */
+static int publish_peers(struct gpurma_win_s *w)
+{
+    int proxied = 0;
+    for (int i = 0; i < w->size; i++)
+        proxied |= !!(w->engines[i]->caps & GPURMA_ENGINE_CAP_PROXIED);
+    if (proxied) {
+        w->dev_peers = malloc((size_t)w->size * sizeof(*w->dev_peers));
+        if (!w->dev_peers)
+            return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window: out of memory");
+        for (int i = 0; i < w->size; i++) {
+            w->dev_peers[i] = w->peers[i];
+            if (!(w->engines[i]->caps & GPURMA_ENGINE_CAP_PROXIED))
+                continue;
+            w->dev_peers[i].path = GPURMA_DEV_PATH_FIFO;
+            if (i != w->rank) {
+                w->dev_peers[i].base = NULL;
+                w->dev_peers[i].signals = NULL;
+            }
         }
     }
-    /* Kernels of a GPU window read their own copy of the table. */
-    return w->gpu ? gpurma_gpu_win_publish(w->gpu, w->dev_peers, w->size) : GPURMA_SUCCESS;
+    const gpurma_dev_peer_t *table = w->dev_peers ? w->dev_peers : w->peers;
+    return w->gpu ? gpurma_gpu_win_publish(w->gpu, table, w->size) : GPURMA_SUCCESS;
+}
+
+/* The window learns of deaths to clean up after them on this node. */
+static void window_peer_failed(struct gpurma_ctx_s *ctx, int world_rank)
+{
+    if (ctx->bs->node_of[world_rank] == ctx->bs->node_of[ctx->rank])
+        gpurma_shm_remove_of(ctx->pids[world_rank]);
+}
+static const gpurma_ctx_hooks_t window_hooks = {.peer_failed = window_peer_failed};
+
+/* Progress and shutdown of the engines a window uses run from the
+ * context's waits and finalize. */
+static int register_hooks(struct gpurma_win_s *w)
+{
+    int rc = gpurma_ctx_add_hooks(w->ctx, &window_hooks);
+    for (int i = 0; !rc && i < w->size; i++)
+        if (w->engines[i]->hooks)
+            rc = gpurma_ctx_add_hooks(w->ctx, w->engines[i]->hooks);
+    return rc;
 }
 
 static int init_atomic_lock(pthread_mutex_t *m)
@@ -315,6 +310,27 @@ static int init_atomic_lock(pthread_mutex_t *m)
     pthread_mutexattr_destroy(&a);
     return err ? gpurma_set_error(GPURMA_ERR_INTERNAL, "pthread_mutex_init: %s", strerror(err))
                : GPURMA_SUCCESS;
+}
+
+/* Which engine serves how many peers: the question users ask first. */
+static void log_window(const struct gpurma_win_s *w)
+{
+    if (!GPURMA_LOG_ENABLED(GPURMA_LOG_INFO, GPURMA_SUB_WIN))
+        return;
+    char text[160] = "";
+    size_t len = 0;
+    for (int k = 0; k < gpurma_engine_count(); k++) {
+        const gpurma_engine_ops_t *e = gpurma_engine_at(k);
+        int n = 0;
+        for (int i = 0; i < w->size; i++)
+            n += w->engines[i] == e;
+        if (n && len < sizeof(text))
+            len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s for %d peer(s)",
+                                    len ? ", " : "", gpurma_engine_name(e->kind), n);
+    }
+    GPURMA_INFO(GPURMA_SUB_WIN, "window %p: %zu bytes (%s), %u signals, %u counters; %s",
+                (const void *)w, w->bytes, w->kind == GPURMA_WIN_ALLOCATED ? "allocated" : "created",
+                w->num_signals, w->num_counters, text);
 }
 
 /* Agrees on one status over the team; the message of a failing rank is
@@ -358,10 +374,10 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     int rc = resolve_params(p, kind, user_base, size, ctx->device >= 0, &nsig, &ncnt, &engine,
                             &ncontexts);
     /* GPU memory when the context uses a GPU, unless the caller asks for host
-     * memory; win_create follows the buffer it is given. Team-internal
-     * windows are read by the host and stay in host memory. */
+     * memory (a team's system window does); win_create follows the buffer
+     * it is given. */
     int on_gpu = 0;
-    if (!rc && !internal && ctx->device >= 0) {
+    if (!rc && ctx->device >= 0) {
         int want_host = p && (p->field_mask & GPURMA_WIN_FIELD_MEM_KIND) &&
                         p->mem_kind == GPURMA_MEM_HOST;
         if (kind == GPURMA_WIN_ALLOCATED)
@@ -377,6 +393,7 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     w->internal = internal;
     w->num_signals = nsig;
     w->num_counters = ncnt;
+    w->contexts = ncontexts;
     w->bytes = size;
     if (!rc) {
         w->peers = calloc((size_t)w->size, sizeof(*w->peers));
@@ -385,16 +402,15 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
         w->pids = calloc((size_t)w->size, sizeof(*w->pids));
         w->remote_base = calloc((size_t)w->size, sizeof(*w->remote_base));
         w->atomic_locks = calloc((size_t)w->size, sizeof(*w->atomic_locks));
-        w->xport = calloc((size_t)w->size, sizeof(*w->xport));
         w->counters = calloc(ncnt ? ncnt : 1, sizeof(*w->counters));
         if (!w->peers || !w->engines || !w->maps || !w->pids || !w->remote_base ||
-            !w->atomic_locks || !w->xport || !w->counters)
+            !w->atomic_locks || !w->counters)
             rc = gpurma_set_error(GPURMA_ERR_NO_MEMORY, "window tables: out of memory");
     }
-    if (!rc) {
-        l = seg_layout(on_gpu ? GPURMA_WIN_CREATED : kind, size, nsig);
+    if (!rc)
+        rc = seg_layout(on_gpu ? GPURMA_WIN_CREATED : kind, size, nsig, &l);
+    if (!rc)
         rc = gpurma_shm_create(l.total, own_name, (void **)&own_seg);
-    }
     if (!rc) {
         gpurma_dev_signal_slot_t *slots = (gpurma_dev_signal_slot_t *)(own_seg + l.signals_off);
         for (uint32_t s = 0; s < nsig; s++)
@@ -453,11 +469,16 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
                                       i, wire[i].on_gpu ? "device" : "host",
                                       on_gpu ? "device" : "host");
         }
-        int spans_nodes = team_spans_nodes(team);
+        w->spans_nodes = team_spans_nodes(team);
         if (!rc)
-            rc = connect_peers(w, wire, engine, own_seg, spans_nodes);
-        if (engine == GPURMA_ENGINE_PORT || spans_nodes)
-            rc = connect_port(w, ex, rc, spans_nodes, ncontexts);
+            rc = map_node(w, wire, own_seg);
+        if (!rc)
+            rc = choose_engines(w, engine);
+        rc = connect_engines(w, ex, rc); /* collective */
+        if (!rc)
+            rc = publish_peers(w);
+        if (!rc)
+            rc = register_hooks(w);
         int arc = agree(ex, w, rc, "mapping");
         if (!rc)
             rc = arc;
@@ -492,20 +513,27 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     w->dev.num_counters = ncnt;
     w->dev.magic = GPURMA_DEV_WIN_MAGIC;
     if (!internal)
-        GPURMA_INFO(GPURMA_SUB_WIN, "window %p: %zu bytes (%s), %u signals, %u counters, engine %s",
-                    (void *)w, size, kind == GPURMA_WIN_ALLOCATED ? "allocated" : "created", nsig,
-                    ncnt, w->nports ? "port" : "mem");
+        log_window(w);
     if (!internal && w->gpu)
         GPURMA_INFO(GPURMA_SUB_WIN, "window %p: device memory of GPU %d (CUDA IPC)", (void *)w,
                     w->gpu->device);
+    if (!internal) { /* finalize releases what the user does not */
+        pthread_mutex_lock(&ctx->lock);
+        w->next_live = ctx->wins;
+        ctx->wins = w;
+        team->nwins++;
+        pthread_mutex_unlock(&ctx->lock);
+    }
     *out = w;
     return GPURMA_SUCCESS;
 }
 
 int gpurma_win_destroy(struct gpurma_win_s *w)
 {
+    /* Dead before anything goes: a copied device handle checked from
+     * another thread sees it first (freeing under use is still an error). */
+    __atomic_store_n(&w->magic, GPURMA_DEAD_MAGIC, __ATOMIC_RELEASE);
     win_release(w);
-    w->magic = GPURMA_DEAD_MAGIC;
     return GPURMA_SUCCESS;
 }
 
@@ -513,8 +541,8 @@ int gpurma_win_check(const struct gpurma_win_s *w)
 {
     if (!w)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "window handle is NULL");
-    if (w->magic == GPURMA_DEAD_MAGIC)
-        return gpurma_set_error(GPURMA_ERR_FREED, "window %p was freed", (const void *)w);
+    if (w->magic == GPURMA_DEAD_MAGIC || w->magic == GPURMA_GONE_MAGIC)
+        return gpurma_handle_dead(w->magic, "window", w);
     if (w->magic != GPURMA_WIN_MAGIC)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a window handle",
                                 (const void *)w);
@@ -532,7 +560,7 @@ GPURMA_API gpurma_status_t gpurma_win_allocate(gpurma_team_t team, size_t size,
         return rc;
     if (!win)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_allocate: win is NULL");
-    gpurma_exchange_t ex = gpurma_team_exchange(team);
+    gpurma_exchange_t ex = team->sync->exchange(team);
     rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, size, p, 0, win);
     if (!rc && base)
         *base = (*win)->base;
@@ -547,7 +575,7 @@ GPURMA_API gpurma_status_t gpurma_win_create(gpurma_team_t team, void *base, siz
         return rc;
     if (!win)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_create: win is NULL");
-    gpurma_exchange_t ex = gpurma_team_exchange(team);
+    gpurma_exchange_t ex = team->sync->exchange(team);
     return gpurma_win_build(team, &ex, GPURMA_WIN_CREATED, base, size, p, 0, win);
 }
 
@@ -561,19 +589,23 @@ GPURMA_API gpurma_status_t gpurma_win_free(gpurma_win_t *win)
         return rc;
     if (w->internal)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "window %p is internal", (void *)w);
-    /* Our port operations complete, then nobody may still be reading or
+    /* Our operations complete, then nobody may still be reading or
      * writing the memory we unmap. */
-    if (w->nports)
-        rc = gpurma_quiet(w);
-    int brc = gpurma_barrier(w->team);
+    rc = gpurma_quiet(w);
+    int brc = w->team->sync->barrier(w->team);
     if (!rc)
         rc = brc;
     struct gpurma_ctx_s *ctx = w->ctx;
-    gpurma_win_destroy(w);
     pthread_mutex_lock(&ctx->lock);
-    w->next_freed = ctx->graveyard;
-    ctx->graveyard = w;
+    for (struct gpurma_win_s **at = &ctx->wins; *at; at = &(*at)->next_live)
+        if (*at == w) {
+            *at = w->next_live;
+            break;
+        }
+    w->team->nwins--;
     pthread_mutex_unlock(&ctx->lock);
+    gpurma_win_destroy(w);
+    gpurma_handle_bury(w); /* a kept copy of the handle gives ERR_FREED */
     *win = NULL;
     return rc;
 }
@@ -592,17 +624,6 @@ GPURMA_API gpurma_engine_t gpurma_win_engine(gpurma_win_t w, int peer)
     if (gpurma_win_check(w) || peer < 0 || peer >= w->size)
         return GPURMA_ENGINE_NONE;
     return w->engines[peer]->kind;
-}
-
-GPURMA_API const char *gpurma_engine_name(gpurma_engine_t engine)
-{
-    switch (engine) {
-    case GPURMA_ENGINE_AUTO:   return "auto";
-    case GPURMA_ENGINE_MEM:    return "mem";
-    case GPURMA_ENGINE_PORT:   return "port";
-    case GPURMA_ENGINE_SWITCH: return "switch";
-    default:                   return "none";
-    }
 }
 
 GPURMA_API void *gpurma_win_peer_ptr(gpurma_win_t w, int peer)

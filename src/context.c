@@ -10,23 +10,18 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "coll.h"
 #include "gpu.h"
-#include "port.h"
+#include "rma.h"
+
+#define INIT_FIELDS_KNOWN                                                               \
+    (GPURMA_INIT_FIELD_BOOTSTRAP | GPURMA_INIT_FIELD_MPI_COMM | GPURMA_INIT_FIELD_DEVICE |   \
+     GPURMA_INIT_FIELD_TIMEOUT_MS)
 
 static int exchange_over_bootstrap(const gpurma_exchange_t *ex, const void *mine, void *all,
                                    size_t len)
 {
     return gpurma_bootstrap_allgather(ex->arg, mine, all, len);
-}
-
-int gpurma_ctx_check(const struct gpurma_ctx_s *ctx)
-{
-    if (!ctx)
-        return gpurma_set_error(GPURMA_ERR_NOT_INITIALIZED, "context is NULL (call gpurma_init)");
-    if (ctx->magic != GPURMA_CTX_MAGIC)
-        return gpurma_set_error(GPURMA_ERR_NOT_INITIALIZED, "%p is not a live context",
-                                (const void *)ctx);
-    return GPURMA_SUCCESS;
 }
 
 /* The device asked for: the init parameter, else GPURMA_DEVICE. */
@@ -88,33 +83,48 @@ static int select_device(const gpurma_init_params_t *p, int local_rank, int *dev
     return GPURMA_SUCCESS;
 }
 
-static void ctx_release(struct gpurma_ctx_s *ctx)
+static void bury_team(struct gpurma_team_s *t)
 {
-    if (ctx->node) {
-        gpurma_team_destroy(ctx->node);
-        free(ctx->node);
+    gpurma_team_destroy(t);
+    t->magic = GPURMA_GONE_MAGIC;
+    gpurma_handle_bury(t);
+}
+
+/* Releases everything the context holds. Windows and teams the user did
+ * not free go with it; their handles, and the context's own when it was
+ * handed out, stay readable as tombstones that say so. */
+static void ctx_release(struct gpurma_ctx_s *ctx, int handed_out)
+{
+    while (ctx->wins) {
+        struct gpurma_win_s *w = ctx->wins;
+        ctx->wins = w->next_live;
+        gpurma_win_destroy(w);
+        w->magic = GPURMA_GONE_MAGIC;
+        gpurma_handle_bury(w);
     }
-    if (ctx->world) {
-        gpurma_team_destroy(ctx->world);
-        free(ctx->world);
+    while (ctx->teams) {
+        struct gpurma_team_s *t = ctx->teams;
+        ctx->teams = t->next_live;
+        bury_team(t);
     }
-    gpurma_port_shutdown(ctx); /* after the windows that use it */
-    while (ctx->team_graveyard) {
-        struct gpurma_team_s *t = ctx->team_graveyard;
-        ctx->team_graveyard = t->next_freed;
-        free(t);
-    }
-    while (ctx->graveyard) {
-        struct gpurma_win_s *w = ctx->graveyard;
-        ctx->graveyard = w->next_freed;
-        free(w);
-    }
+    if (ctx->node)
+        bury_team(ctx->node);
+    if (ctx->world)
+        bury_team(ctx->world);
+    /* Engines stop their threads after the windows that use them. */
+    for (int i = __atomic_load_n(&ctx->nhooks, __ATOMIC_ACQUIRE); i-- > 0;)
+        if (ctx->hooks[i]->shutdown)
+            ctx->hooks[i]->shutdown(ctx);
     if (ctx->bs)
         gpurma_bootstrap_close(ctx->bs);
     free(ctx->pids);
+    free(ctx->dead);
     pthread_mutex_destroy(&ctx->lock);
     ctx->magic = GPURMA_DEAD_MAGIC;
-    free(ctx);
+    if (handed_out)
+        gpurma_handle_bury(ctx);
+    else
+        free(ctx);
 }
 
 GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurma_init_params_t *p,
@@ -129,19 +139,28 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurm
                                 "init: program built against gpurma API %u.%u, library is %d.%d",
                                 api_version >> 16, api_version & 0xffff, GPURMA_VERSION_MAJOR,
                                 GPURMA_VERSION_MINOR);
+    if (gpurma_config_check())
+        return GPURMA_ERR_INVALID_ARG; /* the message names the variable */
     const gpurma_config_t *cfg = gpurma_config();
     uint64_t mask = p ? p->field_mask : 0;
+    if (mask & ~(uint64_t)INIT_FIELDS_KNOWN)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "init: field_mask 0x%llx has unknown bits 0x%llx",
+                                (unsigned long long)mask,
+                                (unsigned long long)(mask & ~(uint64_t)INIT_FIELDS_KNOWN));
     int64_t timeout_ms = (mask & GPURMA_INIT_FIELD_TIMEOUT_MS) ? p->timeout_ms : cfg->timeout_ms;
-    if (timeout_ms <= 0)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "init: timeout %lld ms must be positive",
-                                (long long)timeout_ms);
+    /* The same bound as GPURMA_TIMEOUT_MS: never overflows in ns. */
+    if (timeout_ms <= 0 || timeout_ms > GPURMA_CFG_TIMEOUT_MS_MAX)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "init: timeout %lld ms: expected 1 to %lld ms (7 days)",
+                                (long long)timeout_ms, (long long)GPURMA_CFG_TIMEOUT_MS_MAX);
 
     struct gpurma_ctx_s *ctx = calloc(1, sizeof(*ctx));
     if (!ctx)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "init: out of memory");
     pthread_mutex_init(&ctx->lock, NULL);
     ctx->timeout_ns = (uint64_t)timeout_ms * 1000000ull;
-    ctx->liveness_ns = (uint64_t)(cfg->liveness_ms > 0 ? cfg->liveness_ms : 20) * 1000000ull;
+    ctx->liveness_ns = (uint64_t)cfg->liveness_ms * 1000000ull;
 
     ctx->device = GPURMA_DEVICE_HOST;
     int rc = check_device(p);
@@ -152,7 +171,7 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurm
     if (!rc)
         rc = select_device(p, ctx->bs->local_rank, &ctx->device);
     if (rc) {
-        ctx_release(ctx);
+        ctx_release(ctx, 0);
         return rc;
     }
     ctx->rank = ctx->bs->rank;
@@ -167,9 +186,10 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurm
     gpurma_log_set_rank(ctx->rank);
 
     ctx->pids = calloc((size_t)ctx->size, sizeof(pid_t));
+    ctx->dead = calloc((size_t)ctx->size, sizeof(*ctx->dead));
     int *ranks = malloc((size_t)ctx->size * sizeof(int));
     pid_t me = getpid();
-    rc = ctx->pids && ranks ? gpurma_bootstrap_allgather(ctx->bs, &me, ctx->pids, sizeof(me))
+    rc = ctx->pids && ctx->dead && ranks ? gpurma_bootstrap_allgather(ctx->bs, &me, ctx->pids, sizeof(me))
                             : gpurma_set_error(GPURMA_ERR_NO_MEMORY, "init: out of memory");
     if (!rc) {
         for (int i = 0; i < ctx->size; i++)
@@ -181,7 +201,7 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurm
     if (!rc)
         rc = gpurma_team_split_internal(ctx->world, ctx->bs->node_id, ctx->rank, 1, &ctx->node);
     if (rc) {
-        ctx_release(ctx);
+        ctx_release(ctx, 0);
         return rc;
     }
     GPURMA_INFO(GPURMA_SUB_INIT,
@@ -202,7 +222,10 @@ GPURMA_API gpurma_status_t gpurma_finalize(gpurma_ctx_t ctx)
         return rc;
     /* Peers may still be reading our segments until everyone is here. */
     rc = gpurma_barrier(ctx->world);
-    ctx_release(ctx);
+    /* Every rank is here: from now on a closed connection is a peer that
+     * finished, not one that died. */
+    __atomic_store_n(&ctx->finalizing, 1, __ATOMIC_RELEASE);
+    ctx_release(ctx, 1);
     return rc;
 }
 

@@ -11,6 +11,9 @@
  * wait for absent peers: with the single bootstrap (no launcher), or under a
  * PMIx launcher (mpirun/srun start every rank, so the collective completes),
  * and then with a short timeout. Under a launcher only rank 0 prints.
+ *
+ * Exit status 1 when a GPURMA_* variable holds a value the library rejects
+ * (everything is still printed, the bad value marked).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -21,8 +24,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gpurma.h"
-#include "config_table.h"
+#include "bootstrap.h"
+#include "gpurma_internal.h"
+#include "switch/switch.h"
 
 extern char **environ;
 
@@ -32,33 +36,45 @@ extern char **environ;
 
 /* ----------------------------------------------------------- config table */
 
-typedef struct {
-    const char *name, *type, *def, *help;
-} env_var_t;
-
-#define INFO_ENV_ENTRY(field, name, type, def, help) {"GPURMA_" #name, #type, def, help},
-static const env_var_t env_vars[] = {GPURMA_CONFIG_TABLE(INFO_ENV_ENTRY)};
-#undef INFO_ENV_ENTRY
-#define NUM_ENV_VARS (sizeof(env_vars) / sizeof(env_vars[0]))
-
-static int is_known_var(const char *name, size_t len)
+static const char *type_name(gpurma_cfg_type_t t)
 {
-    for (size_t i = 0; i < NUM_ENV_VARS; i++)
-        if (strlen(env_vars[i].name) == len && !strncmp(env_vars[i].name, name, len))
+    switch (t) {
+    case GPURMA_CFG_INT:  return "INT";
+    case GPURMA_CFG_STR:  return "STR";
+    case GPURMA_CFG_BOOL: return "BOOL";
+    case GPURMA_CFG_ENUM: return "ENUM";
+    case GPURMA_CFG_LIST: return "LIST";
+    }
+    return "?";
+}
+
+static int is_known_var(const gpurma_config_entry_t *vars, int n, const char *name, size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (strlen(vars[i].env) == len && !strncmp(vars[i].env, name, len))
             return 1;
     return 0;
 }
 
-static void print_env_vars(void)
+/* Prints every variable; returns how many hold a value the library rejects. */
+static int print_env_vars(void)
 {
-    printf("Environment variables (value in effect; * = set in the environment):\n");
-    for (size_t i = 0; i < NUM_ENV_VARS; i++) {
-        const env_var_t *v = &env_vars[i];
-        const char *set = getenv(v->name);
-        const char *value = set ? set : v->def;
-        printf("  %c %-22s = %-10s (default %s, %s)\n", set ? '*' : ' ', v->name,
-               value[0] ? value : "\"\"", v->def[0] ? v->def : "\"\"", v->type);
+    int n, invalid = 0;
+    const gpurma_config_entry_t *vars = gpurma_config_entries(&n);
+    printf("Environment variables (value in effect; * = set in the environment, "
+           "! = set but invalid):\n");
+    for (int i = 0; i < n; i++) {
+        const gpurma_config_entry_t *v = &vars[i];
+        char accepts[256];
+        invalid += v->invalid;
+        printf("  %c %-22s = %-10s (default %s, %s)%s\n", v->invalid ? '!' : v->is_set ? '*' : ' ',
+               v->env, v->value[0] ? v->value : "\"\"", v->def[0] ? v->def : "\"\"",
+               type_name(v->type), v->invalid ? "  INVALID" : "");
         printf("      %s\n", v->help);
+        if (v->invalid)
+            printf("      INVALID: expected %s\n", gpurma_config_accepts(v, accepts, sizeof(accepts)));
+        else if (v->type != GPURMA_CFG_STR || v->check)
+            printf("      accepts %s\n", gpurma_config_accepts(v, accepts, sizeof(accepts)));
     }
     /* A misspelt variable is silently ignored by the library; say so here. */
     int unknown = 0;
@@ -67,12 +83,16 @@ static void print_env_vars(void)
             continue;
         const char *eq = strchr(*e, '=');
         size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
-        if (is_known_var(*e, len))
+        if (is_known_var(vars, n, *e, len))
             continue;
         if (!unknown++)
             printf("  Not gpurma variables (ignored by the library; misspelt?):\n");
         printf("    %.*s\n", (int)len, *e);
     }
+    if (invalid)
+        printf("%d variable(s) marked ! hold a value gpurma does not accept: gpurma_init\n"
+               "fails with GPURMA_ERR_INVALID_ARG until they are corrected or unset.\n", invalid);
+    return invalid;
 }
 
 /* ----------------------------------------------------------- build options */
@@ -143,50 +163,6 @@ static void print_build(void)
 }
 
 /* -------------------------------------------------------------- detection */
-
-static int env_set(const char *name)
-{
-    const char *v = getenv(name);
-    return v && v[0];
-}
-
-/* The choice gpurma_init makes with no bootstrap requested by the caller
- * (keep in step with bootstrap/bootstrap.c). An application passing an
- * MPI communicator gets "mpi" whatever this says. */
-static const char *detect_bootstrap(const char **why)
-{
-    const char *env = getenv("GPURMA_BOOTSTRAP");
-    if (env && env[0] && strcasecmp(env, "auto")) {
-        *why = "GPURMA_BOOTSTRAP is set";
-        return env;
-    }
-    if (env_set("PMIX_RANK") || env_set("PMIX_NAMESPACE")) {
-        *why = "PMIX_RANK/PMIX_NAMESPACE are set: launched by mpirun or srun --mpi=pmix";
-        return "pmix";
-    }
-    if (env_set("RANK") && env_set("WORLD_SIZE") && env_set("MASTER_ADDR")) {
-        *why = "RANK, WORLD_SIZE and MASTER_ADDR are set: torchrun-style launch";
-        return "uid";
-    }
-    *why = "no launcher detected";
-    return "single";
-}
-
-/* Whether the switch engine would refuse, and why (same rules as the
- * library's window code). */
-static const char *switch_refusal(void)
-{
-    const char *v;
-    if ((v = getenv("NCCL_NVLS_ENABLE")) && !strcmp(v, "0"))
-        return "refused: NCCL_NVLS_ENABLE=0 is set";
-    if ((v = getenv("NVSHMEM_DISABLE_NVLS")) && strcmp(v, "0"))
-        return "refused: NVSHMEM_DISABLE_NVLS is set";
-    if ((v = getenv("GPURMA_DISABLE_SWITCH")) &&
-        (v[0] == '1' || v[0] == 'y' || v[0] == 'Y' || v[0] == 't' || v[0] == 'T' ||
-         !strcasecmp(v, "on")))
-        return "refused: GPURMA_DISABLE_SWITCH is set";
-    return NULL;
-}
 
 /* Result of a trial initialization, for the report. */
 typedef struct {
@@ -292,19 +268,18 @@ static void print_detected(const char *bootstrap, const char *why, const init_re
 
 static void print_engines(void)
 {
-    const char *forced = getenv("GPURMA_ENGINE");
-    const char *refusal = switch_refusal();
+    const char *forced = gpurma_config()->engine;
+    /* The library's own rules (switch.c), with its message. */
+    const char *refusal = gpurma_switch_refusal() ? gpurma_error_text() : NULL;
     printf("Engines:\n");
     printf("  %-8s %s\n", "mem", "yes: loads and stores into mapped peer memory "
            "(POSIX shm on the host backend, process_vm_writev for created windows)");
     printf("  %-8s %s%s\n", "port", "yes: descriptor FIFO + proxy thread; memcpy on the node",
            INFO_HAVE_UCX ? ", UCX to other nodes" : "; no UCX in this build, so no other nodes");
-    if (refusal)
-        printf("  %-8s %s\n", "switch", refusal);
-    else
-        printf("  %-8s %s\n", "switch", "no: NVLink multicast is opt-in and not part of this "
-               "build (needs CUDA and an NVSwitch system)");
-    if (forced && forced[0] && strcasecmp(forced, "auto"))
+    printf("  %-8s yes: switch objects (gpurma_switch.h), emulated reduce/broadcast\n",
+           "switch");
+    printf("  %-8s %s\n", "", refusal ? refusal : "NVLink multicast may be tried (GPURMA_SWITCH=1)");
+    if (strcasecmp(forced, "auto"))
         printf("  GPURMA_ENGINE=%s forces the engine of every window\n", forced);
 }
 
@@ -320,7 +295,9 @@ static void usage(FILE *f)
             "  -c, --config   only the environment variables\n"
             "  --no-init      detect from the environment only; never initialize\n"
             "  --version      only the version\n"
-            "  -h, --help     this text\n");
+            "  -h, --help     this text\n"
+            "\n"
+            "Exits with 1 when a GPURMA_* variable holds a value gpurma rejects.\n");
 }
 
 int main(int argc, char **argv)
@@ -343,13 +320,17 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (config_only) {
-        print_env_vars();
-        return 0;
-    }
+    if (config_only)
+        return print_env_vars() ? 1 : 0;
 
-    const char *why;
-    const char *bootstrap = detect_bootstrap(&why);
+    const char *why, *bootstrap;
+    if (gpurma_bootstrap_detect(&bootstrap, &why)) {
+        /* gpurma_init would fail the same way: say so, show the rest. */
+        fprintf(stderr, "gpurma-info: %s\n", gpurma_error_text());
+        bootstrap = "none";
+        why = "the launch environment is incomplete (see above)";
+        no_init = 1;
+    }
     init_report_t r;
     memset(&r, 0, sizeof(r));
     r.gpus = -1;
@@ -367,6 +348,5 @@ int main(int argc, char **argv)
     print_build();
     print_detected(bootstrap, why, &r);
     print_engines();
-    print_env_vars();
-    return 0;
+    return print_env_vars() ? 1 : 0;
 }

@@ -7,6 +7,12 @@
 #
 # (a) ranks started by hand with the uid bootstrap (RANK, WORLD_SIZE,
 #     MASTER_ADDR, MASTER_PORT, GPURMA_UID_TOKEN): every exit code is checked;
+#     Also across simulated nodes (GPURMA_NODE_ID per rank: every peer is
+#     reached over UCX, no process check applies), where the death must be
+#     noticed within DETECT_BOUND_MS and the teardown must not wait for the
+#     dead (TEARDOWN_BOUND_MS); a stream of puts completed only by flush and
+#     quiet; and a death inside win_allocate, after which no shared-memory
+#     segment of the job may remain in /dev/shm;
 # (b) ranks started by the launcher (mpirun, PMIx bootstrap). Open MPI's
 #     mpirun kills the whole job when a rank dies; with --enable-recovery
 #     (Open MPI 4.1) it lets the survivors finish, and each survivor also
@@ -27,7 +33,29 @@ export GPURMA_TIMEOUT_MS=15000
 SCENARIO_LIMIT_MS=20000 # launch to the last exit, each scenario
 DETECT_LIMIT_MS=10000   # kill -9 to the last survivor's exit
 
+# Bounds of the scenarios that measure: the death is noticed (UCX endpoint,
+# process check, bootstrap connection) in tens of ms on a quiet machine;
+# these leave room for a loaded 2-core CI runner.
+DETECT_BOUND_MS=2000
+TEARDOWN_BOUND_MS=3000
+BOUNDS=(PD_DETECT_MAX_MS=$DETECT_BOUND_MS PD_TEARDOWN_MAX_MS=$TEARDOWN_BOUND_MS)
+
 names_rank() { fl_names_dead_rank "$@"; }
+
+# no_segments_left NAME FILES...: none of the pids the ranks printed owns a
+# segment in /dev/shm any more.
+no_segments_left() {
+    local pid left=
+    for pid in $(sed -n 's/^peer_death: rank [0-9]*: pid \([0-9]*\)$/\1/p' "$@"); do
+        left="$left$(ls /dev/shm 2>/dev/null | grep "^gpurma-$pid-")"
+    done
+    [ -z "$left" ] || { echo "left in /dev/shm: $left"; return 1; }
+}
+
+# detect_times FILES...: the survivors' "detected after N ms", as a list
+detect_times() {
+    sed -n 's/^peer_death: rank [0-9]*: detected after \([0-9]*\) ms$/\1/p' "$@" | tr '\n' ' '
+}
 
 # ------------------------------------------------------- (a) uid, by hand
 
@@ -40,7 +68,7 @@ uid_launch() {
     token=$(fl_token)
     for ((r = 0; r < N; r++)); do
         env RANK=$r WORLD_SIZE=$N MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" \
-            GPURMA_UID_TOKEN="$token" "$@" \
+            GPURMA_UID_TOKEN="$token" ${UID_NODES:+GPURMA_NODE_ID=node$r} "$@" \
             timeout -k 5 40 "$PROG" >"$FL_WORK/$name.$r" 2>&1 &
         FL_PIDS[r]=$!
     done
@@ -70,11 +98,14 @@ uid_control() {
         { fl_fail "uid: control run"; fl_show "$FL_WORK"/control.*; }
 }
 
-# uid_self NAME VICTIM PHASE: the victim raises SIGKILL itself
+# uid_self NAME VICTIM PHASE [VAR=VALUE...]: the victim raises SIGKILL itself
+# (UID_NODES=1: each rank on a node of its own)
 uid_self() {
     local name=$1 victim=$2 phase=$3 t0 r ok=1 why=
+    shift 3
     t0=$(fl_now_ms)
-    uid_launch "$name" PD_MODE=self PD_VICTIM="$victim" PD_PHASE="$phase" PD_ROUNDS=25
+    uid_launch "$name" PD_MODE=self PD_VICTIM="$victim" PD_PHASE="$phase" PD_ROUNDS=25 \
+        PD_DEATH_FILE="$FL_WORK/$name.death" "$@"
     uid_wait
     local elapsed=$(($(fl_now_ms) - t0))
     [ "${CODES[victim]}" = 137 ] || { ok=0; why="$why victim exit ${CODES[victim]} (want 137);"; }
@@ -85,8 +116,11 @@ uid_self() {
             { ok=0; why="$why rank $r did not report PEER_FAILED naming rank $victim;"; }
     done
     [ "$elapsed" -lt $SCENARIO_LIMIT_MS ] || { ok=0; why="$why took $elapsed ms;"; }
-    [ $ok = 1 ] && fl_ok "uid: rank $victim raised SIGKILL ($phase); $((N - 1)) survivors got" \
-        "PEER_FAILED naming it, exit 3 ($elapsed ms in all)" ||
+    [ "$phase" = alloc ] && ! no_segments_left "$FL_WORK/$name".[0-9] &&
+        { ok=0; why="$why shared-memory segments outlived the job;"; }
+    [ $ok = 1 ] && fl_ok "uid${UID_NODES:+ (a node per rank)}: rank $victim raised SIGKILL" \
+        "($phase); $((N - 1)) survivors got PEER_FAILED naming it, exit 3 ($elapsed ms in" \
+        "all; told after: $(detect_times "$FL_WORK/$name".[0-9])ms)" ||
         { fl_fail "uid: $name:$why"; fl_show "$FL_WORK/$name".*; }
 }
 
@@ -129,8 +163,14 @@ mp_run() {
     shift 2
     mkdir -p "$res"
     # shellcheck disable=SC2086
-    env PD_RESULT_DIR="$res" "$@" timeout -k 5 40 $MP_LAUNCH -n $N $MP_EXTRA "$PROG" \
-        >"$FL_WORK/$name.out" 2>&1 &
+    if [ -n "${MP_NODES:-}" ]; then # each rank a node of its own
+        env PD_RESULT_DIR="$res" "$@" timeout -k 5 40 $MP_LAUNCH -n $N $MP_EXTRA sh -c \
+            'GPURMA_NODE_ID=node${OMPI_COMM_WORLD_RANK:-$PMIX_RANK} exec "$0"' "$PROG" \
+            >"$FL_WORK/$name.out" 2>&1 &
+    else
+        env PD_RESULT_DIR="$res" "$@" timeout -k 5 40 $MP_LAUNCH -n $N $MP_EXTRA "$PROG" \
+            >"$FL_WORK/$name.out" 2>&1 &
+    fi
     MP_PID=$!
     FL_PIDS+=("$MP_PID")
 }
@@ -163,14 +203,17 @@ mp_check() {
         ok=0; why="$why $((now - tk)) ms from kill to the end;"
     fi
     [ $ok = 1 ] && fl_ok "launcher: $name: survivors reported rank $victim failed (launcher exit" \
-        "$rc, $elapsed ms)" || { fl_fail "launcher: $name (exit $rc):$why"; fl_show "$FL_WORK/$name.out"; }
+        "$rc, $elapsed ms; told after: $(detect_times "$FL_WORK/$name.out")ms)" || { fl_fail "launcher: $name (exit $rc):$why"; fl_show "$FL_WORK/$name.out"; }
 }
 
+# mp_self NAME VICTIM [VAR=VALUE...] (MP_NODES=1: each rank a node of its own)
 mp_self() {
-    local victim=$1 t0
+    local name=$1 victim=$2 t0
+    shift 2
     t0=$(fl_now_ms)
-    mp_run mp-self "$FL_WORK/res-self" PD_MODE=self PD_VICTIM="$victim" PD_ROUNDS=25
-    mp_check mp-self "$FL_WORK/res-self" "$victim" "$t0"
+    mp_run "$name" "$FL_WORK/res-$name" PD_MODE=self PD_VICTIM="$victim" PD_ROUNDS=25 \
+        PD_DEATH_FILE="$FL_WORK/$name.death" "$@"
+    mp_check "$name" "$FL_WORK/res-$name" "$victim" "$t0"
 }
 
 mp_external() {
@@ -196,6 +239,10 @@ mp_external() {
 uid_control
 uid_self self-wait 2 wait
 uid_self self-barrier-root 0 barrier
+uid_self self-stream 2 stream "${BOUNDS[@]}"
+uid_self self-alloc 1 alloc PD_TEARDOWN_MAX_MS=$TEARDOWN_BOUND_MS
+UID_NODES=1 uid_self nodes-wait 2 wait "${BOUNDS[@]}"
+UID_NODES=1 uid_self nodes-barrier 1 barrier "${BOUNDS[@]}"
 uid_external kill-member 1
 uid_external kill-root 0
 
@@ -214,7 +261,12 @@ else
         MP_EXTRA=--enable-recovery
     fi
     echo "note: launcher: $MP_LAUNCH ${MP_EXTRA:-(survivors may be killed by it)}"
-    mp_self 3
+    mp_self mp-self 3
+    # No bootstrap channel under mpirun: the process check (one node) and
+    # UCX endpoints (a node per rank) must tell the survivors.
+    mp_self mp-stream 2 PD_PHASE=stream "${BOUNDS[@]}"
+    MP_NODES=1 mp_self mp-nodes-wait 2 "${BOUNDS[@]}"
+    MP_NODES=1 mp_self mp-nodes-barrier 1 PD_PHASE=barrier "${BOUNDS[@]}"
     mp_external 1
 fi
 

@@ -17,11 +17,25 @@
  *   PD_ROUNDS     rounds before the death, or in all for mode none (default 20)
  *   PD_PHASE      wait (default): the victim dies holding the token, so the
  *                 survivors are all inside wait_until; barrier: it dies just
- *                 before a barrier, so they are inside gpurma_barrier
+ *                 before a barrier, so they are inside gpurma_barrier;
+ *                 stream: after the rounds the survivors only put to the
+ *                 victim and flush / quiet (no waits) while it dies, and
+ *                 must learn it from flush or quiet; alloc: the victim
+ *                 dies inside gpurma_win_allocate of a second window, once
+ *                 its shared-memory segment exists (a thread watches
+ *                 /dev/shm), and the survivors must fail that call
  *   PD_PIDFILE    where the victim writes its pid (mode external)
  *   PD_MAX_SECONDS give up after this long without a failure (default 60)
  *   PD_RESULT_DIR  each rank also writes its exit code to DIR/rank.R, for
  *                 launchers that do not pass exit codes on (mpirun)
+ *   PD_DEATH_FILE  mode self: the victim writes its CLOCK_MONOTONIC time
+ *                 there just before it dies; survivors print how long after
+ *                 it they were told ("detected after N ms")
+ *   PD_DETECT_MAX_MS   fail a survivor told later than that (needs the above)
+ *   PD_TEARDOWN_MAX_MS fail a survivor whose barrier + win_free + finalize
+ *                 after the failure take longer than that
+ *
+ * Every rank prints "peer_death: rank R: pid P" first.
  *
  * Each survivor prints one line
  *   peer_death: rank R: SURVIVOR <op> -> GPURMA_ERR_...: <message>
@@ -43,6 +57,9 @@
 #include "status_name.h"
 
 enum { EXIT_PEER_FAILED = 3, EXIT_TIMED_OUT = 4 };
+
+#include <dirent.h>
+#include <pthread.h>
 
 #define WIN_BYTES  (2u << 20)
 #define TOKEN_SIG  0u
@@ -105,16 +122,33 @@ typedef struct {
     double       t_start;
 } ring_t;
 
+/* Milliseconds since the victim wrote PD_DEATH_FILE, or -1. */
+static long ms_since_death(void)
+{
+    const char *path = getenv("PD_DEATH_FILE");
+    FILE *f = path && *path ? fopen(path, "r") : NULL;
+    double t = -1;
+    if (f) {
+        if (fscanf(f, "%lf", &t) != 1)
+            t = -1;
+        fclose(f);
+    }
+    return t < 0 ? -1 : (long)((now_s() - t) * 1000);
+}
+
 /* A survivor reports what it got and ends; the exit code says which error.
  * Everything is released on the way out, so that a leak checker (ASan) sees
  * the failure path as clean as the normal one. */
 static int survivor_report(ring_t *g, long round, const char *op, gpurma_status_t rc)
 {
+    long detect_ms = ms_since_death();
     printf("peer_death: rank %d: SURVIVOR %s in round %ld -> %s (%d): %s\n", g->rank, op, round,
            status_name(rc), (int)rc, gpurma_last_error_message(g->ctx));
+    if (detect_ms >= 0)
+        printf("peer_death: rank %d: detected after %ld ms\n", g->rank, detect_ms);
     /* The job is broken: a barrier must fail as well, and promptly; freeing
      * the window and finalizing must return (with an error) without hanging. */
-    double t0 = now_s();
+    double t0 = now_s(), t_teardown = t0;
     gpurma_status_t brc = gpurma_barrier(gpurma_team_world(g->ctx));
     printf("peer_death: rank %d: barrier after the failure -> %s (%.2f s)\n", g->rank,
            status_name(brc), now_s() - t0);
@@ -122,10 +156,22 @@ static int survivor_report(ring_t *g, long round, const char *op, gpurma_status_
     gpurma_status_t wrc = gpurma_win_free(&g->win);
     gpurma_status_t frc = gpurma_finalize(g->ctx);
     g->finalized = 1;
+    double teardown = now_s() - t_teardown;
     printf("peer_death: rank %d: win_free -> %s, finalize -> %s (%.2f s); %.2f s since start\n",
            g->rank, status_name(wrc), status_name(frc), now_s() - t0, now_s() - g->t_start);
     if (brc == GPURMA_SUCCESS) {
         printf("peer_death: rank %d: FAIL: barrier succeeded although a rank is dead\n", g->rank);
+        return 1;
+    }
+    long detect_max = env_long("PD_DETECT_MAX_MS", 0), teardown_max = env_long("PD_TEARDOWN_MAX_MS", 0);
+    if (detect_max && (detect_ms < 0 || detect_ms > detect_max)) {
+        printf("peer_death: rank %d: FAIL: told %ld ms after the death (at most %ld)\n", g->rank,
+               detect_ms, detect_max);
+        return 1;
+    }
+    if (teardown_max && teardown * 1000 > (double)teardown_max) {
+        printf("peer_death: rank %d: FAIL: barrier, win_free and finalize after the failure took "
+               "%.0f ms (at most %ld)\n", g->rank, teardown * 1000, teardown_max);
         return 1;
     }
     if (rc == GPURMA_ERR_PEER_FAILED)
@@ -166,7 +212,92 @@ static void die_now(int rank, long round, const char *where)
 {
     printf("peer_death: rank %d: raising SIGKILL in round %ld, %s\n", rank, round, where);
     fflush(stdout);
+    const char *path = getenv("PD_DEATH_FILE");
+    FILE *f = path && *path ? fopen(path, "w") : NULL;
+    if (f) {
+        fprintf(f, "%.6f\n", now_s());
+        fclose(f);
+    }
     raise(SIGKILL);
+}
+
+/* Phase stream: the survivors put to the victim and complete with flush and
+ * quiet only, so nothing but those calls can tell them. */
+static int stream_to_victim(ring_t *g, int victim, double max_s)
+{
+    if (g->rank == victim) {
+        usleep(200 * 1000); /* the others are streaming by now */
+        die_now(g->rank, 0, "while the others stream puts to it");
+    }
+    fill_payload(g->payload, 4096, 1, g->rank);
+    size_t off = (size_t)g->rank * 4096 % (WIN_BYTES - 4096);
+    for (long i = 0;; i++) {
+        if (now_s() - g->t_start > max_s) {
+            printf("peer_death: rank %d: FAIL: flush and quiet still succeed after %.0f s of "
+                   "puts to dead rank %d\n", g->rank, max_s, victim);
+            return 1;
+        }
+        gpurma_status_t rc = gpurma_put(g->win, victim, off, g->payload, 4096);
+        if (rc)
+            return survivor_report(g, i, "put", rc);
+        rc = gpurma_flush(g->win, victim);
+        if (rc)
+            return survivor_report(g, i, "flush", rc);
+        if ((i & 15) == 15 && (rc = gpurma_quiet(g->win)))
+            return survivor_report(g, i, "quiet", rc);
+    }
+}
+
+/* Phase alloc: a thread of the victim raises SIGKILL as soon as a new
+ * shared-memory segment of this process appears, i.e. inside the
+ * gpurma_win_allocate that created it. */
+static int own_segments(void)
+{
+    char prefix[32];
+    int n = 0, plen = snprintf(prefix, sizeof(prefix), "gpurma-%d-", (int)getpid());
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += !strncmp(e->d_name, prefix, (size_t)plen);
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void *die_on_new_segment(void *arg)
+{
+    int before = *(int *)arg;
+    while (own_segments() <= before)
+        usleep(200);
+    die_now(-1, 0, "inside gpurma_win_allocate (its segment exists)");
+    return NULL;
+}
+
+static int allocate_with_death(ring_t *g, int victim)
+{
+    static int before;
+    pthread_t t;
+    if (g->rank == victim) {
+        before = own_segments();
+        if (pthread_create(&t, NULL, die_on_new_segment, &before))
+            return 2;
+    } else {
+        usleep(300 * 1000); /* the victim is inside the call first */
+    }
+    gpurma_win_params_t wp = {.field_mask = GPURMA_WIN_FIELD_MEM_KIND,
+                              .mem_kind = GPURMA_MEM_HOST};
+    gpurma_win_t second = NULL;
+    gpurma_status_t rc =
+        gpurma_win_allocate(gpurma_team_world(g->ctx), 8u << 20, &wp, NULL, &second);
+    if (g->rank == victim)
+        pause(); /* the thread ends the process */
+    if (rc == GPURMA_SUCCESS) {
+        printf("peer_death: rank %d: FAIL: win_allocate succeeded although rank %d died in it\n",
+               g->rank, victim);
+        gpurma_win_free(&second);
+        return 1;
+    }
+    return survivor_report(g, 0, "win_allocate", rc);
 }
 
 static int write_pidfile(int rank, long round)
@@ -204,10 +335,13 @@ static int run(ring_t *g)
     long rounds = env_long("PD_ROUNDS", 20);
     double max_s = (double)env_long("PD_MAX_SECONDS", 60);
     int self_kill = !strcmp(mode, "self"), external = !strcmp(mode, "external");
-    int in_barrier = !strcmp(phase, "barrier");
+    int in_barrier = !strcmp(phase, "barrier"), in_stream = !strcmp(phase, "stream");
+    int in_alloc = !strcmp(phase, "alloc");
+    printf("peer_death: rank %d: pid %d\n", g->rank, (int)getpid());
     if (size < 2 || victim < 0 || victim >= size || rounds < 1 ||
         (!self_kill && !external && strcmp(mode, "none")) ||
-        (!in_barrier && strcmp(phase, "wait"))) {
+        (!in_barrier && !in_stream && !in_alloc && strcmp(phase, "wait")) ||
+        ((in_stream || in_alloc) && !self_kill)) {
         printf("peer_death: bad setup: %d ranks (2 or more needed), PD_MODE %s, PD_PHASE %s, "
                "PD_VICTIM %d, PD_ROUNDS %ld\n", size, mode, phase, victim, rounds);
         return 2;
@@ -237,6 +371,10 @@ static int run(ring_t *g)
         printf("peer_death: %d ranks, bootstrap %s, mode %s, phase %s, victim %d after %ld "
                "rounds\n", size, gpurma_bootstrap_name(g->ctx), mode, phase, victim, rounds);
 
+    if (in_stream)
+        return stream_to_victim(g, victim, max_s);
+    if (in_alloc)
+        return allocate_with_death(g, victim);
     for (long round = 0; self_kill || external || round < rounds; round++) {
         if (now_s() - g->t_start > max_s) {
             printf("peer_death: rank %d: FAIL: no failure reported after %.0f s (round %ld)\n",

@@ -13,43 +13,17 @@
 # Exit: 0 pass, 1 fail, 99 when the test program cannot be built.
 set -u
 FL_NAME=uid-bootstrap
-. "$(dirname "$0")/fault-lib.sh"
-fl_init
+. "$(dirname "$0")/uid-lib.sh"
 
-PROG=$(fl_program tests/fault/uid_ring) || exit 99
 # What a good job may need on a loaded 2-core machine; short waits below.
 export GPURMA_TIMEOUT_MS=30000
 
-# launch NAME RANK SIZE [VAR=VALUE...]: output in $FL_WORK/NAME.RANK
-launch() {
-    local name=$1 r=$2 n=$3
-    shift 3
-    env RANK="$r" WORLD_SIZE="$n" MASTER_ADDR=127.0.0.1 MASTER_PORT="$PORT" \
-        GPURMA_UID_TOKEN="$TOKEN" "$@" \
-        timeout -k 5 60 "$PROG" >"$FL_WORK/$name.$r" 2>&1 &
-    FL_PIDS[r]=$!
-}
-
-wait_ranks() { # FIRST LAST: fills CODES[r]
-    local r
-    for ((r = $1; r <= $2; r++)); do
-        wait "${FL_PIDS[r]}" 2>/dev/null
-        CODES[r]=$?
-        FL_PIDS[r]=
-    done
-}
-
-new_job() {
-    PORT=$(fl_free_port)
-    TOKEN=$(fl_token)
-}
-
 test_ring() { # N
     local n=$1 r ok=1 t0
-    new_job
+    uid_new_job
     t0=$(fl_now_ms)
-    for ((r = 0; r < n; r++)); do launch "ring$n" "$r" "$n"; done
-    wait_ranks 0 $((n - 1))
+    for ((r = 0; r < n; r++)); do uid_launch "ring$n" "$r" "$n"; done
+    uid_wait_ranks 0 $((n - 1))
     local elapsed=$(($(fl_now_ms) - t0))
     for ((r = 0; r < n; r++)); do
         [ "${CODES[r]}" = 0 ] &&
@@ -76,16 +50,16 @@ stray_hello() {
 
 test_strays() {
     local n=4 r ok=1 why=
-    new_job
-    launch stray 0 $n
+    uid_new_job
+    uid_launch stray 0 $n
     local reply
     reply=$(stray_hello)
     # A client of another protocol, and one that says nothing and leaves.
     timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT; printf 'GET / HTTP/1.0\r\n\r\n%060d' 0 >&3;
         sleep 0.3" 2>/dev/null
     timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null
-    for ((r = 1; r < n; r++)); do launch stray "$r" $n; done
-    wait_ranks 0 $((n - 1))
+    for ((r = 1; r < n; r++)); do uid_launch stray "$r" $n; done
+    uid_wait_ranks 0 $((n - 1))
     for ((r = 0; r < n; r++)); do
         [ "${CODES[r]}" = 0 ] && grep -q "rank $r of $n: bootstrap uid: PASS" "$FL_WORK/stray.$r" ||
             { ok=0; why="$why rank $r exit ${CODES[r]};"; }
@@ -108,15 +82,15 @@ init_failed_cleanly() {
 
 test_missing_rank() {
     local ok=1 why= t0 timeout_ms=2000 r
-    new_job
+    uid_new_job
     t0=$(fl_now_ms)
     # WORLD_SIZE=3, rank 2 never comes. Rank 1 starts later, so rank 0
     # gives up first, while rank 1 still waits in its first exchange: rank
     # 1 must then learn that rank 0 timed out, not take it for dead.
-    launch missing 0 3 GPURMA_TIMEOUT_MS=$timeout_ms
+    uid_launch missing 0 3 GPURMA_TIMEOUT_MS=$timeout_ms
     sleep 0.5
-    launch missing 1 3 GPURMA_TIMEOUT_MS=$timeout_ms
-    wait_ranks 0 1
+    uid_launch missing 1 3 GPURMA_TIMEOUT_MS=$timeout_ms
+    uid_wait_ranks 0 1
     local elapsed=$(($(fl_now_ms) - t0))
     for r in 0 1; do
         [ "${CODES[r]}" = 2 ] || { ok=0; why="$why rank $r exit ${CODES[r]} (want 2);"; }
@@ -134,10 +108,10 @@ test_missing_rank() {
 
 test_missing_root() {
     local ok=1 why= t0 timeout_ms=1500
-    new_job
+    uid_new_job
     t0=$(fl_now_ms)
-    launch noroot 1 2 GPURMA_TIMEOUT_MS=$timeout_ms
-    wait_ranks 1 1
+    uid_launch noroot 1 2 GPURMA_TIMEOUT_MS=$timeout_ms
+    uid_wait_ranks 1 1
     local elapsed=$(($(fl_now_ms) - t0))
     [ "${CODES[1]}" = 2 ] || { ok=0; why="$why exit ${CODES[1]} (want 2);"; }
     init_failed_cleanly "$FL_WORK/noroot.1" 1 ||

@@ -3,8 +3,9 @@
  * rendezvous) bootstrap, started by hand: RANK, WORLD_SIZE, MASTER_ADDR,
  * MASTER_PORT and GPURMA_UID_TOKEN, the way torchrun starts ranks.
  *
- * Checks that the bootstrap is "uid" and that rank and size match RANK and
- * WORLD_SIZE; then, on a window whose size differs per rank:
+ * Checks that the bootstrap is "uid" (or UID_RING_BOOTSTRAP) and that rank
+ * and size match RANK and WORLD_SIZE (0 and 1 when unset); then, on a
+ * window whose size differs per rank:
  *   - gets of every size class at odd offsets from every rank (self
  *     included) of data the owner wrote, checked byte for byte;
  *   - rounds of puts to every rank into a per-origin region (half fused
@@ -12,7 +13,8 @@
  *     and poisoned destinations, then a wait_until on the arrival count;
  *   - a signal SET from the right neighbour carrying a value only it knows.
  *
- * Prints "uid_ring: rank R of N: PASS" and exits 0; 1 on wrong data or an
+ * Prints how long gpurma_init took ("uid_ring: rank R: init took T ms"),
+ * then "uid_ring: rank R of N: PASS" and exits 0; 1 on wrong data or an
  * unexpected error. When init fails it prints
  *   uid_ring: rank R: init -> GPURMA_ERR_...: <message>
  * and exits 2, which uid-bootstrap.sh expects for a job missing a rank.
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <gpurma.h>
 
@@ -188,7 +191,10 @@ int main(void)
     gpurma_init_params_t ip = {.field_mask = GPURMA_INIT_FIELD_DEVICE,
                                .device = GPURMA_DEVICE_HOST};
     gpurma_ctx_t ctx;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     gpurma_status_t rc = gpurma_init(&ip, &ctx);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rc) {
         printf("uid_ring: rank %s: init -> %s: %s\n", env_rank ? env_rank : "?", status_name(rc),
                gpurma_last_error_message(NULL));
@@ -196,6 +202,8 @@ int main(void)
     }
     g_rank = gpurma_rank(ctx);
     int size = gpurma_size(ctx);
+    printf("uid_ring: rank %d: init took %ld ms\n", g_rank,
+           (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
     char bootstrap[32];
     snprintf(bootstrap, sizeof(bootstrap), "%s",
              gpurma_bootstrap_name(ctx) ? gpurma_bootstrap_name(ctx) : "(null)");
@@ -206,7 +214,8 @@ int main(void)
                want_bootstrap);
         bad = 1;
     }
-    if (!env_rank || !env_size || atoi(env_rank) != g_rank || atoi(env_size) != size) {
+    /* Without RANK and WORLD_SIZE, a job of one process. */
+    if ((env_rank ? atoi(env_rank) : 0) != g_rank || (env_size ? atoi(env_size) : 1) != size) {
         printf("uid_ring: rank %d of %d: FAIL: RANK=%s WORLD_SIZE=%s\n", g_rank, size,
                env_rank ? env_rank : "unset", env_size ? env_size : "unset");
         bad = 1;

@@ -10,7 +10,8 @@
  *    get_coop. Meanwhile every thread also does atomics on shared slots.
  * 3. The same calls on a window over malloc'd memory (the host-call path).
  * 4. Bad arguments return their codes from the device functions and write
- *    nothing (checked by the owners after a barrier).
+ *    nothing (checked by the owners after a barrier), cooperative calls
+ *    from a thread outside its team (tid >= nthreads, nthreads 0) included.
  */
 #include <pthread.h>
 
@@ -320,6 +321,24 @@ static void bad_input(void)
                 gpurma_dev_put_signal(b, n, 0, buf, 8, 0, (gpurma_signal_op_t)-1, 1));
     EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_put_signal_coop(b, n, 0, buf, 8, UINT32_MAX,
                                                                    GPURMA_SIGNAL_ADD, 1, 0, 2));
+    /* A cooperative thread outside its team, or a team of none (whose
+     * split would divide by zero or never end). */
+    const unsigned teams[][2] = {{0, 0}, {1, 0}, {2, 2}, {5, 3}, {UINT32_MAX, 1}};
+    for (int i = 0; i < 5; i++) {
+        unsigned t = teams[i][0], nt = teams[i][1];
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_put_coop(b, n, 0, buf, 16, t, nt));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_get_coop(b, n, buf, 0, 16, t, nt));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                    gpurma_dev_put_signal_coop(b, n, 0, buf, 16, 0, GPURMA_SIGNAL_ADD, 1, t, nt));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                    gpurma_dev_put_packets_coop(b, n, 0, buf, 16, 1, t, nt));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                    gpurma_dev_put_packets16_coop(b, n, 0, buf, 16, 1, t, nt));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                    gpurma_dev_read_packets_coop(b, 0, buf, 16, 1, t, nt));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                    gpurma_dev_read_packets16_coop(b, 0, buf, 16, 1, t, nt));
+    }
     EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_wait_until(b, nsig, GPURMA_CMP_GE, 0));
     EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_wait_until(b, 0, (gpurma_cmp_t)6, 0));
     EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_wait_until(b, 0, (gpurma_cmp_t)-1, 0));

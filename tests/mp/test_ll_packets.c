@@ -9,6 +9,13 @@
  * sometimes split a round over "threads" called in reverse order, so later
  * packets land first. The reader copies the payload into a poisoned buffer
  * at a varying alignment and checks every byte and the poison around it.
+ *
+ * Then sizes whose packet footprint does not fit in size_t (near 2^62, 2^63
+ * and SIZE_MAX) and offsets near SIZE_MAX: every packet call is refused at
+ * the call with GPURMA_ERR_OUT_OF_BOUNDS, nothing lands in the target
+ * window or in the windows allocated just before and after it, nothing is
+ * pushed to a proxy (the port FIFOs' heads stay put), and flush and quiet
+ * find nothing to report.
  */
 #include "common.h"
 
@@ -124,6 +131,149 @@ static void bad_input(gpurma_win_t w, gpurma_dev_win_t dw, unsigned char *win, s
     (void)w;
 }
 
+/* ------------------------------------------------- footprints past size_t */
+
+#define HUGE_WIN 4096
+#define POISON32 0xA5A5A5A5u /* a poisoned word reads as a packet with this flag */
+
+static const size_t huge_bytes[] = {SIZE_MAX,
+                                    SIZE_MAX - 3,
+                                    SIZE_MAX - 7,
+                                    SIZE_MAX / 4 + 1,
+                                    SIZE_MAX / 2,
+                                    (size_t)1 << 62,
+                                    (size_t)1 << 63,
+                                    ((size_t)1 << 63) + 5,
+                                    ((size_t)1 << 63) - 3,
+                                    ((size_t)1 << 63) - 7,
+                                    HUGE_WIN + 1};
+/* All 16-aligned, so that misalignment is never the reason for a refusal. */
+static const size_t huge_offs[] = {0,
+                                   16,
+                                   HUGE_WIN - 16,
+                                   HUGE_WIN,
+                                   (size_t)1 << 63,
+                                   SIZE_MAX - HUGE_WIN + 1,
+                                   SIZE_MAX - 63,
+                                   SIZE_MAX - 15};
+static const size_t small_bytes[] = {0, 1, 4, 8, 9, 16};
+
+/* Positions reserved so far in each of the window's port FIFOs, and the
+ * proxies' error counts: a refused call must change neither. */
+static void fifo_marks(const gpurma_dev_win_t *dw, uint64_t marks[2 * GPURMA_DEV_MAX_PORTS])
+{
+    for (uint32_t k = 0; k < dw->nports && k < GPURMA_DEV_MAX_PORTS; k++) {
+        const gpurma_port_fifo_t *f = (const gpurma_port_fifo_t *)dw->ports[k];
+        marks[2 * k] = __atomic_load_n(f->head_ptr, __ATOMIC_ACQUIRE);
+        marks[2 * k + 1] = __atomic_load_n(&f->errors, __ATOMIC_ACQUIRE);
+    }
+}
+
+/* Every packet call, in each of its forms, refuses (off, bytes). Reads use
+ * the poison as their flag: a read that wrongly went ahead would find every
+ * packet "arrived" at once and write into dst, never wait. */
+static void refuse_all(gpurma_dev_win_t dw, int peer, size_t off, size_t bytes,
+                       const unsigned char *src, unsigned char *dst)
+{
+    const unsigned nt = 3;
+    EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_dev_put_packets(dw, peer, off, src, bytes, 7));
+    EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_dev_put_packets16(dw, peer, off, src, bytes, 7));
+    EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_dev_read_packets(dw, off, dst, bytes, POISON32));
+    EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS,
+                gpurma_dev_read_packets16(dw, off, dst, bytes, POISON32));
+    for (unsigned t = 0; t < nt; t++) {
+        EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS,
+                    gpurma_dev_put_packets_coop(dw, peer, off, src, bytes, 7, t, nt));
+        EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS,
+                    gpurma_dev_put_packets16_coop(dw, peer, off, src, bytes, 7, t, nt));
+        EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS,
+                    gpurma_dev_read_packets_coop(dw, off, dst, bytes, POISON32, t, nt));
+        EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS,
+                    gpurma_dev_read_packets16_coop(dw, off, dst, bytes, POISON32, t, nt));
+    }
+}
+
+static void huge_sizes(void)
+{
+    /* The footprint helpers: exact up to the largest size that fits, then
+     * SIZE_MAX (never a multiple of 8, so never a real footprint). */
+    const size_t max8 = ((size_t)1 << 63) - 4, max16 = ((size_t)1 << 63) - 8;
+    T_ASSERT(gpurma_dev_packet8_bytes(max8) == SIZE_MAX - 7, "packet8_bytes(2^63-4) = %zu",
+             gpurma_dev_packet8_bytes(max8));
+    T_ASSERT(gpurma_dev_packet16_bytes(max16) == SIZE_MAX - 15, "packet16_bytes(2^63-8) = %zu",
+             gpurma_dev_packet16_bytes(max16));
+    T_ASSERT(gpurma_dev_packet8_bytes(0) == 0 && gpurma_dev_packet16_bytes(0) == 0,
+             "footprint of nothing");
+    for (size_t i = 0; i < sizeof(huge_bytes) / sizeof(huge_bytes[0]); i++) {
+        size_t b = huge_bytes[i];
+        size_t want8 = b > max8 ? SIZE_MAX : (b / 4 + (b % 4 != 0)) * 8;
+        size_t want16 = b > max16 ? SIZE_MAX : (b / 8 + (b % 8 != 0)) * 16;
+        T_ASSERT(gpurma_dev_packet8_bytes(b) == want8, "packet8_bytes(%zu) = %zu, expected %zu",
+                 b, gpurma_dev_packet8_bytes(b), want8);
+        T_ASSERT(gpurma_dev_packet16_bytes(b) == want16,
+                 "packet16_bytes(%zu) = %zu, expected %zu", b, gpurma_dev_packet16_bytes(b),
+                 want16);
+    }
+
+    /* The target window between two neighbours, all poisoned. */
+    gpurma_win_t wins[3];
+    unsigned char *mem[3];
+    for (int i = 0; i < 3; i++) {
+        void *base;
+        CHECK(gpurma_win_allocate(t_world, HUGE_WIN, NULL, &base, &wins[i]));
+        mem[i] = base;
+        memset(mem[i], T_POISON, HUGE_WIN);
+    }
+    gpurma_dev_win_t dw;
+    CHECK(gpurma_win_device(wins[1], &dw));
+    CHECK(gpurma_barrier(t_world));
+
+    unsigned char src[64], dst[64];
+    memset(src, 0x5A, sizeof(src));
+    memset(dst, T_POISON, sizeof(dst));
+    int peers[2] = {(t_rank + 1) % t_size, t_rank};
+    uint64_t before[2 * GPURMA_DEV_MAX_PORTS] = {0}, after[2 * GPURMA_DEV_MAX_PORTS] = {0};
+    fifo_marks(&dw, before);
+    for (int p = 0; p < 2; p++) {
+        for (size_t i = 0; i < sizeof(huge_bytes) / sizeof(huge_bytes[0]); i++)
+            for (size_t j = 0; j < sizeof(huge_offs) / sizeof(huge_offs[0]); j++)
+                refuse_all(dw, peers[p], huge_offs[j], huge_bytes[i], src, dst);
+        for (size_t i = 0; i < sizeof(small_bytes) / sizeof(small_bytes[0]); i++)
+            for (size_t j = 4; j < sizeof(huge_offs) / sizeof(huge_offs[0]); j++)
+                refuse_all(dw, peers[p], huge_offs[j], small_bytes[i], src, dst);
+    }
+    fifo_marks(&dw, after);
+    for (uint32_t k = 0; k < dw.nports && k < GPURMA_DEV_MAX_PORTS; k++) {
+        T_ASSERT(after[2 * k] == before[2 * k],
+                 "refused packet calls pushed %" PRIu64 " descriptors to proxy context %u",
+                 after[2 * k] - before[2 * k], k);
+        T_ASSERT(after[2 * k + 1] == before[2 * k + 1],
+                 "proxy context %u rejected %" PRIu64 " descriptors", k,
+                 after[2 * k + 1] - before[2 * k + 1]);
+    }
+    t_verify_fill(dst, T_POISON, sizeof(dst), "refused read_packets wrote its destination",
+                  t_rank, 0);
+    /* Nothing was issued, so completion has nothing to report. */
+    EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_flush(dw, GPURMA_ALL_PEERS));
+    EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_quiet(dw));
+    CHECK(gpurma_flush(wins[1], GPURMA_ALL_PEERS));
+    CHECK(gpurma_quiet(wins[1]));
+    CHECK(gpurma_barrier(t_world));
+
+    static const char *const what[3] = {"window before the target of refused packet calls",
+                                        "target window of refused packet calls",
+                                        "window after the target of refused packet calls"};
+    for (int i = 0; i < 3; i++)
+        t_verify_fill(mem[i], T_POISON, HUGE_WIN, what[i], t_rank, 0);
+    for (uint32_t s = 0; s < gpurma_win_num_signals(wins[1]); s++) {
+        uint64_t v;
+        CHECK(gpurma_signal_read(wins[1], s, &v));
+        T_ASSERT(v == 0, "signal %u of the target window is %" PRIu64, s, v);
+    }
+    for (int i = 0; i < 3; i++)
+        CHECK(gpurma_win_free(&wins[i]));
+}
+
 int main(void)
 {
     t_init("test_ll_packets", 0);
@@ -145,6 +295,7 @@ int main(void)
     ring(w, dw);
     double t1 = t_now();
     bad_input(w, dw, base, win_len);
+    huge_sizes();
 
     CHECK(gpurma_win_free(&w));
     char detail[64];

@@ -4,11 +4,12 @@
  * bytes included), each byte checked against what every rank's generator
  * produces, barriers, and node information.
  *
- * Built against the bootstrap sources directly (not libgpurma), e.g.
- *   cc -std=gnu11 -Iinclude -Isrc -Ibootstrap bootstrap/{bootstrap,single,uid}.c \
+ * Built against the bootstrap sources directly (not libgpurma): every .c
+ * file of bootstrap/ but mpi_plugin.c, with src/{config,log,error}.c, e.g.
+ *   cc -std=gnu11 -Iinclude -Isrc -Ibootstrap $BOOTSTRAP_SOURCES \
  *      src/{config,log,error}.c tests/unit/bootstrap-selftest.c -lpthread -ldl
- * Add -DHAVE_PMIX bootstrap/pmix.c -lpmix for PMIx; build with mpicc and
- * -DSELFTEST_WITH_MPI to test the MPI plugin (GPURMA_SELFTEST_MPI=1).
+ * Add -DHAVE_PMIX -lpmix for PMIx; build with mpicc and -DSELFTEST_WITH_MPI
+ * to test the MPI plugin (GPURMA_SELFTEST_MPI=1).
  *
  * Environment (all optional):
  *   GPURMA_SELFTEST_MODE    normal | sleep | watch | abort

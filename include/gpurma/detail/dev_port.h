@@ -15,6 +15,8 @@
 #ifndef GPURMA_DETAIL_DEV_PORT_H
 #define GPURMA_DETAIL_DEV_PORT_H
 
+#include "gpurma/detail/dev_common.h"
+
 typedef enum {
     GPURMA_PORT_OP_PUT = 1,       /* size bytes from src to (peer, dst_off)       */
     GPURMA_PORT_OP_GET,           /* size bytes from (peer, src_off) to dst       */
@@ -121,13 +123,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_port_push(gpurma_port_fifo_t *f, const gpur
     uint64_t p = gpurma_sh_fetch_add_u64(f->head_ptr, 1);
     uint64_t start = 0;
     for (uint64_t iter = 0; p - gpurma_sh_load_acquire_u64(&f->tail) >= f->capacity; iter++) {
-        if ((iter & 255) == 0) {
-            uint64_t now = gpurma_sh_now_ns();
-            if (!start)
-                start = now;
-            else if (f->timeout_ns && now - start > f->timeout_ns)
-                return GPURMA_ERR_TIMEOUT;
-        }
+        if (gpurma_dev__expired(iter, &start, f->timeout_ns))
+            return GPURMA_ERR_TIMEOUT;
         gpurma_sh_pause_n(iter);
     }
     gpurma_port_desc_t *slot = &f->ring[p & (f->capacity - 1)];
@@ -181,34 +178,104 @@ GPURMA_DEVICE uint64_t gpurma_port_take_result(gpurma_port_fifo_t *f, uint64_t p
     return v;
 }
 
-/* Builds and pushes one descriptor for the window to its proxy context
- * ctx; with wait, returns when the proxy has executed it. result (atomics)
- * receives the old value. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, unsigned ctx,
-                                                  uint16_t op, int peer,
-                                                  uint64_t dst, uint64_t src, uint64_t size,
-                                                  uint64_t value, uint64_t compare, uint32_t sig,
-                                                  uint8_t sop, uint32_t counter, int wait,
-                                                  uint64_t *result)
+/* ------------------------------------------------------------ descriptors */
+
+/* The descriptor of each operation, built here only, for host pushes
+ * (rma/port.c) and device pushes alike. Fields not named are 0; win_id is
+ * set by whoever pushes (it depends on the proxy context); UINT32_MAX is
+ * "no signal" and "no counter"; local sides are raw addresses. */
+
+GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_put(int peer, uint64_t dst_off, const void *src,
+                                                      uint64_t size, uint32_t counter)
 {
-    uint32_t win_id = 0;
-    gpurma_port_fifo_t *f = gpurma_dev__port_fifo(w, ctx, &win_id);
+    gpurma_port_desc_t d = {.dst = dst_off, .src = (uint64_t)(uintptr_t)src, .size = size,
+                            .peer = peer, .signal = UINT32_MAX, .counter = counter,
+                            .op = GPURMA_PORT_OP_PUT, .flags = GPURMA_PORT_F_SRC_RAW};
+    return d;
+}
+
+GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_get(int peer, void *dst, uint64_t src_off,
+                                                      uint64_t size)
+{
+    gpurma_port_desc_t d = {.dst = (uint64_t)(uintptr_t)dst, .src = src_off, .size = size,
+                            .peer = peer, .signal = UINT32_MAX, .counter = UINT32_MAX,
+                            .op = GPURMA_PORT_OP_GET, .flags = GPURMA_PORT_F_SRC_RAW};
+    return d;
+}
+
+GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_put_value(int peer, uint64_t dst_off,
+                                                            uint64_t value, uint64_t size)
+{
+    gpurma_port_desc_t d = {.dst = dst_off, .size = size, .value = value, .peer = peer,
+                            .signal = UINT32_MAX, .counter = UINT32_MAX,
+                            .op = GPURMA_PORT_OP_PUT_VALUE, .flags = GPURMA_PORT_F_SRC_RAW};
+    return d;
+}
+
+GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_signal(int peer, uint32_t sig,
+                                                         gpurma_signal_op_t op, uint64_t value)
+{
+    gpurma_port_desc_t d = {.value = value, .peer = peer, .signal = sig, .counter = UINT32_MAX,
+                            .op = GPURMA_PORT_OP_SIGNAL, .signal_op = (uint8_t)op,
+                            .flags = GPURMA_PORT_F_SRC_RAW};
+    return d;
+}
+
+GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_put_signal(int peer, uint64_t dst_off,
+                                                             const void *src, uint64_t size,
+                                                             uint32_t sig, gpurma_signal_op_t op,
+                                                             uint64_t value, uint32_t counter)
+{
+    gpurma_port_desc_t d = {.dst = dst_off, .src = (uint64_t)(uintptr_t)src, .size = size,
+                            .value = value, .peer = peer, .signal = sig, .counter = counter,
+                            .op = GPURMA_PORT_OP_PUT_SIGNAL, .signal_op = (uint8_t)op,
+                            .flags = GPURMA_PORT_F_SRC_RAW};
+    return d;
+}
+
+/* kind: 0 fetch-add, 1 swap, 2 compare-swap (value replaces compare). */
+GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_atomic(int peer, int kind, uint64_t off,
+                                                         uint64_t value, uint64_t compare)
+{
+    gpurma_port_desc_t d = {.dst = off, .size = 8, .value = value, .compare = compare,
+                            .peer = peer, .signal = UINT32_MAX, .counter = UINT32_MAX,
+                            .op = (uint16_t)(GPURMA_PORT_OP_FETCH_ADD + kind),
+                            .flags = GPURMA_PORT_F_SRC_RAW};
+    return d;
+}
+
+/* LL packets (psize 8 or 16) carrying `size` payload bytes from src. */
+GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_packets(int peer, uint64_t dst_off,
+                                                          const void *src, uint64_t size,
+                                                          uint32_t flag, int psize)
+{
+    gpurma_port_desc_t d = {.dst = dst_off, .src = (uint64_t)(uintptr_t)src, .size = size,
+                            .value = flag, .peer = peer, .signal = UINT32_MAX,
+                            .counter = UINT32_MAX, .op = GPURMA_PORT_OP_PUT,
+                            .flags = (uint8_t)(GPURMA_PORT_F_SRC_RAW | GPURMA_PORT_F_PACKETS |
+                                               (psize == 16 ? GPURMA_PORT_F_PACKET16 : 0))};
+    return d;
+}
+
+/* QUIET or FENCE: a whole proxy context, no peer. */
+GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_sync(uint16_t op)
+{
+    gpurma_port_desc_t d = {.signal = UINT32_MAX, .counter = UINT32_MAX, .op = op,
+                            .flags = GPURMA_PORT_F_SRC_RAW};
+    return d;
+}
+
+/* ------------------------------------------------ the FIFO path of the ops */
+
+/* Pushes d to the window's proxy context ctx; with wait, returns when the
+ * proxy has executed it, and result (atomics) receives the old value. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_submit(const gpurma_dev_win_t *w, unsigned ctx,
+                                                      gpurma_port_desc_t d, int wait,
+                                                      uint64_t *result)
+{
+    gpurma_port_fifo_t *f = gpurma_dev__port_fifo(w, ctx, &d.win_id);
     if (!f)
         return GPURMA_ERR_UNSUPPORTED;
-    gpurma_port_desc_t d;
-    d.dst = dst;
-    d.src = src;
-    d.size = size;
-    d.value = value;
-    d.compare = compare;
-    d.win_id = win_id;
-    d.peer = peer;
-    d.signal = sig;
-    d.counter = counter;
-    d.op = op;
-    d.signal_op = sop;
-    d.flags = GPURMA_PORT_F_SRC_RAW;
-    d.commit = 0;
     uint64_t pos;
     gpurma_status_t rc = gpurma_port_push(f, &d, &pos);
     if (rc != GPURMA_SUCCESS || !wait)
@@ -219,36 +286,92 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_op(const gpurma_dev_win_t *w, uns
     return rc;
 }
 
-/* LL packets through the proxy: it packs `bytes` of payload from src (which
- * it must be able to read: global or host memory) with flag and lands them
- * in whole 8- or 16-byte stores. Waits, so src is reusable on return, as
- * with the load/store path. */
+/* The copy engine or the network reads the source: it must be memory the
+ * proxy reaches (global or host memory). */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_readable(const void *buf, size_t bytes)
+{
+    return bytes && !gpurma_sh_proxy_readable(buf) ? GPURMA_ERR_UNSUPPORTED : GPURMA_SUCCESS;
+}
+
+/* Thread 0 of the team pushes; the proxy bumps the counter when the data
+ * has left the source. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_put(const gpurma_dev_win_t *w, unsigned ctx,
+                                                   int peer, size_t dst_off, const void *src,
+                                                   size_t bytes, uint32_t counter, unsigned tid)
+{
+    gpurma_status_t rc = gpurma_dev__port_readable(src, bytes);
+    if (rc != GPURMA_SUCCESS || tid)
+        return rc;
+    return gpurma_dev__port_submit(w, ctx, gpurma_port_desc_put(peer, dst_off, src, bytes, counter),
+                                   0, (uint64_t *)0);
+}
+
+/* Waits: the data is there on return. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_get(const gpurma_dev_win_t *w, unsigned ctx,
+                                                   int peer, void *dst, size_t src_off,
+                                                   size_t bytes, unsigned tid)
+{
+    gpurma_status_t rc = gpurma_dev__port_readable(dst, bytes);
+    if (rc != GPURMA_SUCCESS || tid)
+        return rc;
+    return gpurma_dev__port_submit(w, ctx, gpurma_port_desc_get(peer, dst, src_off, bytes), 1,
+                                   (uint64_t *)0);
+}
+
+/* Data and signal in one descriptor, from one thread. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_put_signal(const gpurma_dev_win_t *w,
+                                                          unsigned ctx, int peer, size_t dst_off,
+                                                          const void *src, size_t bytes,
+                                                          uint32_t sig, gpurma_signal_op_t op,
+                                                          uint64_t value, uint32_t counter)
+{
+    gpurma_status_t rc = gpurma_dev__port_readable(src, bytes);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    return gpurma_dev__port_submit(
+        w, ctx, gpurma_port_desc_put_signal(peer, dst_off, src, bytes, sig, op, value, counter),
+        0, (uint64_t *)0);
+}
+
+/* LL packets through the proxy: it packs `bytes` of payload from src with
+ * flag and lands them in whole 8- or 16-byte stores. Thread 0 pushes and
+ * waits, so src is reusable on return, as with the load/store path. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, unsigned ctx,
                                                        int peer, size_t dst_off, const void *src,
-                                                       size_t bytes, uint32_t flag, int psize)
+                                                       size_t bytes, uint32_t flag, int psize,
+                                                       unsigned tid)
 {
-    uint32_t win_id = 0;
-    gpurma_port_fifo_t *f = gpurma_dev__port_fifo(w, ctx, &win_id);
-    gpurma_port_desc_t d;
-    uint64_t pos;
-    if (!f)
-        return GPURMA_ERR_UNSUPPORTED;
-    d.dst = dst_off;
-    d.src = (uint64_t)(uintptr_t)src;
-    d.size = bytes;
-    d.value = flag;
-    d.compare = 0;
-    d.win_id = win_id;
-    d.peer = peer;
-    d.signal = UINT32_MAX;
-    d.counter = UINT32_MAX;
-    d.op = GPURMA_PORT_OP_PUT;
-    d.signal_op = 0;
-    d.flags = GPURMA_PORT_F_SRC_RAW | GPURMA_PORT_F_PACKETS |
-              (psize == 16 ? GPURMA_PORT_F_PACKET16 : 0);
-    d.commit = 0;
-    gpurma_status_t rc = gpurma_port_push(f, &d, &pos);
-    return rc != GPURMA_SUCCESS ? rc : gpurma_port_wait_done(f, pos);
+    gpurma_status_t rc = gpurma_dev__port_readable(src, bytes);
+    if (rc != GPURMA_SUCCESS || tid)
+        return rc;
+    return gpurma_dev__port_submit(
+        w, ctx, gpurma_port_desc_packets(peer, dst_off, src, bytes, flag, psize), 1,
+        (uint64_t *)0);
+}
+
+/* Everything pushed to proxy contexts first..end-1 so far is complete. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_flush(const gpurma_dev_win_t *w, unsigned first,
+                                                     unsigned end)
+{
+    for (unsigned k = first; k < end && k < w->nports; k++) {
+        uint32_t id;
+        gpurma_port_fifo_t *f = gpurma_dev__port_fifo(w, k, &id);
+        uint64_t head = gpurma_sh_load_acquire_u64(f->head_ptr);
+        gpurma_status_t rc = head ? gpurma_port_wait_done(f, head - 1) : GPURMA_SUCCESS;
+        if (rc != GPURMA_SUCCESS)
+            return rc;
+    }
+    return GPURMA_SUCCESS;
+}
+
+/* QUIET (wait) or FENCE (no wait) through every proxy context. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_all(const gpurma_dev_win_t *w, uint16_t op,
+                                                   int wait)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    for (unsigned k = 0; k < w->nports && rc == GPURMA_SUCCESS; k++)
+        rc = gpurma_dev__port_submit(w, k, gpurma_port_desc_sync(op), wait, (uint64_t *)0);
+    return rc;
 }
 
 #endif

@@ -28,6 +28,12 @@
 #define GPURMA_HOST_DEVICE static inline
 #endif
 
+/* ceil(a / b) for b > 0, without the a + b - 1 that wraps near SIZE_MAX. */
+GPURMA_HOST_DEVICE size_t gpurma_sh_div_ceil(size_t a, size_t b)
+{
+    return a / b + (a % b != 0);
+}
+
 /* ------------------------------------------------------------ CUDA (PTX) */
 #if defined(__CUDACC__) && !defined(__HIPCC__)
 
@@ -350,15 +356,36 @@ GPURMA_DEVICE void gpurma_sh__copy_congruent(char *d, const char *s, size_t n)
 }
 #endif
 
-/* Copies bytes with threads tid..nthreads-1 of a caller-defined team; every
- * team member must call it with the same arguments. On a GPU, 16-byte vector
- * moves carry the aligned middle; the host uses memcpy on its share. */
+/* Copies bytes with thread tid (< nthreads, checked by the callers) of a
+ * caller-defined team; every team member must call it with the same
+ * arguments. On a GPU, 16-byte vector moves carry the aligned middle; the
+ * host uses memcpy on its share. */
 GPURMA_DEVICE void gpurma_sh_copy(void *dst, const void *src, size_t bytes, unsigned tid,
                                   unsigned nthreads)
 {
-#if GPURMA_DEV_GPU
     char *d = (char *)dst;
     const char *s = (const char *)src;
+    /* A rank's put or get to itself may overlap source and destination:
+     * then thread 0 moves it all as memmove does (front to back when the
+     * destination is below the source, back to front otherwise), since
+     * threads copying shares in parallel would read bytes already
+     * overwritten. The group synchronizes after the call either way. */
+    if ((uintptr_t)d - (uintptr_t)s < bytes || (uintptr_t)s - (uintptr_t)d < bytes) {
+        if (tid != 0 || d == s)
+            return;
+#if GPURMA_DEV_GPU
+        if (d < s)
+            for (size_t i = 0; i < bytes; i++)
+                d[i] = s[i];
+        else
+            for (size_t i = bytes; i-- > 0;)
+                d[i] = s[i];
+#else
+        memmove(d, s, bytes);
+#endif
+        return;
+    }
+#if GPURMA_DEV_GPU
     unsigned congruence = (unsigned)(((uintptr_t)d ^ (uintptr_t)s) & 15);
     /* The widest move both addresses can share once d is aligned to it. */
     size_t w = congruence == 0 ? 16 : (congruence & 7) == 0 ? 8 : (congruence & 3) == 0 ? 4 : 1;
@@ -394,11 +421,11 @@ GPURMA_DEVICE void gpurma_sh_copy(void *dst, const void *src, size_t bytes, unsi
             vd[i] = vs[i];
     }
 #else
-    size_t share = (bytes + nthreads - 1) / nthreads;
+    size_t share = gpurma_sh_div_ceil(bytes, nthreads);
+    /* tid < nthreads, so tid * share < bytes + nthreads: no wrap */
     size_t begin = (size_t)tid * share;
     if (begin < bytes)
-        memcpy((char *)dst + begin, (const char *)src + begin,
-               bytes - begin < share ? bytes - begin : share);
+        memcpy(d + begin, s + begin, bytes - begin < share ? bytes - begin : share);
 #endif
 }
 

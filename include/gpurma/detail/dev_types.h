@@ -10,6 +10,16 @@
 #define GPURMA_DEV_WIN_MAGIC 0x67726d61u /* "grma" */
 #define GPURMA_DEV_MAX_PORTS 4           /* proxy contexts a window spreads over */
 
+/* Host backend: dev.host_win points to the library's window struct, whose
+ * first member is a uint32_t that equals GPURMA_DEV_HOST_WIN_LIVE while the
+ * window is live and anything else once it is freed (or the context
+ * finalized). The library never releases that struct's memory (a
+ * tombstone), so a kept handle can always read it: every device operation
+ * compiled as plain C checks it first and returns GPURMA_ERR_FREED instead
+ * of touching the freed peer table, signals or counters. GPU code never
+ * reads it (a host pointer). */
+#define GPURMA_DEV_HOST_WIN_LIVE 0x57494e44u /* "WIND" */
+
 /* One signal slot: the value, and the rank that last wrote it (for timeout
  * messages). 16 bytes, so a slot never straddles a cache line. */
 typedef struct gpurma_dev_signal_slot {
@@ -51,7 +61,7 @@ typedef struct gpurma_dev_win {
     void                     *ports[GPURMA_DEV_MAX_PORTS];
     uint32_t                  port_win_ids[GPURMA_DEV_MAX_PORTS];
     uint32_t                  nports;
-    void                     *host_win;  /* host backend: the gpurma_win_t       */
+    void                     *host_win;  /* the gpurma_win_t; see HOST_WIN_LIVE */
     uint64_t                  timeout_ns;
     int32_t                   rank, size; /* in the window's team                */
     uint32_t                  num_signals, num_counters;

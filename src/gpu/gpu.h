@@ -5,6 +5,9 @@
  * With HAVE_CUDA everything here goes through the CUDA runtime (cudart),
  * which reaches the driver itself: libgpurma never links libcuda. Without
  * it the functions below exist but report that no GPU is usable.
+ *
+ * Layer 2, src/gpu/: includes only src/common/ and include/. Every CUDA or
+ * HIP runtime call of the layers above goes through this header.
  */
 #ifndef GPURMA_GPU_H
 #define GPURMA_GPU_H
@@ -88,10 +91,11 @@ int gpurma_gpu_store_u64(int device, uint64_t *p, uint64_t value);
 
 /* ------------------------------------------- stream-ordered operations
  *
- * The GPU side of the *_on_stream calls (rma/stream.c, which has checked
- * every argument): each enqueues work on the caller's stream (a
- * cudaStream_t, NULL for the legacy default stream) and returns without
- * waiting for it, so that the calls can be captured into CUDA graphs. */
+ * The GPU side of the *_on_stream calls (rma/stream.c and
+ * coll/stream_barrier.c, which have checked every argument): each enqueues
+ * work on the caller's stream (a cudaStream_t, NULL for the legacy default
+ * stream) and returns without waiting for it, so that the calls can be
+ * captured into CUDA graphs. */
 
 /* What a stream-ordered wait leaves behind when it times out, in pinned
  * host memory that the GPU writes and the host can read even once the
@@ -140,13 +144,8 @@ int gpurma_gpu_stream_barrier(void *stream, const gpurma_dev_win_t *w);
 void gpurma_gpu_capture_relax(int *saved);
 void gpurma_gpu_capture_restore(int saved);
 
-/* Frees the device window the team's stream barriers ran on (rma/stream.c),
- * if any; for gpurma_team_destroy, before the team goes. Not collective. */
-struct gpurma_team_s;
-void gpurma_stream_team_release(struct gpurma_team_s *team);
-
 #ifdef HAVE_CUDA
-/* Kernels of src/gpu_kernels.cu; the stream is a cudaStream_t. */
+/* Kernels of gpu_kernels.cu; the stream is a cudaStream_t. */
 int gpurma_gpu_preload_kernels(void);
 int gpurma_gpu_launch_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
                              int op, uint64_t value);
@@ -168,5 +167,25 @@ int gpurma_gpu_launch_barrier(void *stream, const gpurma_dev_win_t *w, gpurma_gp
 /* Largest put_signal_on_stream done by one kernel (one block copies). */
 #define GPURMA_GPU_STREAM_FUSED_MAX (64u << 10)
 #endif
+
+/* ---------------------------------------------------------------------
+ * For the port engine: its FIFOs and its copy engine transport. */
+
+/* Pinned host memory mapped for every GPU (the FIFOs kernels push into);
+ * NULL on failure or without CUDA. */
+void *gpurma_gpu_host_alloc(size_t len);
+void gpurma_gpu_host_free(void *p);
+/* A zeroed 64-bit word in the current GPU's memory, or NULL. */
+uint64_t *gpurma_gpu_alloc_u64(void);
+void gpurma_gpu_free(void *p);
+/* A non-blocking stream of device's, which becomes current in the thread. */
+int gpurma_gpu_stream_create(int device, void **stream);
+void gpurma_gpu_stream_destroy(void *stream);
+int gpurma_gpu_stream_sync(void *stream);
+/* An asynchronous copy on stream; between two GPUs a peer copy, which
+ * takes the copy engines' direct path. */
+int gpurma_gpu_stream_copy_peer(void *stream, void *dst, const void *src, size_t n);
+/* device's PCI address ("0000:3b:00.0", lower case); nonzero if unknown. */
+int gpurma_gpu_pci_bus_id(int device, char *buf, size_t len);
 
 #endif

@@ -8,14 +8,15 @@
  * window operations means they work over every engine and notice dead
  * peers like any other wait. A split builds the new team's window with an
  * allgather over a subset of the parent's members, so ranks of other colors
- * are not involved.
+ * are not involved. Windows (rma/, below) reach the exchange and the
+ * barrier through the team's sync table, set here.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
-#include "port.h"
+#include "coll.h"
+#include "port.h" /* gpurma_port_quiet_all */
 
 #define SYS_SLOT 2048
 
@@ -114,12 +115,17 @@ int gpurma_team_allgather(struct gpurma_team_s *team, const void *mine, void *al
     return sys_allgather(team, NULL, team->size, team->rank, mine, all, len);
 }
 
+/* What windows call through team->sync (src/core/context.h). */
+static const gpurma_team_sync_t team_sync = {gpurma_team_exchange, gpurma_team_allgather,
+                                              gpurma_barrier};
+
 int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, int my_rank,
                        int builtin, const gpurma_exchange_t *ex, struct gpurma_team_s **out)
 {
     struct gpurma_team_s *t = calloc(1, sizeof(*t));
     if (!t)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team: out of memory");
+    t->sync = &team_sync;
     t->ctx = ctx;
     t->rank = my_rank;
     t->size = n;
@@ -133,8 +139,9 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team: out of memory");
     }
     memcpy(t->world_ranks, world_ranks, (size_t)n * sizeof(int));
-    gpurma_win_params_t p = {GPURMA_WIN_FIELD_NUM_SIGNALS | GPURMA_WIN_FIELD_NUM_COUNTERS |
-                                 GPURMA_WIN_FIELD_ENGINE,
+    /* Read by the host: in host memory even when a GPU is in use. */
+    gpurma_win_params_t p = {GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |
+                                 GPURMA_WIN_FIELD_NUM_COUNTERS | GPURMA_WIN_FIELD_ENGINE,
                              GPURMA_MEM_HOST, 2u * (uint32_t)n, 0, GPURMA_ENGINE_AUTO, 0};
     int rc = gpurma_win_build(t, ex, GPURMA_WIN_ALLOCATED, NULL, (size_t)n * SYS_SLOT, &p, 1,
                               &t->sys);
@@ -144,6 +151,12 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
         return rc;
     }
     t->magic = GPURMA_TEAM_MAGIC;
+    if (!builtin) { /* finalize releases what the user does not */
+        pthread_mutex_lock(&ctx->lock);
+        t->next_live = ctx->teams;
+        ctx->teams = t;
+        pthread_mutex_unlock(&ctx->lock);
+    }
     *out = t;
     return GPURMA_SUCCESS;
 }
@@ -162,17 +175,6 @@ void gpurma_team_destroy(struct gpurma_team_s *t)
     t->world_ranks = NULL;
     t->gather_expect = t->barrier_expect = NULL;
     t->magic = GPURMA_DEAD_MAGIC;
-}
-
-int gpurma_team_check(const struct gpurma_team_s *t)
-{
-    if (!t)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "team handle is NULL");
-    if (t->magic == GPURMA_DEAD_MAGIC)
-        return gpurma_set_error(GPURMA_ERR_FREED, "team %p was freed", (const void *)t);
-    if (t->magic != GPURMA_TEAM_MAGIC)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a live team", (const void *)t);
-    return gpurma_ctx_check(t->ctx);
 }
 
 typedef struct split_entry {
@@ -259,13 +261,23 @@ GPURMA_API gpurma_status_t gpurma_team_free(gpurma_team_t *team)
                                 "the world and node teams are freed by gpurma_finalize");
     struct gpurma_team_s *t = *team;
     struct gpurma_ctx_s *ctx = t->ctx;
-    rc = gpurma_barrier(t);
-    gpurma_team_destroy(t);
-    /* The handle stays allocated (dead) so that a kept copy gives ERR_FREED. */
     pthread_mutex_lock(&ctx->lock);
-    t->next_freed = ctx->team_graveyard;
-    ctx->team_graveyard = t;
+    int nwins = t->nwins;
     pthread_mutex_unlock(&ctx->lock);
+    if (nwins) /* they would outlive the members table their calls read */
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "team_free: the team still has %d window(s); free them first",
+                                nwins);
+    rc = gpurma_barrier(t);
+    pthread_mutex_lock(&ctx->lock);
+    for (struct gpurma_team_s **at = &ctx->teams; *at; at = &(*at)->next_live)
+        if (*at == t) {
+            *at = t->next_live;
+            break;
+        }
+    pthread_mutex_unlock(&ctx->lock);
+    gpurma_team_destroy(t);
+    gpurma_handle_bury(t); /* a kept copy of the handle gives ERR_FREED */
     *team = NULL;
     return rc;
 }
@@ -285,8 +297,12 @@ GPURMA_API gpurma_status_t gpurma_barrier(gpurma_team_t team)
     int rc = gpurma_team_check(team);
     if (rc)
         return rc;
-    /* Like shmem_barrier_all: what this rank issued is complete first. */
+    /* Like shmem_barrier_all: what this rank issued is complete first. The
+     * quiet covers every window; a death outside this team (what was sent
+     * to it is lost) is for those windows' own flush and quiet to report. */
     rc = gpurma_port_quiet_all(team->ctx);
+    if (rc == GPURMA_ERR_PEER_FAILED)
+        rc = gpurma_team_check_alive(team, -1, "barrier");
     if (rc)
         return rc;
     return sys_barrier(team, NULL, team->size, team->rank);

@@ -1,6 +1,9 @@
 /*
  * gpurma_internal.h - core services shared by every layer: configuration,
  * logging, error reporting. Not installed.
+ *
+ * Layer 1, src/common/: the bottom of the library; includes only include/
+ * and its own headers, so that every other folder may include it.
  */
 #ifndef GPURMA_INTERNAL_H
 #define GPURMA_INTERNAL_H
@@ -18,13 +21,17 @@
 
 /* ------------------------------------------------------------ configuration */
 
-typedef enum { GPURMA_CFG_INT, GPURMA_CFG_SIZE, GPURMA_CFG_STR, GPURMA_CFG_BOOL } gpurma_cfg_type_t;
+typedef enum {
+    GPURMA_CFG_INT, GPURMA_CFG_STR, GPURMA_CFG_BOOL, GPURMA_CFG_ENUM, GPURMA_CFG_LIST
+} gpurma_cfg_type_t;
 
-#define GPURMA_CFG_CTYPE_INT  int64_t
-#define GPURMA_CFG_CTYPE_SIZE uint64_t
-#define GPURMA_CFG_CTYPE_STR  const char *
-#define GPURMA_CFG_CTYPE_BOOL int
-#define GPURMA_CFG_FIELD(field, name, type, def, help) GPURMA_CFG_CTYPE_##type field;
+/* The members each type gives gpurma_config_t (see config_table.h). */
+#define GPURMA_CFG_MEMBERS_INT(f)  int64_t f;
+#define GPURMA_CFG_MEMBERS_STR(f)  const char *f;
+#define GPURMA_CFG_MEMBERS_BOOL(f) int f;
+#define GPURMA_CFG_MEMBERS_ENUM(f) const char *f; int f##_index;
+#define GPURMA_CFG_MEMBERS_LIST(f) const char *f; uint64_t f##_mask;
+#define GPURMA_CFG_FIELD(field, name, type, def, accepts, help) GPURMA_CFG_MEMBERS_##type(field)
 typedef struct {
     GPURMA_CONFIG_TABLE(GPURMA_CFG_FIELD)
 } gpurma_config_t;
@@ -35,14 +42,29 @@ typedef struct {
     gpurma_cfg_type_t type;
     const char       *def;
     const char       *help;
-    int               is_set; /* found in the environment */
-    const char       *value;  /* text in effect */
+    /* What is accepted (set from the table's accepts column). */
+    int64_t            min, max;       /* INT */
+    const char        *unit;           /* INT */
+    const char *const *values;         /* ENUM, LIST: NULL-terminated */
+    int              (*check)(const char *text); /* STR: nonzero when valid */
+    const char        *accepts;        /* STR with check: the valid values in words */
+    /* Filled when the environment is read. */
+    int               is_set;  /* found in the environment */
+    const char       *value;   /* text in effect (the environment's, even when invalid) */
+    int               invalid; /* value rejected: the field holds the default */
 } gpurma_config_entry_t;
 
 /* Parsed once (thread-safe); later calls return the same object. */
 const gpurma_config_t *gpurma_config(void);
+/* GPURMA_SUCCESS, or GPURMA_ERR_INVALID_ARG with the calling thread's error
+ * message naming the first invalid variable, its value and what it accepts. */
+int gpurma_config_check(void);
 /* For gpurma-info: the table with values; *n receives the count. */
 const gpurma_config_entry_t *gpurma_config_entries(int *n);
+/* What an entry accepts, in words ("an integer from 1 to 10 (ms)"); returns buf. */
+const char *gpurma_config_accepts(const gpurma_config_entry_t *e, char *buf, size_t len);
+/* GPURMA_DEVICE's values: auto, host or a GPU ordinal. */
+int gpurma_config_device_ok(const char *text);
 
 /* ------------------------------------------------------------------ logging */
 
@@ -63,10 +85,11 @@ void gpurma_log_configure(const gpurma_config_t *cfg);
 void gpurma_log_write(gpurma_log_level_t lvl, gpurma_log_subsys_t sub, const char *file,
                       int line, const char *fmt, ...) GPURMA_PRINTF(5, 6);
 
+#define GPURMA_LOG_ENABLED(lvl, sub)                                                      \
+    GPURMA_UNLIKELY((int)(lvl) <= gpurma_log_threshold && (gpurma_log_mask & (1u << (sub))))
 #define GPURMA_LOG(lvl, sub, ...)                                                         \
     do {                                                                                  \
-        if (GPURMA_UNLIKELY((int)(lvl) <= gpurma_log_threshold &&                         \
-                            (gpurma_log_mask & (1u << (sub)))))                           \
+        if (GPURMA_LOG_ENABLED(lvl, sub))                                                 \
             gpurma_log_write((lvl), (sub), __FILE__, __LINE__, __VA_ARGS__);              \
     } while (0)
 #define GPURMA_WARN(sub, ...)  GPURMA_LOG(GPURMA_LOG_WARN, sub, __VA_ARGS__)
@@ -80,6 +103,10 @@ void gpurma_log_write(gpurma_log_level_t lvl, gpurma_log_subsys_t sub, const cha
  * `return gpurma_set_error(GPURMA_ERR_..., "...", ...);`. */
 int gpurma_set_error(int status, const char *fmt, ...) GPURMA_PRINTF(2, 3);
 const char *gpurma_error_text(void);
+
+/* Keeps the struct behind a released handle allocated for good, so that
+ * calls on a stale handle read its dead magic, never freed memory. */
+void gpurma_handle_bury(void *obj);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t gpurma_now_ns(void);

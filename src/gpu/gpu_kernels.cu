@@ -38,7 +38,7 @@ __global__ void gpurma_k_atomic(uint64_t *p, int kind, uint64_t value, uint64_t 
 /* ------------------------------------------- stream-ordered operations */
 
 /* A stream-ordered wait that times out: leaves its reason where the host
- * reads it (src/gpu.c appends it to the CUDA error that follows), says it
+ * reads it (gpu.c appends it to the CUDA error that follows), says it
  * on the device's printf channel, and stops the kernel. Returning would let
  * the stream run on as if the data had arrived. */
 __device__ void gpurma_k_timeout(gpurma_gpu_fault_t *f, int kind, int rank, int peer,

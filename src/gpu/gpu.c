@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "gpu.h"
 #include "gpurma_internal.h"
 
@@ -140,7 +141,6 @@ void gpurma_gpu_capture_restore(int saved) { (void)saved; }
 
 #include <cuda_runtime_api.h>
 
-#define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
 #define GPURMA_MAX_GPUS 64
 
 /* Where stream-ordered waits report a timeout (gpu.h): pinned host
@@ -540,10 +540,15 @@ int gpurma_gpu_win_open(int device, void *user_data, size_t size, uint32_t nsig,
     }
     /* [data (allocated windows only)][signal slots][counters], each part
      * 256-byte aligned like cudaMalloc itself. */
-    size_t data_len = user_data ? 0 : ROUND_UP(size, 256);
-    size_t sig_len = ROUND_UP((size_t)nsig * sizeof(gpurma_dev_signal_slot_t), 256);
-    size_t cnt_len = ROUND_UP((size_t)(ncnt ? ncnt : 1) * sizeof(uint64_t), 256);
-    size_t total = data_len + sig_len + cnt_len;
+    size_t data_len = 0, sig_len, cnt_len, total;
+    if ((!user_data && gpurma_size_round_up(size, 256, &data_len)) ||
+        gpurma_size_array(nsig, sizeof(gpurma_dev_signal_slot_t), 256, &sig_len) ||
+        gpurma_size_array(ncnt ? ncnt : 1, sizeof(uint64_t), 256, &cnt_len) ||
+        gpurma_size_add(data_len, sig_len, &total) || gpurma_size_add(total, cnt_len, &total)) {
+        rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                              "device window of %zu bytes: the allocation size overflows", size);
+        goto fail;
+    }
     cudaError_t e = cudaMalloc(&g->alloc, total);
     if (e != cudaSuccess) {
         rc = e == cudaErrorMemoryAllocation
@@ -682,6 +687,134 @@ void gpurma_gpu_win_close(gpurma_gpu_win_t *g)
     (void)cudaGetLastError();
     free(g->mapped);
     free(g);
+}
+
+#endif /* HAVE_CUDA */
+
+/* ------------------------------------------------ for the port engine */
+
+#ifdef HAVE_CUDA
+
+void *gpurma_gpu_host_alloc(size_t len)
+{
+    void *p = NULL;
+    return cudaHostAlloc(&p, len, cudaHostAllocMapped | cudaHostAllocPortable) == cudaSuccess
+               ? p
+               : NULL;
+}
+
+void gpurma_gpu_host_free(void *p)
+{
+    if (p)
+        cudaFreeHost(p);
+}
+
+uint64_t *gpurma_gpu_alloc_u64(void)
+{
+    uint64_t *p = NULL;
+    if (cudaMalloc((void **)&p, sizeof(*p)) != cudaSuccess)
+        return NULL;
+    if (cudaMemset(p, 0, sizeof(*p)) != cudaSuccess) {
+        cudaFree(p);
+        return NULL;
+    }
+    return p;
+}
+
+void gpurma_gpu_free(void *p)
+{
+    if (p)
+        cudaFree(p);
+}
+
+int gpurma_gpu_stream_create(int device, void **stream)
+{
+    cudaStream_t s;
+    int rc = set_device(device);
+    if (rc)
+        return rc;
+    cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (e != cudaSuccess)
+        return cuda_error(e, "cudaStreamCreateWithFlags");
+    *stream = s;
+    return GPURMA_SUCCESS;
+}
+
+void gpurma_gpu_stream_destroy(void *stream)
+{
+    if (stream)
+        cudaStreamDestroy((cudaStream_t)stream);
+}
+
+int gpurma_gpu_stream_sync(void *stream)
+{
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaStreamSynchronize");
+}
+
+/* GPU memory of which device, or -1 for host memory. */
+static int device_of(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return a.type == cudaMemoryTypeDevice ? a.device : -1;
+}
+
+int gpurma_gpu_stream_copy_peer(void *stream, void *dst, const void *src, size_t n)
+{
+    if (!n)
+        return GPURMA_SUCCESS;
+    cudaStream_t s = (cudaStream_t)stream;
+    int ddev = device_of(dst), sdev = device_of(src);
+    cudaError_t e = ddev >= 0 && sdev >= 0 && ddev != sdev
+                        ? cudaMemcpyPeerAsync(dst, ddev, src, sdev, n, s)
+                        : cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "copy on the stream");
+}
+
+int gpurma_gpu_pci_bus_id(int device, char *buf, size_t len)
+{
+    if (cudaDeviceGetPCIBusId(buf, (int)len, device) != cudaSuccess)
+        return -1;
+    for (char *c = buf; *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a');
+    return 0;
+}
+
+#else /* !HAVE_CUDA */
+
+void *gpurma_gpu_host_alloc(size_t len)
+{
+    (void)len;
+    return NULL;
+}
+void gpurma_gpu_host_free(void *p) { (void)p; }
+uint64_t *gpurma_gpu_alloc_u64(void) { return NULL; }
+void gpurma_gpu_free(void *p) { (void)p; }
+int gpurma_gpu_stream_create(int device, void **stream)
+{
+    (void)device, (void)stream;
+    return no_gpu();
+}
+void gpurma_gpu_stream_destroy(void *stream) { (void)stream; }
+int gpurma_gpu_stream_sync(void *stream)
+{
+    (void)stream;
+    return no_gpu();
+}
+int gpurma_gpu_stream_copy_peer(void *stream, void *dst, const void *src, size_t n)
+{
+    (void)stream, (void)dst, (void)src, (void)n;
+    return no_gpu();
+}
+int gpurma_gpu_pci_bus_id(int device, char *buf, size_t len)
+{
+    (void)device, (void)buf, (void)len;
+    return -1;
 }
 
 #endif /* HAVE_CUDA */

@@ -1,0 +1,22 @@
+/*
+ * port_xports.c - the port engine's transports, listed once.
+ *
+ * Adding a transport: its own file, one line below and the build list.
+ * For each peer of a window the port engine takes the transport with the
+ * highest preference (reach); ties go to the earlier one.
+ */
+#include "port.h"
+
+extern const gpurma_port_xport_t gpurma_port_xport_ce;     /* port_ce.c     */
+extern const gpurma_port_xport_t gpurma_port_xport_memcpy; /* port_memcpy.c */
+extern const gpurma_port_xport_t gpurma_port_xport_ucx;    /* port_ucx.c    */
+
+const gpurma_port_xport_t *const gpurma_port_xports[] = {
+    &gpurma_port_xport_ce,
+    &gpurma_port_xport_memcpy,
+    &gpurma_port_xport_ucx,
+};
+const int gpurma_port_nxports = (int)(sizeof(gpurma_port_xports) / sizeof(gpurma_port_xports[0]));
+
+_Static_assert(sizeof(gpurma_port_xports) / sizeof(gpurma_port_xports[0]) <= GPURMA_PORT_MAX_XPORTS,
+               "raise GPURMA_PORT_MAX_XPORTS");

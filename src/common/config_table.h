@@ -1,0 +1,82 @@
+/*
+ * config_table.h - every environment variable gpurma reads, in one table.
+ *
+ * X(field, NAME, type, default, accepts, help): the variable is GPURMA_<NAME>;
+ * field is the member of gpurma_config_t; accepts says which values are valid:
+ *
+ *   INT   GPURMA_CFG_RANGE(min, max, unit): a decimal or 0x-hex integer in
+ *         [min, max], nothing else (no suffix, sign only when min < 0)
+ *   BOOL  GPURMA_CFG_ANY: 1/0, yes/no, true/false, on/off (any case)
+ *   ENUM  GPURMA_CFG_ONE_OF("a", "b", ...): one of the words (any case); the
+ *         field holds the word as written here, field_index its position
+ *   LIST  GPURMA_CFG_ONE_OF(...): a comma list of the words; field_mask has
+ *         bit i set for word i
+ *   STR   GPURMA_CFG_ANY (free text) or GPURMA_CFG_CHECKED(fn, words): fn(text)
+ *         says whether text is valid, words say what is
+ *
+ * A value that does not parse leaves the default in the field and makes
+ * gpurma_config_check() fail. gpurma-info prints this table with the values
+ * in effect and what each variable accepts.
+ */
+#ifndef GPURMA_CONFIG_TABLE_H
+#define GPURMA_CONFIG_TABLE_H
+
+/* In the order of gpurma_log_level_t and gpurma_log_subsys_t. */
+#define GPURMA_LOG_LEVEL_NAMES  "error", "warn", "info", "debug", "trace"
+/* In gpurma_engine_t's order; gpurma_engine_name() uses the same list. */
+#define GPURMA_ENGINE_NAMES     "auto", "mem", "port", "switch"
+#define GPURMA_LOG_SUBSYS_NAMES "init", "boot", "win", "rma", "mem", "port"
+
+/* 7 days: timeouts in nanoseconds stay far from overflowing 64 bits. */
+#define GPURMA_CFG_TIMEOUT_MS_MAX 604800000
+
+#define GPURMA_CONFIG_TABLE(X)                                                            \
+    X(bootstrap,    BOOTSTRAP,    ENUM, "auto",                                           \
+      GPURMA_CFG_ONE_OF("auto", "pmix", "uid", "mpi", "single"),                          \
+      "Bootstrap (auto: mpi when init gets a communicator, else pmix, uid or single from the environment)")                                          \
+    X(engine,       ENGINE,       ENUM, "auto",                                           \
+      GPURMA_CFG_ONE_OF(GPURMA_ENGINE_NAMES),                                 \
+      "Engine for every window (auto: chosen per peer); window params override")                                 \
+    X(device,       DEVICE,       STR,  "auto",                                           \
+      GPURMA_CFG_CHECKED(gpurma_config_device_ok, "auto, host or a GPU ordinal (0 or more)"), \
+      "GPU to use: auto (node rank mod GPUs), host (host backend), or an ordinal; init params override") \
+    X(timeout_ms,   TIMEOUT_MS,   INT,  "60000",                                          \
+      GPURMA_CFG_RANGE(1, GPURMA_CFG_TIMEOUT_MS_MAX, "milliseconds"),                     \
+      "Bound on waits, barriers and bootstrap calls (ms)")                                \
+    X(log_level,    LOG_LEVEL,    ENUM, "warn",                                           \
+      GPURMA_CFG_ONE_OF(GPURMA_LOG_LEVEL_NAMES),                                          \
+      "Most verbose level logged to stderr")                                       \
+    X(log_subsys,   LOG_SUBSYS,   LIST, "all",                                            \
+      GPURMA_CFG_ONE_OF(GPURMA_LOG_SUBSYS_NAMES, "all"),                                  \
+      "Subsystems to log")                  \
+    X(num_signals,  NUM_SIGNALS,  INT,  "64",                                             \
+      GPURMA_CFG_RANGE(0, 1048576, "signal slots"),                                       \
+      "Default signal slots per window")                                                  \
+    X(num_counters, NUM_COUNTERS, INT,  "16",                                             \
+      GPURMA_CFG_RANGE(0, 1048576, "counters"),                                           \
+      "Default local-completion counters per window")                                     \
+    X(node_id,      NODE_ID,      STR,  "",     GPURMA_CFG_ANY,                           \
+      "Override the node identity (makes ranks on one host act as separate nodes)")      \
+    X(uid_token,    UID_TOKEN,    STR,  "",     GPURMA_CFG_ANY,                           \
+      "Shared secret for the uid bootstrap; connections without it are rejected")         \
+    X(uid_iface,    UID_ADDR,     STR,  "",     GPURMA_CFG_ANY,                           \
+      "Address the uid bootstrap root listens on (default MASTER_ADDR)")                  \
+    X(ucx_net_devices, UCX_NET_DEVICES, STR, "", GPURMA_CFG_ANY,                          \
+      "Network devices of the port engine's UCX (as UCX_NET_DEVICES; default: the interface of the uid bootstrap's address, else UCX's choice; all: every device)") \
+    X(mpi_plugin,   MPI_PLUGIN,   STR,  "",     GPURMA_CFG_ANY,                           \
+      "Path of libgpurma_bootstrap_mpi.so (default: next to libgpurma)")                  \
+    X(liveness_ms,  LIVENESS_MS,  INT,  "20",                                             \
+      GPURMA_CFG_RANGE(1, 60000, "milliseconds"),                                         \
+      "How often waits check that node peers are alive (ms)")                             \
+    X(spin_us,      SPIN_US,      INT,  "50",                                             \
+      GPURMA_CFG_RANGE(0, 1000000, "microseconds"),                                       \
+      "Host waits spin this long before yielding the core (us); 0 when the node has more ranks than cores") \
+    X(port_contexts, PORT_CONTEXTS, INT, "1",                                             \
+      GPURMA_CFG_RANGE(1, GPURMA_DEV_MAX_PORTS, "proxy contexts"),                                           \
+      "Proxy contexts (threads) a port-engine window spreads its peers over")     \
+    X(disable_switch, DISABLE_SWITCH, BOOL, "0", GPURMA_CFG_ANY,                          \
+      "Refuse the switch engine")                                                         \
+    X(switch_enable, SWITCH, BOOL, "0", GPURMA_CFG_ANY,                                   \
+      "Opt in to the switch engine's NVLink multicast path (refused when GPURMA_DISABLE_SWITCH, NCCL_NVLS_ENABLE=0 or NVSHMEM_DISABLE_NVLS is set)")
+
+#endif
