@@ -13,7 +13,9 @@
  * and call the channel form. A channel for a peer out of range (or from a
  * bad handle) is still a value: every operation on it returns the error its
  * creation met (GPURMA_ERR_INVALID_ARG for the peer) and writes nothing;
- * gpurma_dev_chan_status tells it up front. A channel lives as long as its
+ * gpurma_dev_chan_status tells it up front. Packets are read from this
+ * rank's own window through the channel to itself,
+ * gpurma_dev_win_chan(w, w.rank). A channel lives as long as its
  * window; on the host backend one kept past gpurma_win_free gives
  * GPURMA_ERR_FREED.
  *
@@ -64,6 +66,7 @@ GPURMA_DEVICE gpurma_dev_chan_t gpurma_dev__chan_of(const gpurma_dev_win_t *w, i
     c.fifo = (void *)0;
     c.counters = w->counters;
     c.host_win = w->host_win;
+    c.timeout_ns = w->timeout_ns;
     c.port_win_id = 0;
     c.rank = w->rank;
     c.peer = peer;
@@ -602,23 +605,35 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__chan_put_packets(const gpurma_dev_chan
     }
 }
 
-/* Packets land in this rank's own window, which is always mapped here. */
+/* Packets land in this rank's own window, which is always mapped here:
+ * readers use the channel to themselves, gpurma_dev_win_chan(w, w.rank)
+ * (a channel to another rank is INVALID_ARG). */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__chan_read_packets(const gpurma_dev_chan_t *c,
+                                                            size_t src_off, void *dst,
+                                                            size_t bytes, uint32_t flag,
+                                                            int psize, unsigned tid,
+                                                            unsigned nthreads)
+{
+    gpurma_status_t rc = gpurma_dev__check_chan(c);
+    if (rc == GPURMA_SUCCESS && c->peer != c->rank)
+        rc = GPURMA_ERR_INVALID_ARG;
+    if (rc == GPURMA_SUCCESS)
+        rc = gpurma_dev__check_packets(&c->pe, src_off, bytes, dst, psize, tid, nthreads);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    if (!c->pe.base)
+        return GPURMA_ERR_UNSUPPORTED;
+    return gpurma_dev__mem_read_packets((const uint64_t *)(c->pe.base + src_off), dst, bytes,
+                                        flag, psize, c->timeout_ns, tid, nthreads);
+}
+
 GPURMA_DEVICE gpurma_status_t gpurma_dev__read_packets(const gpurma_dev_win_t *w, size_t src_off,
                                                        void *dst, size_t bytes, uint32_t flag,
                                                        int psize, unsigned tid,
                                                        unsigned nthreads)
 {
-    gpurma_status_t rc = gpurma_dev__check_peer(w, w->rank);
-    if (rc != GPURMA_SUCCESS)
-        return rc;
-    gpurma_dev_peer_t me = w->peers[w->rank];
-    rc = gpurma_dev__check_packets(&me, src_off, bytes, dst, psize, tid, nthreads);
-    if (rc != GPURMA_SUCCESS)
-        return rc;
-    if (!me.base)
-        return GPURMA_ERR_UNSUPPORTED;
-    return gpurma_dev__mem_read_packets((const uint64_t *)(me.base + src_off), dst, bytes, flag,
-                                        psize, w->timeout_ns, tid, nthreads);
+    gpurma_dev_chan_t me = gpurma_dev__chan_of(w, w->rank);
+    return gpurma_dev__chan_read_packets(&me, src_off, dst, bytes, flag, psize, tid, nthreads);
 }
 
 /* 8-byte packets: 4 bytes of data and a 4-byte flag in one store. The flag
@@ -658,30 +673,36 @@ GPURMA_DEV__PUT_PACKET_FORMS(put_packets16, 16)
 #undef GPURMA_DEV__PUT_PACKET_FORMS
 
 /* Waits for every packet at src_off of this rank's window to carry flag,
- * then copies the payload to dst. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets_coop(gpurma_dev_win_t w, size_t src_off,
-                                                           void *dst, size_t bytes, uint32_t flag,
-                                                           unsigned tid, unsigned nthreads)
-{
-    return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 8, tid, nthreads);
-}
-GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets(gpurma_dev_win_t w, size_t src_off,
-                                                      void *dst, size_t bytes, uint32_t flag)
-{
-    return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 8, 0, 1);
-}
-GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets16_coop(gpurma_dev_win_t w, size_t src_off,
-                                                             void *dst, size_t bytes,
-                                                             uint32_t flag, unsigned tid,
-                                                             unsigned nthreads)
-{
-    return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 16, tid, nthreads);
-}
-GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets16(gpurma_dev_win_t w, size_t src_off,
-                                                        void *dst, size_t bytes, uint32_t flag)
-{
-    return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 16, 0, 1);
-}
+ * then copies the payload to dst (8 or 16-byte packets). */
+#define GPURMA_DEV__READ_PACKET_FORMS(name, psize)                                             \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_chan_##name##_coop(                              \
+        gpurma_dev_chan_t self, size_t src_off, void *dst, size_t bytes, uint32_t flag,        \
+        unsigned tid, unsigned nthreads)                                                       \
+    {                                                                                          \
+        return gpurma_dev__chan_read_packets(&self, src_off, dst, bytes, flag, psize, tid,     \
+                                             nthreads);                                        \
+    }                                                                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_chan_##name(gpurma_dev_chan_t self,              \
+                                                          size_t src_off, void *dst,           \
+                                                          size_t bytes, uint32_t flag)         \
+    {                                                                                          \
+        return gpurma_dev__chan_read_packets(&self, src_off, dst, bytes, flag, psize, 0, 1);   \
+    }                                                                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_##name##_coop(gpurma_dev_win_t w, size_t src_off, \
+                                                            void *dst, size_t bytes,           \
+                                                            uint32_t flag, unsigned tid,       \
+                                                            unsigned nthreads)                 \
+    {                                                                                          \
+        return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, psize, tid, nthreads);  \
+    }                                                                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_##name(gpurma_dev_win_t w, size_t src_off,       \
+                                                     void *dst, size_t bytes, uint32_t flag)   \
+    {                                                                                          \
+        return gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, psize, 0, 1);           \
+    }
+GPURMA_DEV__READ_PACKET_FORMS(read_packets, 8)
+GPURMA_DEV__READ_PACKET_FORMS(read_packets16, 16)
+#undef GPURMA_DEV__READ_PACKET_FORMS
 
 /* ------------------------------------------------- warp and block forms */
 #if GPURMA_DEV_GPU
@@ -810,23 +831,31 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets16(gpurma_dev_win_t w, size
                                                      src, bytes, flag);                        \
     }                                                                                          \
     /* A timeout in one thread is reported by all. */                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_chan_read_packets_##scope(                       \
+        gpurma_dev_chan_t self, size_t src_off, void *dst, size_t bytes, uint32_t flag)        \
+    {                                                                                          \
+        gpurma_status_t rc = gpurma_dev__chan_read_packets(&self, src_off, dst, bytes, flag,   \
+                                                           8, TID, NTHREADS);                  \
+        return ANY(rc == GPURMA_ERR_TIMEOUT) ? GPURMA_ERR_TIMEOUT : rc;                        \
+    }                                                                                          \
+    GPURMA_DEVICE gpurma_status_t gpurma_dev_chan_read_packets16_##scope(                     \
+        gpurma_dev_chan_t self, size_t src_off, void *dst, size_t bytes, uint32_t flag)        \
+    {                                                                                          \
+        gpurma_status_t rc = gpurma_dev__chan_read_packets(&self, src_off, dst, bytes, flag,   \
+                                                           16, TID, NTHREADS);                 \
+        return ANY(rc == GPURMA_ERR_TIMEOUT) ? GPURMA_ERR_TIMEOUT : rc;                        \
+    }                                                                                          \
     GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets_##scope(                            \
         gpurma_dev_win_t w, size_t src_off, void *dst, size_t bytes, uint32_t flag)            \
     {                                                                                          \
-        gpurma_status_t rc = gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 8, TID,   \
-                                                      NTHREADS);                               \
-        if (ANY(rc == GPURMA_ERR_TIMEOUT))                                                     \
-            return GPURMA_ERR_TIMEOUT;                                                         \
-        return rc;                                                                             \
+        return gpurma_dev_chan_read_packets_##scope(gpurma_dev__chan_of(&w, w.rank), src_off,  \
+                                                    dst, bytes, flag);                         \
     }                                                                                          \
     GPURMA_DEVICE gpurma_status_t gpurma_dev_read_packets16_##scope(                          \
         gpurma_dev_win_t w, size_t src_off, void *dst, size_t bytes, uint32_t flag)            \
     {                                                                                          \
-        gpurma_status_t rc = gpurma_dev__read_packets(&w, src_off, dst, bytes, flag, 16, TID,  \
-                                                      NTHREADS);                               \
-        if (ANY(rc == GPURMA_ERR_TIMEOUT))                                                     \
-            return GPURMA_ERR_TIMEOUT;                                                         \
-        return rc;                                                                             \
+        return gpurma_dev_chan_read_packets16_##scope(gpurma_dev__chan_of(&w, w.rank),         \
+                                                      src_off, dst, bytes, flag);              \
     }
 
 GPURMA_DEV__GROUP_FORMS(warp, gpurma_sh_lane(), gpurma_sh_warp_threads(), gpurma_sh_sync_warp(),

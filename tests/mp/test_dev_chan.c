@@ -6,8 +6,8 @@
  * 1. A ring of rounds: each rank sends to the next through a channel made
  *    once, before the loop, every channel operation in turn (put + signal,
  *    put_signal, put_coop and put_signal_coop by a team of pthreads,
- *    put_counted + counter_wait, put + flush, packets of 8 and 16 bytes,
- *    put_value) over every size class with odd sizes and offsets; random
+ *    put_counted + counter_wait, put + flush, packets of 8 and 16 bytes read
+ *    through the channel to oneself, put_value) over every size class with odd sizes and offsets; random
  *    data, poisoned destinations. Sources are overwritten as soon as the
  *    operation says they may be (flush, counter), so a proxy that read
  *    them later would deliver the wrong bytes.
@@ -171,7 +171,7 @@ static void send_round(gpurma_dev_chan_t to, uint64_t i)
         EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_chan_signal(to, SIG_DATA, GPURMA_SIGNAL_ADD, 1));
 }
 
-static void receive_round(gpurma_dev_chan_t back, uint64_t i)
+static void receive_round(gpurma_dev_chan_t back, gpurma_dev_chan_t self, uint64_t i)
 {
     int op;
     size_t bytes, off;
@@ -181,9 +181,9 @@ static void receive_round(gpurma_dev_chan_t back, uint64_t i)
         int psize = op == OP_PACKETS8 ? 8 : 16;
         size_t span = psize == 8 ? gpurma_dev_packet8_bytes(bytes) : gpurma_dev_packet16_bytes(bytes);
         memset(dst, T_POISON, bytes + 8);
-        if (psize == 8)
+        if (psize == 8) /* the channel form; the window form below */
             EXPECT_CODE(GPURMA_SUCCESS,
-                        gpurma_dev_read_packets(dw, off, dst, bytes, (uint32_t)i + 1));
+                        gpurma_dev_chan_read_packets(self, off, dst, bytes, (uint32_t)i + 1));
         else
             EXPECT_CODE(GPURMA_SUCCESS,
                         gpurma_dev_read_packets16(dw, off, dst, bytes, (uint32_t)i + 1));
@@ -212,6 +212,7 @@ static void ring_rounds(void)
     /* Made once, outside the loop, as a kernel would. */
     gpurma_dev_chan_t to = gpurma_dev_win_chan(dw, next_rank);
     gpurma_dev_chan_t back = gpurma_dev_win_chan(dw, prev_rank);
+    gpurma_dev_chan_t self = gpurma_dev_win_chan(dw, t_rank);
     EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_chan_status(to));
     EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_chan_status(back));
     const uint64_t rounds = (uint64_t)NOPS * NCLASSES;
@@ -219,7 +220,7 @@ static void ring_rounds(void)
         /* The previous message to next has been read and its area poisoned again. */
         EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_wait_until(dw, SIG_ACK, GPURMA_CMP_GE, i));
         send_round(to, i);
-        receive_round(back, i);
+        receive_round(back, self, i);
     }
     EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_wait_until(dw, SIG_ACK, GPURMA_CMP_EQ, rounds));
     CHECK(gpurma_barrier(t_world));
@@ -348,6 +349,10 @@ static void refused_everywhere(gpurma_dev_chan_t c, gpurma_status_t want_rc, con
     EXPECT_CODE(want_rc, gpurma_dev_chan_put_packets_coop(c, 0, buf, 8, 1, 0, 1));
     EXPECT_CODE(want_rc, gpurma_dev_chan_put_packets16(c, 0, buf, 8, 1));
     EXPECT_CODE(want_rc, gpurma_dev_chan_put_packets16_coop(c, 0, buf, 8, 1, 0, 1));
+    EXPECT_CODE(want_rc, gpurma_dev_chan_read_packets(c, 0, buf, 8, 1));
+    EXPECT_CODE(want_rc, gpurma_dev_chan_read_packets_coop(c, 0, buf, 8, 1, 0, 1));
+    EXPECT_CODE(want_rc, gpurma_dev_chan_read_packets16(c, 0, buf, 8, 1));
+    EXPECT_CODE(want_rc, gpurma_dev_chan_read_packets16_coop(c, 0, buf, 8, 1, 0, 1));
     T_ASSERT(old == 0x77, "%s: a refused atomic wrote its old value", what);
     t_verify_fill(buf, 0x11, sizeof(buf), "a refused chan_get's destination", -1, 0);
 }
@@ -389,6 +394,13 @@ static void refused_channels(void)
     EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
                 gpurma_dev_chan_put_counted(c, 0, buf, 8, gpurma_win_num_counters(win)));
     EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_chan_put_counted(c, 0, buf, 8, UINT32_MAX));
+    if (t_size > 1) /* packets are read through the channel to oneself */
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_chan_read_packets(c, 0, buf, 8, 1));
+    gpurma_dev_chan_t self = gpurma_dev_win_chan(dw, t_rank);
+    EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_dev_chan_read_packets(self, WIN_LEN, buf, 1, 1));
+    EXPECT_CODE(GPURMA_ERR_MISALIGNED, gpurma_dev_chan_read_packets16(self, 8, buf, 1, 1));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                gpurma_dev_chan_read_packets_coop(self, 0, buf, 8, 1, 2, 2));
     EXPECT_CODE(GPURMA_ERR_MISALIGNED, gpurma_dev_chan_put_value(c, 2, 1, 4));
     EXPECT_CODE(GPURMA_ERR_MISALIGNED, gpurma_dev_chan_atomic_fetch_add(c, 12, 1, &old));
     EXPECT_CODE(GPURMA_ERR_MISALIGNED, gpurma_dev_chan_put_packets(c, 4, buf, 4, 1));

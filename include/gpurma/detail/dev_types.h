@@ -80,6 +80,7 @@ typedef struct gpurma_dev_chan {
     void             *fifo;        /* FIFO path: the proxy context's FIFO         */
     uint64_t         *counters;    /* this rank's local-completion counters       */
     void             *host_win;    /* the gpurma_win_t; see HOST_WIN_LIVE         */
+    uint64_t          timeout_ns;  /* waits of the operations                     */
     uint32_t          port_win_id; /* FIFO path: the window's id at that context  */
     int32_t           rank, peer;  /* origin and target, in the window's team     */
     uint32_t          num_signals, num_counters;
