@@ -9,8 +9,10 @@
  * proxy FIFO). Every operation aimed at a peer has a channel form,
  * gpurma_dev_chan_<op>(chan, ...), that reads no table: build the channel
  * once, before a kernel's loop, and each operation in the loop works on
- * registers. The window forms gpurma_dev_<op>(w, peer, ...) make a channel
- * and call the channel form. A channel for a peer out of range (or from a
+ * registers. For GPU windows the peer table is device memory: make
+ * channels in device code (at the top of a kernel), not on the host. The
+ * window forms gpurma_dev_<op>(w, peer, ...) make a channel and call the
+ * channel form. A channel for a peer out of range (or from a
  * bad handle) is still a value: every operation on it returns the error its
  * creation met (GPURMA_ERR_INVALID_ARG for the peer) and writes nothing;
  * gpurma_dev_chan_status tells it up front. Packets are read from this

@@ -127,11 +127,13 @@ GPURMA_DEVICE int gpurma_dev_compare(uint64_t v, gpurma_cmp_t cmp, uint64_t ref)
     return 0;
 }
 
-/* Whether a wait that began (*start, 0 until the first call) has run past
- * timeout_ns (0: never); the clock is read only every 256 polls. */
+/* Whether a wait has run past timeout_ns (0: never). The clock is read
+ * every 256 polls, the first time at poll 255, so a wait that ends sooner
+ * (a ping-pong's) reads no clock at all; *start (0 until then) is that
+ * first reading, and the timeout fires 256 polls late at most. */
 GPURMA_DEVICE int gpurma_dev__expired(uint64_t iter, uint64_t *start, uint64_t timeout_ns)
 {
-    if ((iter & 255) == 0) {
+    if ((iter & 255) == 255) {
         uint64_t now = gpurma_sh_now_ns();
         if (!*start)
             *start = now;
