@@ -231,8 +231,8 @@ int bandwidth(Bench *b)
  * Every latency figure is a ping-pong between rank 0 (it starts) and rank
  * 1, one-way time = loop time / (2 * rounds). The loop of a kernel holds the
  * protocol and nothing else: thread 0 reads the global timer once before
- * the timed rounds and once after, and no barrier is added to what the
- * operations themselves contain.
+ * the timed rounds and once after; the only barrier added to what the
+ * operations contain is the one after a group's receipt of a put_signal.
  *
  * The floors are minimal kernels, one thread per GPU, that each protocol
  * class cannot beat; each gpurma row prints its ratio to the floor of its
@@ -308,10 +308,30 @@ template <int KIND> __device__ __forceinline__ int lat_send(const LatArgs &a, ui
     return 0;
 }
 
-/* The floors check the data they receive: a load the protocol makes anyway. */
-template <int KIND> __device__ __forceinline__ int lat_recv(const LatArgs &a, uint64_t v)
+/* The receiving half of round v; rc: the thread's status so far. After a
+ * failure a thread stops waiting (the kernel then ends quickly) but still
+ * meets every barrier its group meets. The floors check the data they
+ * receive: a load the protocol makes anyway. */
+template <int KIND> __device__ __forceinline__ int lat_recv(const LatArgs &a, uint64_t v, int rc)
 {
     uint64_t *f = a.my_flags;
+    if constexpr (KIND == LAT_PUT_SIGNAL_THREAD || KIND == LAT_PUT_SIGNAL_WARP ||
+                  KIND == LAT_PUT_SIGNAL_BLOCK) {
+        /* Thread 0 waits; the group's reply must not start before the
+         * receipt (its copy would overlap the wait), so the group meets
+         * once: the one barrier the protocol needs. */
+        if (threadIdx.x == 0 && !rc)
+            rc = gpurma_dev_wait_until(a.w, SIG_PING, GPURMA_CMP_GE, v);
+        if constexpr (KIND == LAT_PUT_SIGNAL_WARP)
+            __syncwarp();
+        else if constexpr (KIND == LAT_PUT_SIGNAL_BLOCK)
+            __syncthreads();
+        return rc;
+    }
+    /* The LL group forms end with a vote, so their status is the same in
+     * every thread, and skipping is uniform. */
+    if (rc)
+        return rc;
     if constexpr (KIND == FLOOR_VOLATILE) {
         for (uint64_t k = 0; *(volatile uint64_t *)(f + FLOOR_FLAG) < v; k++)
             if (k > FLOOR_POLL_LIMIT)
@@ -335,13 +355,6 @@ template <int KIND> __device__ __forceinline__ int lat_recv(const LatArgs &a, ui
         }
         if (data != (uint32_t)v * 3u)
             return -1000;
-    } else if constexpr (KIND == LAT_PUT_SIGNAL_THREAD || KIND == LAT_PUT_SIGNAL_WARP ||
-                         KIND == LAT_PUT_SIGNAL_BLOCK) {
-        /* Thread 0 waits; the group's next put_signal starts with its
-         * copy and meets thread 0 at its one barrier, so the reply still
-         * follows the receipt without a barrier here. */
-        if (threadIdx.x == 0)
-            return gpurma_dev_wait_until(a.w, SIG_PING, GPURMA_CMP_GE, v);
     } else if constexpr (KIND == LAT_LL_THREAD) {
         return gpurma_dev_chan_read_packets(a.self, 0, a.dst, a.n, (uint32_t)v);
     } else if constexpr (KIND == LAT_LL_WARP) {
@@ -352,20 +365,20 @@ template <int KIND> __device__ __forceinline__ int lat_recv(const LatArgs &a, ui
     return 0;
 }
 
-/* Rounds first..last. After a failure a thread stops receiving but keeps
- * sending, so every thread of a group makes the same group calls (and
- * meets the same barriers) and the kernel ends quickly. */
+/* Rounds first..last: the starter sends then receives, the other the
+ * reverse; sends go on after a failure, so that every thread of a group
+ * makes the same group calls. */
 template <int KIND> __device__ __forceinline__ int lat_rounds(const LatArgs &a, uint64_t first,
                                                              uint64_t last, int rc)
 {
     for (uint64_t i = first; i <= last; i++) {
         uint64_t v = a.base + i;
-        if (!a.starter && !rc)
-            rc = lat_recv<KIND>(a, v);
+        if (!a.starter)
+            rc = lat_recv<KIND>(a, v, rc);
         int s = lat_send<KIND>(a, v);
         rc = rc ? rc : s;
-        if (a.starter && !rc)
-            rc = lat_recv<KIND>(a, v);
+        if (a.starter)
+            rc = lat_recv<KIND>(a, v, rc);
     }
     return rc;
 }
