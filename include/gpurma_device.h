@@ -12,14 +12,13 @@
  * registers. For GPU windows the peer table is device memory: make
  * channels in device code (at the top of a kernel), not on the host. The
  * window forms gpurma_dev_<op>(w, peer, ...) make a channel and call the
- * channel form. A channel for a peer out of range (or from a
- * bad handle) is still a value: every operation on it returns the error its
- * creation met (GPURMA_ERR_INVALID_ARG for the peer) and writes nothing;
+ * channel form. A channel for a peer out of range (or from a bad handle) is
+ * still a value: every operation on it returns the error its creation met
+ * (GPURMA_ERR_INVALID_ARG for the peer) and writes nothing;
  * gpurma_dev_chan_status tells it up front. Packets are read from this
- * rank's own window through the channel to itself,
- * gpurma_dev_win_chan(w, w.rank). A channel lives as long as its
- * window; on the host backend one kept past gpurma_win_free gives
- * GPURMA_ERR_FREED.
+ * rank's own window through the channel to itself, gpurma_dev_win_chan(w,
+ * w.rank). A channel lives as long as its window; on the host backend one
+ * kept past gpurma_win_free gives GPURMA_ERR_FREED.
  *
  * Every function returns a gpurma_status_t; bad input (peer out of range,
  * offset+size past the target's window, sizes whose footprint overflows,

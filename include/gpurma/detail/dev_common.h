@@ -14,11 +14,11 @@
 /* Range checks are written `off > size || n > size - off`, never
  * `off + n > size`, which wraps for offsets or sizes near SIZE_MAX. */
 
-/* A handle gpurma_win_device made (a zeroed or garbled one is INVALID_ARG),
- * and on the host backend, of a window not freed since: the window struct
- * outlives the window (see GPURMA_DEV_HOST_WIN_LIVE), the peer table,
- * signals, counters and FIFOs do not. A window freed by another thread
- * while this check passes is the caller's race, as with any freed memory. */
+/* On the host backend, a window not freed since the handle was made: the
+ * window struct outlives the window (see GPURMA_DEV_HOST_WIN_LIVE), the
+ * peer table, signals, counters and FIFOs do not. A window freed by another
+ * thread while this check passes is the caller's race, as with any freed
+ * memory. GPU code cannot read the host struct. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__check_host_win(const void *host_win)
 {
 #if !GPURMA_DEV_GPU
@@ -32,6 +32,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__check_host_win(const void *host_win)
     return GPURMA_SUCCESS;
 }
 
+/* A handle gpurma_win_device made (a zeroed or garbled one is INVALID_ARG)
+ * of a live window. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__check_win(const gpurma_dev_win_t *w)
 {
     if (w->magic != GPURMA_DEV_WIN_MAGIC)
