@@ -248,6 +248,7 @@ enum LatKind {
     FLOOR_LL8,             /* one 8-byte store of 4 B data + 4 B flag, volatile polls */
     FLOOR_DATA_ORIGIN_REL, /* data, the origin word, release flag: a signal slot     */
     LAT_PUT_SIGNAL_THREAD,
+    LAT_PUT_SIGNAL_THREAD_WIN, /* the window form: the peer entry loaded every round */
     LAT_PUT_SIGNAL_WARP,
     LAT_PUT_SIGNAL_BLOCK,
     LAT_LL_THREAD,
@@ -292,6 +293,8 @@ template <int KIND> __device__ __forceinline__ int lat_send(const LatArgs &a, ui
         gpurma_sh_store_packet8(f + FLOOR_PACKET, (uint32_t)v * 3u, (uint32_t)v);
     } else if constexpr (KIND == LAT_PUT_SIGNAL_THREAD) {
         return gpurma_dev_chan_put_signal(a.to, 0, a.src, a.n, SIG_PING, GPURMA_SIGNAL_SET, v);
+    } else if constexpr (KIND == LAT_PUT_SIGNAL_THREAD_WIN) {
+        return gpurma_dev_put_signal(a.w, a.peer, 0, a.src, a.n, SIG_PING, GPURMA_SIGNAL_SET, v);
     } else if constexpr (KIND == LAT_PUT_SIGNAL_WARP) {
         return gpurma_dev_chan_put_signal_warp(a.to, 0, a.src, a.n, SIG_PING, GPURMA_SIGNAL_SET,
                                                v);
@@ -315,8 +318,8 @@ template <int KIND> __device__ __forceinline__ int lat_send(const LatArgs &a, ui
 template <int KIND> __device__ __forceinline__ int lat_recv(const LatArgs &a, uint64_t v, int rc)
 {
     uint64_t *f = a.my_flags;
-    if constexpr (KIND == LAT_PUT_SIGNAL_THREAD || KIND == LAT_PUT_SIGNAL_WARP ||
-                  KIND == LAT_PUT_SIGNAL_BLOCK) {
+    if constexpr (KIND == LAT_PUT_SIGNAL_THREAD || KIND == LAT_PUT_SIGNAL_THREAD_WIN ||
+                  KIND == LAT_PUT_SIGNAL_WARP || KIND == LAT_PUT_SIGNAL_BLOCK) {
         /* Thread 0 waits; the group's reply must not start before the
          * receipt (its copy would overlap the wait), so the group meets
          * once: the one barrier the protocol needs. */
@@ -397,11 +400,15 @@ template <int KIND> __global__ void k_lat(LatArgs a)
 }
 
 typedef void (*LatKernel)(LatArgs);
-const LatKernel lat_kernels[LAT_KINDS] = {
-    k_lat<FLOOR_VOLATILE>,        k_lat<FLOOR_RELACQ>,         k_lat<FLOOR_DATA_REL>,
-    k_lat<FLOOR_LL8>,             k_lat<FLOOR_DATA_ORIGIN_REL>, k_lat<LAT_PUT_SIGNAL_THREAD>,
-    k_lat<LAT_PUT_SIGNAL_WARP>,   k_lat<LAT_PUT_SIGNAL_BLOCK>, k_lat<LAT_LL_THREAD>,
-    k_lat<LAT_LL_WARP>,           k_lat<LAT_LL_BLOCK>};
+const LatKernel lat_kernels[] = {
+    k_lat<FLOOR_VOLATILE>,        k_lat<FLOOR_RELACQ>,
+    k_lat<FLOOR_DATA_REL>,        k_lat<FLOOR_LL8>,
+    k_lat<FLOOR_DATA_ORIGIN_REL>, k_lat<LAT_PUT_SIGNAL_THREAD>,
+    k_lat<LAT_PUT_SIGNAL_THREAD_WIN>,
+    k_lat<LAT_PUT_SIGNAL_WARP>,   k_lat<LAT_PUT_SIGNAL_BLOCK>,
+    k_lat<LAT_LL_THREAD>,         k_lat<LAT_LL_WARP>,
+    k_lat<LAT_LL_BLOCK>};
+static_assert(sizeof(lat_kernels) / sizeof(lat_kernels[0]) == LAT_KINDS, "one kernel per kind");
 
 unsigned lat_threads(int kind)
 {
@@ -570,6 +577,7 @@ int latency(Bench *b)
         int kind;
         const char *name;
     } ps8[] = {{LAT_PUT_SIGNAL_THREAD, "put_signal_thread"},
+               {LAT_PUT_SIGNAL_THREAD_WIN, "put_signal_thread_window_form"},
                {LAT_PUT_SIGNAL_WARP, "put_signal_warp"}},
       ll8[] = {{LAT_LL_THREAD, "ll_thread"}, {LAT_LL_WARP, "ll_warp"}};
     double us;
