@@ -248,16 +248,17 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__poll(const char *call, uint64_t iter, ui
     {                                                                                        \
         nvshmem_##NAME##_wait_until(ivar, NVSHMEM_CMP_NE, value);                            \
     }                                                                                        \
-    /* Over the included ivars: how many satisfy (indices of them in idx, if                 \
-     * given), and the first that does in *first (SIZE_MAX: none). */                        \
+    /* Over the included ivars: how many satisfy (their indices in idx, if given),          \
+     * the first that does in *first (SIZE_MAX: none), how many are included. */             \
     GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__scan_##NAME(const char *call, TYPE *ivars,     \
                                                           size_t nelems, const int *status,  \
                                                           int cmp, TYPE value,               \
                                                           const TYPE *values, size_t *idx,   \
-                                                          size_t *included)                  \
+                                                          size_t *first, size_t *included)   \
     {                                                                                        \
         size_t hits = 0;                                                                     \
         *included = 0;                                                                       \
+        *first = SIZE_MAX;                                                                   \
         for (size_t i = 0; i < nelems; i++) {                                                \
             if (status && status[i])                                                         \
                 continue;                                                                    \
@@ -265,6 +266,8 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__poll(const char *call, uint64_t iter, ui
             if (gpurma_nvshmemi__test_##NAME(call, &ivars[i], cmp, values ? values[i] : value)) { \
                 if (idx)                                                                     \
                     idx[hits] = i;                                                           \
+                if (!hits)                                                                   \
+                    *first = i;                                                              \
                 hits++;                                                                      \
             }                                                                                \
         }                                                                                    \
@@ -279,11 +282,11 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__poll(const char *call, uint64_t iter, ui
     {                                                                                        \
         uint64_t start = 0;                                                                  \
         for (uint64_t it = 0;; it++) {                                                       \
-            size_t first = SIZE_MAX, included;                                               \
-            size_t *out = mode == 0 ? (size_t *)0 : idx ? idx : &first;                      \
+            size_t first, included;                                                          \
             size_t hits = gpurma_nvshmemi__scan_##NAME(call, ivars, nelems, status, cmp,     \
                                                        value, values,                        \
-                                                       mode == 1 ? &first : out, &included); \
+                                                       mode == 2 ? idx : (size_t *)0, &first, \
+                                                       &included);                           \
             if (mode == 0 && hits == included)                                               \
                 return 1;                                                                    \
             if (mode == 1 && (hits || !included))                                            \
@@ -362,6 +365,30 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__poll(const char *call, uint64_t iter, ui
         return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_some", ivars, nelems,    \
                                             status, cmp, value, (const TYPE *)0, indices, 2, \
                                             1);                                              \
+    }                                                                                        \
+    GPURMA_NVSHMEMI_D int nvshmem_##NAME##_test_all_vector(TYPE *ivars, size_t nelems,       \
+                                                           const int *status, int cmp,       \
+                                                           TYPE *values)                     \
+    {                                                                                        \
+        return (int)gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_all_vector", ivars, \
+                                                 nelems, status, cmp, 0, values,             \
+                                                 (size_t *)0, 0, 1);                         \
+    }                                                                                        \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_any_vector(TYPE *ivars, size_t nelems,    \
+                                                              const int *status, int cmp,    \
+                                                              TYPE *values)                  \
+    {                                                                                        \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_any_vector", ivars,      \
+                                            nelems, status, cmp, 0, values, (size_t *)0, 1,  \
+                                            1);                                              \
+    }                                                                                        \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_some_vector(TYPE *ivars, size_t nelems,   \
+                                                               size_t *indices,              \
+                                                               const int *status, int cmp,   \
+                                                               TYPE *values)                 \
+    {                                                                                        \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_some_vector", ivars,     \
+                                            nelems, status, cmp, 0, values, indices, 2, 1);  \
     }
 GPURMA_NVSHMEMI_P2P_TYPES(GPURMA_NVSHMEMI_P2P)
 
