@@ -24,5 +24,6 @@
 #include "gpurma/nvshmem/detail/amo.h"
 #include "gpurma/nvshmem/detail/sync.h"
 #include "gpurma/nvshmem/detail/stream.h"
+#include "gpurma/nvshmem/detail/coll.h"
 
 #endif

@@ -104,6 +104,18 @@ GPURMA_API void gpurma_nvshmemi_quiet_on_stream(const char *call, void *stream);
 GPURMA_API void gpurma_nvshmemi_barrier_on_stream(const char *call, nvshmem_team_t team,
                                                   void *stream);
 
+/* Collectives (gpurma_coll.h) on the heap's symmetric buffers: kind is a
+ * GPURMA_NVSHMEMI_COLL_*, count in elements of dtype (bytes for the data
+ * movers), root a team rank; stream NULL: blocking on host memory. */
+enum {
+    GPURMA_NVSHMEMI_COLL_ALLREDUCE = 0, GPURMA_NVSHMEMI_COLL_REDUCE_SCATTER,
+    GPURMA_NVSHMEMI_COLL_BROADCAST, GPURMA_NVSHMEMI_COLL_ALLGATHER,
+    GPURMA_NVSHMEMI_COLL_ALLTOALL
+};
+GPURMA_API int gpurma_nvshmemi_coll(const char *call, int kind, nvshmem_team_t team, void *dest,
+                                    const void *source, size_t count, int dtype, int op,
+                                    int root, void *stream);
+
 #ifdef __cplusplus
 }
 #endif
