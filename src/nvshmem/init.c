@@ -357,7 +357,6 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
     s->heap_base = base;
     s->heap_size = total;
     s->sync_bytes = sync_bytes;
-    L->user_bytes = user_bytes;
     rc = gpurma_win_device(L->win, &s->win);
     if (rc == GPURMA_SUCCESS)
         rc = zero_counters();

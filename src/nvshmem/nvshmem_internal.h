@@ -30,7 +30,6 @@ typedef struct {
     int             status; /* NVSHMEM_STATUS_* */
     gpurma_ctx_t    ctx;
     gpurma_win_t    win;
-    size_t          user_bytes; /* the heap after the barrier counters */
     /* gpurma teams behind the handles (NULL: free slot); world, node and
      * shared are slots 0-2 and owned by the context. */
     gpurma_team_t   teams[GPURMA_NVSHMEMI_MAX_TEAMS];

@@ -46,7 +46,8 @@ static void ring_reduce(void)
 {
     const size_t n = 4099;
     double *partial = (double *)nvshmem_malloc(n * sizeof(double));
-    double *mine = (double *)malloc(n * sizeof(double)), *acc = (double *)malloc(n * sizeof(double));
+    double *mine = (double *)malloc(n * sizeof(double));
+    double *acc = (double *)malloc(n * sizeof(double));
     uint64_t *sig = (uint64_t *)nvshmem_malloc(sizeof(uint64_t));
     *sig = 0;
     for (size_t i = 0; i < n; i++)

@@ -39,7 +39,8 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, s
 {
     uintptr_t a = (uintptr_t)addr;
     if (a & (size - 1))
-        gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED, "the address is not aligned to its type");
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED,
+                              "the address is not aligned to its type");
     if (size == 8) {
         switch (op) {
         case GPURMA_NVSHMEMI_AMO_ADD:
@@ -82,91 +83,91 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__bits(const void *v, size_t size)
     return b;
 }
 
-#define GPURMA_NVSHMEMI_AMO_FROM(TYPE, bits_expr)                                             \
-    uint64_t r_ = (bits_expr);                                                               \
-    TYPE out_;                                                                               \
-    memcpy(&out_, &r_, sizeof(TYPE));                                                        \
+#define GPURMA_NVSHMEMI_AMO_FROM(TYPE, bits_expr)                                           \
+    uint64_t r_ = (bits_expr);                                                              \
+    TYPE out_;                                                                              \
+    memcpy(&out_, &r_, sizeof(TYPE));                                                       \
     return out_
 
 /* fetch, set, swap: every AMO type, floats included. */
-#define GPURMA_NVSHMEMI_AMO_EXT(NAME, TYPE)                                                   \
-    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_fetch(const TYPE *source, int pe)        \
-    {                                                                                        \
+#define GPURMA_NVSHMEMI_AMO_EXT(NAME, TYPE)                                                 \
+    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_fetch(const TYPE *source, int pe)       \
+    {                                                                                       \
         GPURMA_NVSHMEMI_AMO_FROM(TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch", \
-                                                            (void *)source, sizeof(TYPE),    \
+                                                            (void *)source, sizeof(TYPE),   \
                                                             GPURMA_NVSHMEMI_AMO_FETCH, 0, 0, \
-                                                            pe));                            \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_set(TYPE *dest, TYPE value, int pe)      \
-    {                                                                                        \
-        gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_set", dest, sizeof(TYPE),             \
-                             GPURMA_NVSHMEMI_AMO_SET,                                        \
-                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe);            \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_swap(TYPE *dest, TYPE value, int pe)     \
-    {                                                                                        \
+                                                            pe));                           \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_set(TYPE *dest, TYPE value, int pe)     \
+    {                                                                                       \
+        gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_set", dest, sizeof(TYPE),            \
+                             GPURMA_NVSHMEMI_AMO_SET,                                       \
+                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe);           \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_swap(TYPE *dest, TYPE value, int pe)    \
+    {                                                                                       \
         GPURMA_NVSHMEMI_AMO_FROM(TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_swap", \
-                                                            dest, sizeof(TYPE),              \
-                                                            GPURMA_NVSHMEMI_AMO_SWAP,        \
-                                                            gpurma_nvshmemi__bits(           \
-                                                                &value, sizeof(TYPE)),       \
-                                                            0, pe));                         \
+                                                            dest, sizeof(TYPE),             \
+                                                            GPURMA_NVSHMEMI_AMO_SWAP,       \
+                                                            gpurma_nvshmemi__bits(          \
+                                                                &value, sizeof(TYPE)),      \
+                                                            0, pe));                        \
     }
 
 /* The arithmetic ones: integer AMO types. */
-#define GPURMA_NVSHMEMI_AMO_STD(NAME, TYPE)                                                   \
-    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_compare_swap(TYPE *dest, TYPE cond,      \
-                                                                 TYPE value, int pe)         \
-    {                                                                                        \
-        GPURMA_NVSHMEMI_AMO_FROM(                                                            \
-            TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_compare_swap", dest,        \
-                                       sizeof(TYPE), GPURMA_NVSHMEMI_AMO_CAS,                \
-                                       gpurma_nvshmemi__bits(&value, sizeof(TYPE)),          \
-                                       gpurma_nvshmemi__bits(&cond, sizeof(TYPE)), pe));     \
-    }                                                                                        \
+#define GPURMA_NVSHMEMI_AMO_STD(NAME, TYPE)                                                 \
+    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_compare_swap(TYPE *dest, TYPE cond,     \
+                                                                 TYPE value, int pe)        \
+    {                                                                                       \
+        GPURMA_NVSHMEMI_AMO_FROM(                                                           \
+            TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_compare_swap", dest,       \
+                                       sizeof(TYPE), GPURMA_NVSHMEMI_AMO_CAS,               \
+                                       gpurma_nvshmemi__bits(&value, sizeof(TYPE)),         \
+                                       gpurma_nvshmemi__bits(&cond, sizeof(TYPE)), pe));    \
+    }                                                                                       \
     GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe) \
-    {                                                                                        \
-        GPURMA_NVSHMEMI_AMO_FROM(                                                            \
-            TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch_add", dest,           \
-                                       sizeof(TYPE), GPURMA_NVSHMEMI_AMO_ADD,                \
+    {                                                                                       \
+        GPURMA_NVSHMEMI_AMO_FROM(                                                           \
+            TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch_add", dest,          \
+                                       sizeof(TYPE), GPURMA_NVSHMEMI_AMO_ADD,               \
                                        gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe)); \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe)      \
-    {                                                                                        \
-        gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_add", dest, sizeof(TYPE),             \
-                             GPURMA_NVSHMEMI_AMO_ADD,                                        \
-                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe);            \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_fetch_inc(TYPE *dest, int pe)            \
-    {                                                                                        \
-        GPURMA_NVSHMEMI_AMO_FROM(TYPE,                                                       \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe)     \
+    {                                                                                       \
+        gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_add", dest, sizeof(TYPE),            \
+                             GPURMA_NVSHMEMI_AMO_ADD,                                       \
+                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe);           \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_fetch_inc(TYPE *dest, int pe)           \
+    {                                                                                       \
+        GPURMA_NVSHMEMI_AMO_FROM(TYPE,                                                      \
                                  gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch_inc", \
-                                                      dest, sizeof(TYPE),                    \
-                                                      GPURMA_NVSHMEMI_AMO_ADD, 1, 0, pe));   \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_inc(TYPE *dest, int pe)                  \
-    {                                                                                        \
-        gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_inc", dest, sizeof(TYPE),             \
-                             GPURMA_NVSHMEMI_AMO_ADD, 1, 0, pe);                             \
+                                                      dest, sizeof(TYPE),                   \
+                                                      GPURMA_NVSHMEMI_AMO_ADD, 1, 0, pe));  \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_inc(TYPE *dest, int pe)                 \
+    {                                                                                       \
+        gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_inc", dest, sizeof(TYPE),            \
+                             GPURMA_NVSHMEMI_AMO_ADD, 1, 0, pe);                            \
     }
 
-#define GPURMA_NVSHMEMI_AMO_BIT_OP(NAME, TYPE, OPNAME, OP)                                    \
-    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_fetch_##OPNAME(TYPE *dest, TYPE value,   \
-                                                                   int pe)                   \
-    {                                                                                        \
-        GPURMA_NVSHMEMI_AMO_FROM(                                                            \
-            TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch_" #OPNAME, dest,      \
-                                       sizeof(TYPE), OP,                                     \
+#define GPURMA_NVSHMEMI_AMO_BIT_OP(NAME, TYPE, OPNAME, OP)                                  \
+    GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_fetch_##OPNAME(TYPE *dest, TYPE value,  \
+                                                                   int pe)                  \
+    {                                                                                       \
+        GPURMA_NVSHMEMI_AMO_FROM(                                                           \
+            TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch_" #OPNAME, dest,     \
+                                       sizeof(TYPE), OP,                                    \
                                        gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe)); \
-    }                                                                                        \
+    }                                                                                       \
     GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_##OPNAME(TYPE *dest, TYPE value, int pe) \
-    {                                                                                        \
-        gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_" #OPNAME, dest, sizeof(TYPE), OP,    \
-                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe);            \
+    {                                                                                       \
+        gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_" #OPNAME, dest, sizeof(TYPE), OP,   \
+                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe);           \
     }
-#define GPURMA_NVSHMEMI_AMO_BIT(NAME, TYPE)                                                   \
-    GPURMA_NVSHMEMI_AMO_BIT_OP(NAME, TYPE, and, GPURMA_NVSHMEMI_AMO_AND)                     \
-    GPURMA_NVSHMEMI_AMO_BIT_OP(NAME, TYPE, or, GPURMA_NVSHMEMI_AMO_OR)                       \
+#define GPURMA_NVSHMEMI_AMO_BIT(NAME, TYPE)                                                 \
+    GPURMA_NVSHMEMI_AMO_BIT_OP(NAME, TYPE, and, GPURMA_NVSHMEMI_AMO_AND)                    \
+    GPURMA_NVSHMEMI_AMO_BIT_OP(NAME, TYPE, or, GPURMA_NVSHMEMI_AMO_OR)                      \
     GPURMA_NVSHMEMI_AMO_BIT_OP(NAME, TYPE, xor, GPURMA_NVSHMEMI_AMO_XOR)
 
 GPURMA_NVSHMEMI_AMO_EXT_TYPES(GPURMA_NVSHMEMI_AMO_EXT)

@@ -11,8 +11,6 @@
 
 #include "gpurma/nvshmem/detail/unit.h"
 
-#define gpurma_nvshmemi_st_ gpurma_nvshmemi_st
-
 /* Whether this code reaches the heap through the device API: always in
  * device code, in plain C when the heap is host memory. */
 #define GPURMA_NVSHMEMI_HAS_DEVPATH (GPURMA_NVSHMEMI_DEVICE_PASS || !GPURMA_DEV_GPU)
@@ -143,11 +141,13 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo64(const char *call, int kind, v
         size_t off = gpurma_nvshmemi__offset(call, addr, 8);
         uint64_t old = 0;
         gpurma_dev_win_t w = gpurma_nvshmemi_st.win;
-        gpurma_status_t rc =
-            kind == GPURMA_DEV__ATOMIC_CAS ? gpurma_dev_atomic_compare_swap(w, pe, off, compare,
-                                                                            value, &old)
-            : kind == GPURMA_DEV__ATOMIC_SWAP ? gpurma_dev_atomic_swap(w, pe, off, value, &old)
-                                              : gpurma_dev_atomic_fetch_add(w, pe, off, value, &old);
+        gpurma_status_t rc;
+        if (kind == GPURMA_DEV__ATOMIC_CAS)
+            rc = gpurma_dev_atomic_compare_swap(w, pe, off, compare, value, &old);
+        else if (kind == GPURMA_DEV__ATOMIC_SWAP)
+            rc = gpurma_dev_atomic_swap(w, pe, off, value, &old);
+        else
+            rc = gpurma_dev_atomic_fetch_add(w, pe, off, value, &old);
         gpurma_nvshmemi__check(call, rc);
         return old;
     }

@@ -42,26 +42,26 @@ static inline void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int 
     gpurma_nvshmemi__launched("nvshmemx_signal_wait_until_on_stream");
 }
 
-#define GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM(XPUT, TYPE, ESIZE)                                  \
+#define GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM(XPUT, TYPE, ESIZE)                                \
     static inline void XPUT##_signal_on_stream(TYPE *dest, const TYPE *source, size_t nelems, \
-                                               uint64_t *sig_addr, uint64_t signal,          \
-                                               int sig_op, int pe, cudaStream_t stream)      \
-    {                                                                                        \
-        gpurma_nvshmemi_put_on_stream(#XPUT "_signal_on_stream", dest, source,               \
-                                      gpurma_nvshmemi__bytes(#XPUT, nelems, ESIZE), pe,      \
-                                      (void *)stream);                                       \
-        nvshmemx_signal_op_on_stream(sig_addr, signal, sig_op, pe, stream);                  \
-    }                                                                                        \
-    static inline void XPUT##_signal_nbi_on_stream(TYPE *dest, const TYPE *source,           \
-                                                   size_t nelems, uint64_t *sig_addr,        \
-                                                   uint64_t signal, int sig_op, int pe,      \
-                                                   cudaStream_t stream)                      \
-    {                                                                                        \
+                                               uint64_t *sig_addr, uint64_t signal,         \
+                                               int sig_op, int pe, cudaStream_t stream)     \
+    {                                                                                       \
+        gpurma_nvshmemi_put_on_stream(#XPUT "_signal_on_stream", dest, source,              \
+                                      gpurma_nvshmemi__bytes(#XPUT, nelems, ESIZE), pe,     \
+                                      (void *)stream);                                      \
+        nvshmemx_signal_op_on_stream(sig_addr, signal, sig_op, pe, stream);                 \
+    }                                                                                       \
+    static inline void XPUT##_signal_nbi_on_stream(TYPE *dest, const TYPE *source,          \
+                                                   size_t nelems, uint64_t *sig_addr,       \
+                                                   uint64_t signal, int sig_op, int pe,     \
+                                                   cudaStream_t stream)                     \
+    {                                                                                       \
         XPUT##_signal_on_stream(dest, source, nelems, sig_addr, signal, sig_op, pe, stream); \
     }
-#define GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM_TYPED(NAME, TYPE)                                   \
+#define GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM_TYPED(NAME, TYPE)                                 \
     GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM(nvshmemx_##NAME##_put, TYPE, sizeof(TYPE))
-#define GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM_SIZED(BITS, TYPE)                                   \
+#define GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM_SIZED(BITS, TYPE)                                 \
     GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM(nvshmemx_put##BITS, void, BITS / 8)
 GPURMA_NVSHMEMI_RMA_TYPES(GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM_TYPED)
 GPURMA_NVSHMEMI_SIZED_TYPES(GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM_SIZED)

@@ -76,7 +76,10 @@ GPURMA_NVSHMEMI_HD int nvshmem_team_translate_pe(nvshmem_team_t src_team, int sr
 #endif
 }
 
-GPURMA_NVSHMEMI_HD void *nvshmem_ptr(const void *dest, int pe) { return gpurma_nvshmemi__ptr(dest, pe); }
+GPURMA_NVSHMEMI_HD void *nvshmem_ptr(const void *dest, int pe)
+{
+    return gpurma_nvshmemi__ptr(dest, pe);
+}
 
 /* ------------------------------------------------------------ ordering */
 
@@ -131,48 +134,48 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__put_signal_group(const char *call, void 
     gpurma_nvshmemi__group_sync(scope);
 }
 
-#define GPURMA_NVSHMEMI_PUT_SIGNAL(PUT, TYPE, ESIZE)                                          \
-    GPURMA_NVSHMEMI_HD void PUT##_signal(TYPE *dest, const TYPE *source, size_t nelems,      \
-                                         uint64_t *sig_addr, uint64_t signal, int sig_op,    \
-                                         int pe)                                             \
-    {                                                                                        \
-        gpurma_nvshmemi__put_signal(#PUT "_signal", dest, source,                            \
-                                    gpurma_nvshmemi__bytes(#PUT, nelems, ESIZE), sig_addr,   \
-                                    signal, sig_op, pe, 0);                                  \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_HD void PUT##_signal_nbi(TYPE *dest, const TYPE *source, size_t nelems,  \
-                                             uint64_t *sig_addr, uint64_t signal,            \
-                                             int sig_op, int pe)                             \
-    {                                                                                        \
-        gpurma_nvshmemi__put_signal(#PUT "_signal_nbi", dest, source,                        \
-                                    gpurma_nvshmemi__bytes(#PUT, nelems, ESIZE), sig_addr,   \
-                                    signal, sig_op, pe, 1);                                  \
+#define GPURMA_NVSHMEMI_PUT_SIGNAL(PUT, TYPE, ESIZE)                                        \
+    GPURMA_NVSHMEMI_HD void PUT##_signal(TYPE *dest, const TYPE *source, size_t nelems,     \
+                                         uint64_t *sig_addr, uint64_t signal, int sig_op,   \
+                                         int pe)                                            \
+    {                                                                                       \
+        gpurma_nvshmemi__put_signal(#PUT "_signal", dest, source,                           \
+                                    gpurma_nvshmemi__bytes(#PUT, nelems, ESIZE), sig_addr,  \
+                                    signal, sig_op, pe, 0);                                 \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_HD void PUT##_signal_nbi(TYPE *dest, const TYPE *source, size_t nelems, \
+                                             uint64_t *sig_addr, uint64_t signal,           \
+                                             int sig_op, int pe)                            \
+    {                                                                                       \
+        gpurma_nvshmemi__put_signal(#PUT "_signal_nbi", dest, source,                       \
+                                    gpurma_nvshmemi__bytes(#PUT, nelems, ESIZE), sig_addr,  \
+                                    signal, sig_op, pe, 1);                                 \
     }
-#define GPURMA_NVSHMEMI_PUT_SIGNAL_GROUP(XPUT, TYPE, ESIZE, SCOPE, S)                         \
-    GPURMA_NVSHMEMI_D void XPUT##_signal_##SCOPE(TYPE *dest, const TYPE *source,             \
-                                                 size_t nelems, uint64_t *sig_addr,          \
-                                                 uint64_t signal, int sig_op, int pe)        \
-    {                                                                                        \
-        gpurma_nvshmemi__put_signal_group(#XPUT "_signal_" #SCOPE, dest, source,             \
-                                          gpurma_nvshmemi__bytes(#XPUT, nelems, ESIZE),      \
-                                          sig_addr, signal, sig_op, pe, 0, S);               \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D void XPUT##_signal_nbi_##SCOPE(TYPE *dest, const TYPE *source,         \
-                                                     size_t nelems, uint64_t *sig_addr,      \
-                                                     uint64_t signal, int sig_op, int pe)    \
-    {                                                                                        \
-        gpurma_nvshmemi__put_signal_group(#XPUT "_signal_nbi_" #SCOPE, dest, source,         \
-                                          gpurma_nvshmemi__bytes(#XPUT, nelems, ESIZE),      \
-                                          sig_addr, signal, sig_op, pe, 1, S);               \
+#define GPURMA_NVSHMEMI_PUT_SIGNAL_GROUP(XPUT, TYPE, ESIZE, SCOPE, S)                       \
+    GPURMA_NVSHMEMI_D void XPUT##_signal_##SCOPE(TYPE *dest, const TYPE *source,            \
+                                                 size_t nelems, uint64_t *sig_addr,         \
+                                                 uint64_t signal, int sig_op, int pe)       \
+    {                                                                                       \
+        gpurma_nvshmemi__put_signal_group(#XPUT "_signal_" #SCOPE, dest, source,            \
+                                          gpurma_nvshmemi__bytes(#XPUT, nelems, ESIZE),     \
+                                          sig_addr, signal, sig_op, pe, 0, S);              \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D void XPUT##_signal_nbi_##SCOPE(TYPE *dest, const TYPE *source,        \
+                                                     size_t nelems, uint64_t *sig_addr,     \
+                                                     uint64_t signal, int sig_op, int pe)   \
+    {                                                                                       \
+        gpurma_nvshmemi__put_signal_group(#XPUT "_signal_nbi_" #SCOPE, dest, source,        \
+                                          gpurma_nvshmemi__bytes(#XPUT, nelems, ESIZE),     \
+                                          sig_addr, signal, sig_op, pe, 1, S);              \
     }
-#define GPURMA_NVSHMEMI_PUT_SIGNAL_ALL(PUT, XPUT, TYPE, ESIZE)                                \
-    GPURMA_NVSHMEMI_PUT_SIGNAL(PUT, TYPE, ESIZE)                                             \
-    GPURMA_NVSHMEMI_PUT_SIGNAL_GROUP(XPUT, TYPE, ESIZE, warp, GPURMA_NVSHMEMI_WARP)          \
+#define GPURMA_NVSHMEMI_PUT_SIGNAL_ALL(PUT, XPUT, TYPE, ESIZE)                              \
+    GPURMA_NVSHMEMI_PUT_SIGNAL(PUT, TYPE, ESIZE)                                            \
+    GPURMA_NVSHMEMI_PUT_SIGNAL_GROUP(XPUT, TYPE, ESIZE, warp, GPURMA_NVSHMEMI_WARP)         \
     GPURMA_NVSHMEMI_PUT_SIGNAL_GROUP(XPUT, TYPE, ESIZE, block, GPURMA_NVSHMEMI_BLOCK)
-#define GPURMA_NVSHMEMI_PUT_SIGNAL_TYPED(NAME, TYPE)                                          \
-    GPURMA_NVSHMEMI_PUT_SIGNAL_ALL(nvshmem_##NAME##_put, nvshmemx_##NAME##_put, TYPE,        \
+#define GPURMA_NVSHMEMI_PUT_SIGNAL_TYPED(NAME, TYPE)                                        \
+    GPURMA_NVSHMEMI_PUT_SIGNAL_ALL(nvshmem_##NAME##_put, nvshmemx_##NAME##_put, TYPE,       \
                                    sizeof(TYPE))
-#define GPURMA_NVSHMEMI_PUT_SIGNAL_SIZED(BITS, TYPE)                                          \
+#define GPURMA_NVSHMEMI_PUT_SIGNAL_SIZED(BITS, TYPE)                                        \
     GPURMA_NVSHMEMI_PUT_SIGNAL_ALL(nvshmem_put##BITS, nvshmemx_put##BITS, void, BITS / 8)
 GPURMA_NVSHMEMI_RMA_TYPES(GPURMA_NVSHMEMI_PUT_SIGNAL_TYPED)
 GPURMA_NVSHMEMI_SIZED_TYPES(GPURMA_NVSHMEMI_PUT_SIGNAL_SIZED)
@@ -211,184 +214,184 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__poll(const char *call, uint64_t iter, ui
     gpurma_sh_pause_n(iter);
 }
 
-#define GPURMA_NVSHMEMI_CMP(TYPE, a, cmp, b)                                                  \
-    ((cmp) == NVSHMEM_CMP_EQ   ? (a) == (b)                                                  \
-     : (cmp) == NVSHMEM_CMP_NE ? (a) != (b)                                                  \
-     : (cmp) == NVSHMEM_CMP_GT ? (a) > (b)                                                   \
-     : (cmp) == NVSHMEM_CMP_GE ? (a) >= (b)                                                  \
-     : (cmp) == NVSHMEM_CMP_LT ? (a) < (b)                                                   \
+#define GPURMA_NVSHMEMI_CMP(TYPE, a, cmp, b)                                                \
+    ((cmp) == NVSHMEM_CMP_EQ   ? (a) == (b)                                                 \
+     : (cmp) == NVSHMEM_CMP_NE ? (a) != (b)                                                 \
+     : (cmp) == NVSHMEM_CMP_GT ? (a) > (b)                                                  \
+     : (cmp) == NVSHMEM_CMP_GE ? (a) >= (b)                                                 \
+     : (cmp) == NVSHMEM_CMP_LT ? (a) < (b)                                                  \
                                : (a) <= (b))
 
 /* The wait and test families of one type. status[i] != 0 excludes ivars[i];
  * status may be NULL. _vector forms compare each ivars[i] to values[i]. */
-#define GPURMA_NVSHMEMI_P2P(NAME, TYPE)                                                       \
+#define GPURMA_NVSHMEMI_P2P(NAME, TYPE)                                                     \
     GPURMA_NVSHMEMI_D int gpurma_nvshmemi__test_##NAME(const char *call, TYPE *ivar, int cmp, \
-                                                       TYPE value)                           \
-    {                                                                                        \
-        if (cmp < NVSHMEM_CMP_EQ || cmp >= NVSHMEM_CMP_SENTINEL)                             \
-            gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "unknown comparison");       \
-        uint64_t bits = gpurma_nvshmemi__load(ivar, sizeof(TYPE));                           \
-        TYPE v;                                                                              \
-        memcpy(&v, &bits, sizeof(TYPE));                                                     \
-        return GPURMA_NVSHMEMI_CMP(TYPE, v, cmp, value);                                     \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D int nvshmem_##NAME##_test(TYPE *ivar, int cmp, TYPE value)             \
-    {                                                                                        \
-        return gpurma_nvshmemi__test_##NAME("nvshmem_" #NAME "_test", ivar, cmp, value);     \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D void nvshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE value)      \
-    {                                                                                        \
-        uint64_t start = 0;                                                                  \
-        for (uint64_t it = 0;                                                                \
+                                                       TYPE value)                          \
+    {                                                                                       \
+        if (cmp < NVSHMEM_CMP_EQ || cmp >= NVSHMEM_CMP_SENTINEL)                            \
+            gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "unknown comparison");      \
+        uint64_t bits = gpurma_nvshmemi__load(ivar, sizeof(TYPE));                          \
+        TYPE v;                                                                             \
+        memcpy(&v, &bits, sizeof(TYPE));                                                    \
+        return GPURMA_NVSHMEMI_CMP(TYPE, v, cmp, value);                                    \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D int nvshmem_##NAME##_test(TYPE *ivar, int cmp, TYPE value)            \
+    {                                                                                       \
+        return gpurma_nvshmemi__test_##NAME("nvshmem_" #NAME "_test", ivar, cmp, value);    \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D void nvshmem_##NAME##_wait_until(TYPE *ivar, int cmp, TYPE value)     \
+    {                                                                                       \
+        uint64_t start = 0;                                                                 \
+        for (uint64_t it = 0;                                                               \
              !gpurma_nvshmemi__test_##NAME("nvshmem_" #NAME "_wait_until", ivar, cmp, value); \
-             it++)                                                                           \
-            gpurma_nvshmemi__poll("nvshmem_" #NAME "_wait_until", it, &start);               \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D void nvshmem_##NAME##_wait(TYPE *ivar, TYPE value)                     \
-    {                                                                                        \
-        nvshmem_##NAME##_wait_until(ivar, NVSHMEM_CMP_NE, value);                            \
-    }                                                                                        \
+             it++)                                                                          \
+            gpurma_nvshmemi__poll("nvshmem_" #NAME "_wait_until", it, &start);              \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D void nvshmem_##NAME##_wait(TYPE *ivar, TYPE value)                    \
+    {                                                                                       \
+        nvshmem_##NAME##_wait_until(ivar, NVSHMEM_CMP_NE, value);                           \
+    }                                                                                       \
     /* Over the included ivars: how many satisfy (their indices in idx, if given),          \
-     * the first that does in *first (SIZE_MAX: none), how many are included. */             \
-    GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__scan_##NAME(const char *call, TYPE *ivars,     \
-                                                          size_t nelems, const int *status,  \
-                                                          int cmp, TYPE value,               \
-                                                          const TYPE *values, size_t *idx,   \
-                                                          size_t *first, size_t *included)   \
-    {                                                                                        \
-        size_t hits = 0;                                                                     \
-        *included = 0;                                                                       \
-        *first = SIZE_MAX;                                                                   \
-        for (size_t i = 0; i < nelems; i++) {                                                \
-            if (status && status[i])                                                         \
-                continue;                                                                    \
-            ++*included;                                                                     \
+     * the first that does in *first (SIZE_MAX: none), how many are included. */            \
+    GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__scan_##NAME(const char *call, TYPE *ivars,    \
+                                                          size_t nelems, const int *status, \
+                                                          int cmp, TYPE value,              \
+                                                          const TYPE *values, size_t *idx,  \
+                                                          size_t *first, size_t *included)  \
+    {                                                                                       \
+        size_t hits = 0;                                                                    \
+        *included = 0;                                                                      \
+        *first = SIZE_MAX;                                                                  \
+        for (size_t i = 0; i < nelems; i++) {                                               \
+            if (status && status[i])                                                        \
+                continue;                                                                   \
+            ++*included;                                                                    \
             if (gpurma_nvshmemi__test_##NAME(call, &ivars[i], cmp, values ? values[i] : value)) { \
-                if (idx)                                                                     \
-                    idx[hits] = i;                                                           \
-                if (!hits)                                                                   \
-                    *first = i;                                                              \
-                hits++;                                                                      \
-            }                                                                                \
-        }                                                                                    \
-        return hits;                                                                         \
-    }                                                                                        \
-    /* mode 0: all, 1: any (returns the index), 2: some (returns the count). */              \
-    GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__wait_##NAME(const char *call, TYPE *ivars,     \
-                                                          size_t nelems, const int *status,  \
-                                                          int cmp, TYPE value,               \
-                                                          const TYPE *values, size_t *idx,   \
-                                                          int mode, int once)                \
-    {                                                                                        \
-        uint64_t start = 0;                                                                  \
-        for (uint64_t it = 0;; it++) {                                                       \
-            size_t first, included;                                                          \
-            size_t hits = gpurma_nvshmemi__scan_##NAME(call, ivars, nelems, status, cmp,     \
-                                                       value, values,                        \
+                if (idx)                                                                    \
+                    idx[hits] = i;                                                          \
+                if (!hits)                                                                  \
+                    *first = i;                                                             \
+                hits++;                                                                     \
+            }                                                                               \
+        }                                                                                   \
+        return hits;                                                                        \
+    }                                                                                       \
+    /* mode 0: all, 1: any (returns the index), 2: some (returns the count). */             \
+    GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__wait_##NAME(const char *call, TYPE *ivars,    \
+                                                          size_t nelems, const int *status, \
+                                                          int cmp, TYPE value,              \
+                                                          const TYPE *values, size_t *idx,  \
+                                                          int mode, int once)               \
+    {                                                                                       \
+        uint64_t start = 0;                                                                 \
+        for (uint64_t it = 0;; it++) {                                                      \
+            size_t first, included;                                                         \
+            size_t hits = gpurma_nvshmemi__scan_##NAME(call, ivars, nelems, status, cmp,    \
+                                                       value, values,                       \
                                                        mode == 2 ? idx : (size_t *)0, &first, \
-                                                       &included);                           \
-            if (mode == 0 && hits == included)                                               \
-                return 1;                                                                    \
-            if (mode == 1 && (hits || !included))                                            \
-                return hits ? first : SIZE_MAX;                                              \
-            if (mode == 2 && (hits || !included))                                            \
-                return hits;                                                                 \
-            if (once)                                                                        \
-                return mode == 1 ? SIZE_MAX : 0;                                             \
-            gpurma_nvshmemi__poll(call, it, &start);                                         \
-        }                                                                                    \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D void nvshmem_##NAME##_wait_until_all(TYPE *ivars, size_t nelems,       \
-                                                           const int *status, int cmp,       \
-                                                           TYPE value)                       \
-    {                                                                                        \
-        gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_all", ivars, nelems,      \
+                                                       &included);                          \
+            if (mode == 0 && hits == included)                                              \
+                return 1;                                                                   \
+            if (mode == 1 && (hits || !included))                                           \
+                return hits ? first : SIZE_MAX;                                             \
+            if (mode == 2 && (hits || !included))                                           \
+                return hits;                                                                \
+            if (once)                                                                       \
+                return mode == 1 ? SIZE_MAX : 0;                                            \
+            gpurma_nvshmemi__poll(call, it, &start);                                        \
+        }                                                                                   \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D void nvshmem_##NAME##_wait_until_all(TYPE *ivars, size_t nelems,      \
+                                                           const int *status, int cmp,      \
+                                                           TYPE value)                      \
+    {                                                                                       \
+        gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_all", ivars, nelems,     \
                                      status, cmp, value, (const TYPE *)0, (size_t *)0, 0, 0); \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_wait_until_any(TYPE *ivars, size_t nelems,     \
-                                                             const int *status, int cmp,     \
-                                                             TYPE value)                     \
-    {                                                                                        \
-        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_any", ivars,       \
-                                            nelems, status, cmp, value, (const TYPE *)0,     \
-                                            (size_t *)0, 1, 0);                              \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_wait_until_some(TYPE *ivars, size_t nelems,    \
-                                                              size_t *indices,               \
-                                                              const int *status, int cmp,    \
-                                                              TYPE value)                    \
-    {                                                                                        \
-        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_some", ivars,      \
-                                            nelems, status, cmp, value, (const TYPE *)0,     \
-                                            indices, 2, 0);                                  \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D void nvshmem_##NAME##_wait_until_all_vector(                           \
-        TYPE *ivars, size_t nelems, const int *status, int cmp, TYPE *values)                \
-    {                                                                                        \
-        gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_all_vector", ivars,       \
-                                     nelems, status, cmp, 0, values, (size_t *)0, 0, 0);     \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_wait_until_any_vector(                         \
-        TYPE *ivars, size_t nelems, const int *status, int cmp, TYPE *values)                \
-    {                                                                                        \
-        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_any_vector",       \
-                                            ivars, nelems, status, cmp, 0, values,           \
-                                            (size_t *)0, 1, 0);                              \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_wait_until_some_vector(                        \
-        TYPE *ivars, size_t nelems, size_t *indices, const int *status, int cmp,             \
-        TYPE *values)                                                                        \
-    {                                                                                        \
-        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_some_vector",      \
-                                            ivars, nelems, status, cmp, 0, values, indices,  \
-                                            2, 0);                                           \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D int nvshmem_##NAME##_test_all(TYPE *ivars, size_t nelems,              \
-                                                    const int *status, int cmp, TYPE value)  \
-    {                                                                                        \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_wait_until_any(TYPE *ivars, size_t nelems,    \
+                                                             const int *status, int cmp,    \
+                                                             TYPE value)                    \
+    {                                                                                       \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_any", ivars,      \
+                                            nelems, status, cmp, value, (const TYPE *)0,    \
+                                            (size_t *)0, 1, 0);                             \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_wait_until_some(TYPE *ivars, size_t nelems,   \
+                                                              size_t *indices,              \
+                                                              const int *status, int cmp,   \
+                                                              TYPE value)                   \
+    {                                                                                       \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_some", ivars,     \
+                                            nelems, status, cmp, value, (const TYPE *)0,    \
+                                            indices, 2, 0);                                 \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D void nvshmem_##NAME##_wait_until_all_vector(                          \
+        TYPE *ivars, size_t nelems, const int *status, int cmp, TYPE *values)               \
+    {                                                                                       \
+        gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_all_vector", ivars,      \
+                                     nelems, status, cmp, 0, values, (size_t *)0, 0, 0);    \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_wait_until_any_vector(                        \
+        TYPE *ivars, size_t nelems, const int *status, int cmp, TYPE *values)               \
+    {                                                                                       \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_any_vector",      \
+                                            ivars, nelems, status, cmp, 0, values,          \
+                                            (size_t *)0, 1, 0);                             \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_wait_until_some_vector(                       \
+        TYPE *ivars, size_t nelems, size_t *indices, const int *status, int cmp,            \
+        TYPE *values)                                                                       \
+    {                                                                                       \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_wait_until_some_vector",     \
+                                            ivars, nelems, status, cmp, 0, values, indices, \
+                                            2, 0);                                          \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D int nvshmem_##NAME##_test_all(TYPE *ivars, size_t nelems,             \
+                                                    const int *status, int cmp, TYPE value) \
+    {                                                                                       \
         return (int)gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_all", ivars, nelems, \
-                                                 status, cmp, value, (const TYPE *)0,        \
-                                                 (size_t *)0, 0, 1);                         \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_any(TYPE *ivars, size_t nelems,           \
-                                                       const int *status, int cmp,           \
-                                                       TYPE value)                           \
-    {                                                                                        \
-        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_any", ivars, nelems,     \
-                                            status, cmp, value, (const TYPE *)0,             \
-                                            (size_t *)0, 1, 1);                              \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_some(TYPE *ivars, size_t nelems,          \
-                                                        size_t *indices, const int *status,  \
-                                                        int cmp, TYPE value)                 \
-    {                                                                                        \
-        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_some", ivars, nelems,    \
+                                                 status, cmp, value, (const TYPE *)0,       \
+                                                 (size_t *)0, 0, 1);                        \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_any(TYPE *ivars, size_t nelems,          \
+                                                       const int *status, int cmp,          \
+                                                       TYPE value)                          \
+    {                                                                                       \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_any", ivars, nelems,    \
+                                            status, cmp, value, (const TYPE *)0,            \
+                                            (size_t *)0, 1, 1);                             \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_some(TYPE *ivars, size_t nelems,         \
+                                                        size_t *indices, const int *status, \
+                                                        int cmp, TYPE value)                \
+    {                                                                                       \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_some", ivars, nelems,   \
                                             status, cmp, value, (const TYPE *)0, indices, 2, \
-                                            1);                                              \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D int nvshmem_##NAME##_test_all_vector(TYPE *ivars, size_t nelems,       \
-                                                           const int *status, int cmp,       \
-                                                           TYPE *values)                     \
-    {                                                                                        \
+                                            1);                                             \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D int nvshmem_##NAME##_test_all_vector(TYPE *ivars, size_t nelems,      \
+                                                           const int *status, int cmp,      \
+                                                           TYPE *values)                    \
+    {                                                                                       \
         return (int)gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_all_vector", ivars, \
-                                                 nelems, status, cmp, 0, values,             \
-                                                 (size_t *)0, 0, 1);                         \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_any_vector(TYPE *ivars, size_t nelems,    \
-                                                              const int *status, int cmp,    \
-                                                              TYPE *values)                  \
-    {                                                                                        \
-        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_any_vector", ivars,      \
-                                            nelems, status, cmp, 0, values, (size_t *)0, 1,  \
-                                            1);                                              \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_some_vector(TYPE *ivars, size_t nelems,   \
-                                                               size_t *indices,              \
-                                                               const int *status, int cmp,   \
-                                                               TYPE *values)                 \
-    {                                                                                        \
-        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_some_vector", ivars,     \
-                                            nelems, status, cmp, 0, values, indices, 2, 1);  \
+                                                 nelems, status, cmp, 0, values,            \
+                                                 (size_t *)0, 0, 1);                        \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_any_vector(TYPE *ivars, size_t nelems,   \
+                                                              const int *status, int cmp,   \
+                                                              TYPE *values)                 \
+    {                                                                                       \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_any_vector", ivars,     \
+                                            nelems, status, cmp, 0, values, (size_t *)0, 1, \
+                                            1);                                             \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D size_t nvshmem_##NAME##_test_some_vector(TYPE *ivars, size_t nelems,  \
+                                                               size_t *indices,             \
+                                                               const int *status, int cmp,  \
+                                                               TYPE *values)                \
+    {                                                                                       \
+        return gpurma_nvshmemi__wait_##NAME("nvshmem_" #NAME "_test_some_vector", ivars,    \
+                                            nelems, status, cmp, 0, values, indices, 2, 1); \
     }
 GPURMA_NVSHMEMI_P2P_TYPES(GPURMA_NVSHMEMI_P2P)
 
@@ -499,44 +502,44 @@ GPURMA_NVSHMEMI_HD int nvshmem_team_sync(nvshmem_team_t team)
 }
 GPURMA_NVSHMEMI_HD int nvshmem_sync(nvshmem_team_t team) { return nvshmem_team_sync(team); }
 
-#define GPURMA_NVSHMEMI_SYNC_GROUP(SCOPE, S)                                                  \
-    GPURMA_NVSHMEMI_D void nvshmemx_barrier_all_##SCOPE(void)                                \
-    {                                                                                        \
+#define GPURMA_NVSHMEMI_SYNC_GROUP(SCOPE, S)                                                \
+    GPURMA_NVSHMEMI_D void nvshmemx_barrier_all_##SCOPE(void)                               \
+    {                                                                                       \
         gpurma_nvshmemi__team_sync_group("nvshmemx_barrier_all_" #SCOPE, NVSHMEM_TEAM_WORLD, \
-                                         1, S);                                              \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D void nvshmemx_sync_all_##SCOPE(void)                                   \
-    {                                                                                        \
+                                         1, S);                                             \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D void nvshmemx_sync_all_##SCOPE(void)                                  \
+    {                                                                                       \
         gpurma_nvshmemi__team_sync_group("nvshmemx_sync_all_" #SCOPE, NVSHMEM_TEAM_WORLD, 0, \
-                                         S);                                                 \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D int nvshmemx_barrier_##SCOPE(nvshmem_team_t team)                      \
-    {                                                                                        \
-        gpurma_nvshmemi__team_sync_group("nvshmemx_barrier_" #SCOPE, team, 1, S);            \
-        return 0;                                                                            \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D int nvshmemx_team_sync_##SCOPE(nvshmem_team_t team)                    \
-    {                                                                                        \
-        gpurma_nvshmemi__team_sync_group("nvshmemx_team_sync_" #SCOPE, team, 0, S);          \
-        return 0;                                                                            \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D int nvshmemx_sync_##SCOPE(nvshmem_team_t team)                         \
-    {                                                                                        \
-        return nvshmemx_team_sync_##SCOPE(team);                                             \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D void nvshmemx_quiet_##SCOPE(void)                                      \
-    {                                                                                        \
-        gpurma_nvshmemi__group_sync(S);                                                      \
-        if (gpurma_nvshmemi__group_leader(S))                                                \
-            gpurma_nvshmemi__quiet("nvshmemx_quiet_" #SCOPE);                                \
-        gpurma_nvshmemi__group_sync(S);                                                      \
-    }                                                                                        \
-    GPURMA_NVSHMEMI_D void nvshmemx_fence_##SCOPE(void)                                      \
-    {                                                                                        \
-        gpurma_nvshmemi__group_sync(S);                                                      \
-        if (gpurma_nvshmemi__group_leader(S))                                                \
-            gpurma_nvshmemi__fence("nvshmemx_fence_" #SCOPE);                                \
-        gpurma_nvshmemi__group_sync(S);                                                      \
+                                         S);                                                \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D int nvshmemx_barrier_##SCOPE(nvshmem_team_t team)                     \
+    {                                                                                       \
+        gpurma_nvshmemi__team_sync_group("nvshmemx_barrier_" #SCOPE, team, 1, S);           \
+        return 0;                                                                           \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D int nvshmemx_team_sync_##SCOPE(nvshmem_team_t team)                   \
+    {                                                                                       \
+        gpurma_nvshmemi__team_sync_group("nvshmemx_team_sync_" #SCOPE, team, 0, S);         \
+        return 0;                                                                           \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D int nvshmemx_sync_##SCOPE(nvshmem_team_t team)                        \
+    {                                                                                       \
+        return nvshmemx_team_sync_##SCOPE(team);                                            \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D void nvshmemx_quiet_##SCOPE(void)                                     \
+    {                                                                                       \
+        gpurma_nvshmemi__group_sync(S);                                                     \
+        if (gpurma_nvshmemi__group_leader(S))                                               \
+            gpurma_nvshmemi__quiet("nvshmemx_quiet_" #SCOPE);                               \
+        gpurma_nvshmemi__group_sync(S);                                                     \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_D void nvshmemx_fence_##SCOPE(void)                                     \
+    {                                                                                       \
+        gpurma_nvshmemi__group_sync(S);                                                     \
+        if (gpurma_nvshmemi__group_leader(S))                                               \
+            gpurma_nvshmemi__fence("nvshmemx_fence_" #SCOPE);                               \
+        gpurma_nvshmemi__group_sync(S);                                                     \
     }
 GPURMA_NVSHMEMI_SYNC_GROUP(warp, GPURMA_NVSHMEMI_WARP)
 GPURMA_NVSHMEMI_SYNC_GROUP(block, GPURMA_NVSHMEMI_BLOCK)

@@ -24,38 +24,38 @@
 /* ------------------------------------------------------------ type lists */
 
 /* X(NAME, TYPE): the standard RMA types (OpenSHMEM 1.5 table 5). */
-#define GPURMA_NVSHMEMI_RMA_TYPES(X)                                                         \
+#define GPURMA_NVSHMEMI_RMA_TYPES(X)                                                        \
     X(float, float) X(double, double) X(char, char) X(schar, signed char) X(short, short)   \
-    X(int, int) X(long, long) X(longlong, long long) X(uchar, unsigned char)               \
-    X(ushort, unsigned short) X(uint, unsigned int) X(ulong, unsigned long)                \
-    X(ulonglong, unsigned long long) X(int8, int8_t) X(int16, int16_t) X(int32, int32_t)   \
-    X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t)            \
+    X(int, int) X(long, long) X(longlong, long long) X(uchar, unsigned char)                \
+    X(ushort, unsigned short) X(uint, unsigned int) X(ulong, unsigned long)                 \
+    X(ulonglong, unsigned long long) X(int8, int8_t) X(int16, int16_t) X(int32, int32_t)    \
+    X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t)             \
     X(uint64, uint64_t) X(size, size_t) X(ptrdiff, ptrdiff_t)
 
 /* X(BITS, TYPE): the sized RMA forms (put8 ... put128); 128 is a 16-byte
  * struct, moved as bytes. */
 typedef struct { uint64_t lo, hi; } gpurma_nvshmemi_b128_t;
-#define GPURMA_NVSHMEMI_SIZED_TYPES(X)                                                       \
+#define GPURMA_NVSHMEMI_SIZED_TYPES(X)                                                      \
     X(8, uint8_t) X(16, uint16_t) X(32, uint32_t) X(64, uint64_t) X(128, gpurma_nvshmemi_b128_t)
 
 /* The standard atomic types (inc, fetch_inc, add, fetch_add, compare_swap). */
-#define GPURMA_NVSHMEMI_AMO_STD_TYPES(X)                                                     \
-    X(int, int) X(long, long) X(longlong, long long) X(uint, unsigned int)                 \
-    X(ulong, unsigned long) X(ulonglong, unsigned long long) X(int32, int32_t)             \
-    X(int64, int64_t) X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t)              \
+#define GPURMA_NVSHMEMI_AMO_STD_TYPES(X)                                                    \
+    X(int, int) X(long, long) X(longlong, long long) X(uint, unsigned int)                  \
+    X(ulong, unsigned long) X(ulonglong, unsigned long long) X(int32, int32_t)              \
+    X(int64, int64_t) X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t)               \
     X(ptrdiff, ptrdiff_t)
 /* The extended ones (fetch, set, swap) add the floating types. */
-#define GPURMA_NVSHMEMI_AMO_EXT_TYPES(X)                                                     \
+#define GPURMA_NVSHMEMI_AMO_EXT_TYPES(X)                                                    \
     GPURMA_NVSHMEMI_AMO_STD_TYPES(X) X(float, float) X(double, double)
 /* The bitwise ones (and, or, xor and their fetch forms). */
-#define GPURMA_NVSHMEMI_AMO_BIT_TYPES(X)                                                     \
-    X(uint, unsigned int) X(ulong, unsigned long) X(ulonglong, unsigned long long)         \
+#define GPURMA_NVSHMEMI_AMO_BIT_TYPES(X)                                                    \
+    X(uint, unsigned int) X(ulong, unsigned long) X(ulonglong, unsigned long long)          \
     X(int32, int32_t) X(int64, int64_t) X(uint32, uint32_t) X(uint64, uint64_t)
 /* Point-to-point synchronization (wait_until, test families). */
-#define GPURMA_NVSHMEMI_P2P_TYPES(X)                                                         \
-    X(short, short) X(int, int) X(long, long) X(longlong, long long)                       \
-    X(ushort, unsigned short) X(uint, unsigned int) X(ulong, unsigned long)                \
-    X(ulonglong, unsigned long long) X(int32, int32_t) X(int64, int64_t)                   \
+#define GPURMA_NVSHMEMI_P2P_TYPES(X)                                                        \
+    X(short, short) X(int, int) X(long, long) X(longlong, long long)                        \
+    X(ushort, unsigned short) X(uint, unsigned int) X(ulong, unsigned long)                 \
+    X(ulonglong, unsigned long long) X(int32, int32_t) X(int64, int64_t)                    \
     X(uint32, uint32_t) X(uint64, uint64_t) X(size, size_t) X(ptrdiff, ptrdiff_t)
 
 /* --------------------------------------------------------------- constants */
@@ -137,8 +137,8 @@ typedef struct {
     void                *mpi_comm; /* pointer to an MPI_Comm */
     nvshmemx_init_args_t args;
 } nvshmemx_init_attr_t;
-#define NVSHMEMX_INIT_ATTR_INITIALIZER                                                       \
-    {GPURMA_NVSHMEMI_UNIQUEID_VERSION, NULL,                                                 \
+#define NVSHMEMX_INIT_ATTR_INITIALIZER                                                      \
+    {GPURMA_NVSHMEMI_UNIQUEID_VERSION, NULL,                                                \
      {GPURMA_NVSHMEMI_UNIQUEID_VERSION, NVSHMEMX_UNIQUEID_ARGS_INITIALIZER, NULL}}
 
 /* ------------------------------------------------- state of each unit */
@@ -166,7 +166,7 @@ typedef struct {
     uint32_t               magic;      /* GPURMA_NVSHMEMI_STATE_LIVE once filled */
     int32_t                my_pe, n_pes;
     int32_t                heap_host;  /* heap in host memory: C code may use win */
-    int32_t                device;     /* GPU of the heap: an ordinal, -1 host, -2 node_rank mod GPUs */
+    int32_t                device;     /* heap GPU: ordinal, -1 host, -2 node_rank % GPUs */
     int32_t                node_rank;  /* this PE's rank on its node */
     char                  *heap_base;  /* this PE's heap, as the program sees it */
     uint64_t               heap_size;
