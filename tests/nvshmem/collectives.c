@@ -12,6 +12,10 @@
 #define N 1031 /* elements per PE: odd, prime */
 
 static int me, npes;
+/* Symmetric buffers, allocated by every PE of the world (nvshmem_malloc is
+ * collective over the world, so never inside a sub-team's code). */
+static int *src, *dst;
+static double *dsrc, *ddst;
 
 static int rnd_int(int pe, size_t i, int round)
 {
@@ -21,10 +25,6 @@ static int rnd_int(int pe, size_t i, int round)
 static void check_team(nvshmem_team_t team, int round)
 {
     int r = nvshmem_team_my_pe(team), n = nvshmem_team_n_pes(team);
-    int *src = (int *)nvshmem_malloc((size_t)n * N * sizeof(int));
-    int *dst = (int *)nvshmem_malloc((size_t)n * N * sizeof(int));
-    double *dsrc = (double *)nvshmem_malloc(N * sizeof(double));
-    double *ddst = (double *)nvshmem_malloc(N * sizeof(double));
     int world[64];
     for (int k = 0; k < n && k < 64; k++)
         world[k] = nvshmem_team_translate_pe(team, k, NVSHMEM_TEAM_WORLD);
@@ -33,7 +33,7 @@ static void check_team(nvshmem_team_t team, int round)
     for (size_t i = 0; i < N; i++)
         dsrc[i] = (double)rnd_int(me, i, round + 7) / 8.0; /* exact in binary */
     memset(dst, NV_POISON, (size_t)n * N * sizeof(int));
-    nvshmem_barrier_all();
+    nvshmem_barrier(team);
 
     nvshmem_int_sum_reduce(team, dst, src, N);
     for (size_t i = 0; i < N; i++) {
@@ -76,8 +76,7 @@ static void check_team(nvshmem_team_t team, int round)
         for (size_t i = 0; i < N; i++)
             NV_ASSERT(dst[(size_t)k * N + i] == rnd_int(world[k], (size_t)r * N + i, round),
                       "alltoall from %d [%zu]", k, i);
-    nvshmem_barrier_all();
-    nvshmem_free(ddst), nvshmem_free(dsrc), nvshmem_free(dst), nvshmem_free(src);
+    nvshmem_barrier(team);
 }
 
 int main(void)
@@ -91,6 +90,10 @@ int main(void)
         nvshmem_finalize();
         return 77;
     }
+    src = (int *)nvshmem_malloc((size_t)npes * N * sizeof(int));
+    dst = (int *)nvshmem_malloc((size_t)npes * N * sizeof(int));
+    dsrc = (double *)nvshmem_malloc(N * sizeof(double));
+    ddst = (double *)nvshmem_malloc(N * sizeof(double));
     check_team(NVSHMEM_TEAM_WORLD, 1);
     nvshmem_team_t even;
     nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &even);
@@ -98,6 +101,8 @@ int main(void)
         check_team(even, 2);
         nvshmem_team_destroy(even);
     }
+    nvshmem_barrier_all();
+    nvshmem_free(ddst), nvshmem_free(dsrc), nvshmem_free(dst), nvshmem_free(src);
     nv_finish();
     return 0;
 }
