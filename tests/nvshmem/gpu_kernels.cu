@@ -72,8 +72,8 @@ void launch_moe(char *recv, const char *send, size_t slot, const size_t *nbytes,
 }
 
 /* To every PE: i32[0] += me + 1 and i32[1] ^= 1 << me (same 64-bit word),
- * i64 += me + 1, u32 |= 1 << me, u64 fetch_add 1, a compare_swap that
- * succeeds only for PE 0 (u64[1]: 0 -> 7). */
+ * i64 += me + 1, u32 |= 1 << me, u64 fetch_inc, and compare_swaps of
+ * which only PE 0's can succeed (u64[1]: 0 -> 7). */
 static __global__ void atomics(int *i32, long long *i64, unsigned *u32, uint64_t *u64)
 {
     int me = nvshmem_my_pe(), n = nvshmem_n_pes();
@@ -84,7 +84,8 @@ static __global__ void atomics(int *i32, long long *i64, unsigned *u32, uint64_t
         nvshmem_longlong_atomic_add(i64, me + 1, pe);
         nvshmem_uint_atomic_or(u32, 1u << (me % 32), pe);
         nvshmem_uint64_atomic_fetch_inc(&u64[0], pe);
-        nvshmem_uint64_atomic_compare_swap(&u64[1], 0, me == 0 ? 7 : 9, pe);
+        /* only PE 0's can succeed (the word is 0, then 7) */
+        nvshmem_uint64_atomic_compare_swap(&u64[1], me == 0 ? 0 : 12345, me == 0 ? 7 : 9, pe);
     }
 }
 

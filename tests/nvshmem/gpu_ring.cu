@@ -37,6 +37,15 @@ static int me, npes, next, prev;
         }                                                                                    \
     } while (0)
 
+/* The host barrier orders what the PEs did through the layer; memsets and
+ * copies of this process must also be complete on its GPU before a peer,
+ * released by the barrier, writes to the same memory. */
+static void sync_all(void)
+{
+    CU(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+}
+
 static unsigned char pattern(int pe, size_t i, unsigned round)
 {
     return (unsigned char)((pe * 131 + i * 7 + round * 29) % 251 + 1);
@@ -74,10 +83,10 @@ int main(void)
     /* 1. ring shift with p */
     int *word = (int *)nvshmem_malloc(2 * sizeof(int)), host[2];
     CU(cudaMemset(word, 0xa5, 2 * sizeof(int)));
-    nvshmem_barrier_all();
+    sync_all();
     ring_p<<<1, 1, 0, s>>>(word, 1000 + me, next);
     CU(cudaStreamSynchronize(s));
-    nvshmem_barrier_all();
+    sync_all();
     CU(cudaMemcpy(host, word, sizeof host, cudaMemcpyDeviceToHost));
     ASSERT(host[0] == 1000 + prev, "ring p: %d, want %d", host[0], 1000 + prev);
 
@@ -92,10 +101,10 @@ int main(void)
         CU(cudaMemcpy(data, want, bytes, cudaMemcpyHostToDevice));
     else
         CU(cudaMemset(data, 0xa5, bytes));
-    nvshmem_barrier_all();
+    sync_all();
     launch_ring_broadcast(data, bytes, sig, s);
     CU(cudaStreamSynchronize(s));
-    nvshmem_barrier_all();
+    sync_all();
     CU(cudaMemcpy(got, data, bytes, cudaMemcpyDeviceToHost));
     ASSERT(!memcmp(got, want, bytes), "ring broadcast data differs");
 
@@ -109,10 +118,10 @@ int main(void)
         hv[i] = (int)pattern(me, i, 3) - 100;
     CU(cudaMemcpy(mine, hv, n * sizeof(int), cudaMemcpyHostToDevice));
     CU(cudaMemset(sig, 0, 64 * sizeof(uint64_t)));
-    nvshmem_barrier_all();
+    sync_all();
     launch_ring_reduce(partial, acc, mine, n, sig, 8, s);
     CU(cudaStreamSynchronize(s));
-    nvshmem_barrier_all();
+    sync_all();
     if (me == npes - 1) {
         CU(cudaMemcpy(hv, acc, n * sizeof(int), cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < n; i++) {
@@ -125,7 +134,7 @@ int main(void)
 
     /* 4. on-stream: put, barrier on the stream, and the peer's data after it */
     CU(cudaMemset(word, 0, 2 * sizeof(int)));
-    nvshmem_barrier_all();
+    sync_all();
     nvshmemx_int_p_on_stream(word, 2000 + me, next, s);
     nvshmemx_barrier_all_on_stream(s);
     CU(cudaStreamSynchronize(s));
@@ -133,7 +142,7 @@ int main(void)
     ASSERT(host[0] == 2000 + prev, "on-stream p + barrier: %d", host[0]);
 
     /* 5. device barrier inside a collective launch */
-    nvshmem_barrier_all();
+    sync_all();
     void *args[] = {&word};
     ASSERT(nvshmemx_collective_launch((const void *)barrier_in_collective, dim3(1), dim3(64), args,
                                       0, s) == 0,
@@ -159,7 +168,7 @@ int main(void)
         CU(cudaMemcpy(send, hs, (size_t)npes * slot, cudaMemcpyHostToDevice));
         CU(cudaMemcpy(nbytes_d, nbytes, (size_t)npes * sizeof(size_t), cudaMemcpyHostToDevice));
         CU(cudaMemset(recv, 0xa5, (size_t)npes * slot));
-        nvshmem_barrier_all();
+        sync_all();
         launch_moe(recv, send, slot, nbytes_d, sig, round, s);
         CU(cudaStreamSynchronize(s));
         CU(cudaMemcpy(hs, recv, (size_t)npes * slot, cudaMemcpyDeviceToHost));
@@ -170,16 +179,16 @@ int main(void)
                 ASSERT(hs[(size_t)from * slot + i] == w, "MoE from PE %d byte %zu", from, i);
             }
         }
-        nvshmem_barrier_all();
+        sync_all();
     }
 
     /* 7. typed atomics from the device */
     char *amo = (char *)nvshmem_calloc(1, 64);
-    nvshmem_barrier_all();
+    sync_all();
     launch_atomics((int *)amo, (long long *)(amo + 8), (unsigned *)(amo + 16),
                    (uint64_t *)(amo + 24), s);
     CU(cudaStreamSynchronize(s));
-    nvshmem_barrier_all();
+    sync_all();
     char ha[64];
     CU(cudaMemcpy(ha, amo, 64, cudaMemcpyDeviceToHost));
     int i32[2], x = 0;
@@ -202,13 +211,13 @@ int main(void)
     ASSERT(mod, "dlopen: %s", dlerror());
     int (*module_ring)(int *) = (int (*)(int *))dlsym(mod, "gpu_module_ring");
     ASSERT(module_ring, "dlsym gpu_module_ring");
-    nvshmem_barrier_all();
+    sync_all();
     ASSERT(module_ring(word) == 0, "module kernel failed");
-    nvshmem_barrier_all();
+    sync_all();
     CU(cudaMemcpy(host, word, sizeof host, cudaMemcpyDeviceToHost));
     ASSERT(host[0] == 5000 + prev, "module ring: %d", host[0]);
 
-    nvshmem_barrier_all();
+    sync_all();
     if (me == 0)
         printf("PASS gpu_ring: %d PEs\n", npes);
     nvshmem_finalize();
