@@ -336,8 +336,15 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
     if (rc != GPURMA_SUCCESS)
         return fail_init("gpurma_init", rc);
     int n = gpurma_size(L->ctx);
-    /* Barrier counters: two 64-bit words per PE, then the user's heap. */
-    if (gpurma_size_array((size_t)n, 16, 4096, &sync_bytes) ||
+    /* Barrier counters: two 64-bit words per PE; the teams' collective
+     * handles; then the user's heap. */
+    size_t counters, handles = 0;
+#if GPURMA_NVSHMEMI_DEVICE_COLL
+    handles = GPURMA_NVSHMEMI_MAX_TEAMS * sizeof(gpurma_dev_coll_t);
+#endif
+    if (gpurma_size_array((size_t)n, 16, 64, &counters) ||
+        gpurma_size_add(counters, handles, &sync_bytes) ||
+        gpurma_size_round_up(sync_bytes, 4096, &sync_bytes) ||
         gpurma_size_round_up(user_bytes, GPURMA_NVSHMEMI_MIN_ALIGN, &user_bytes) ||
         gpurma_size_add(sync_bytes, user_bytes, &total))
         return fail_init("the heap size overflows", GPURMA_ERR_INVALID_ARG);
@@ -357,6 +364,7 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
     s->heap_base = base;
     s->heap_size = total;
     s->sync_bytes = sync_bytes;
+    s->colls_off = handles ? counters : 0;
     rc = gpurma_win_device(L->win, &s->win);
     if (rc == GPURMA_SUCCESS)
         rc = zero_counters();

@@ -33,6 +33,25 @@ void gpurma_nvshmemi_describe_team(int slot)
             d.stride = 0;
     }
     L->st.teams[slot] = d;
+#if GPURMA_NVSHMEMI_DEVICE_COLL
+    /* The team's device-collective handle, into this PE's heap (collective
+     * over the team the first time). */
+    gpurma_dev_coll_t h;
+    memset(&h, 0, sizeof h);
+    if (t)
+        gpurma_nvshmemi_check_rc("team creation",
+                                 gpurma_coll_device(t, L->st.heap_host ? GPURMA_MEM_HOST
+                                                                       : GPURMA_MEM_DEVICE,
+                                                    &h));
+    size_t off = L->st.colls_off + (size_t)slot * sizeof h;
+    if (L->st.heap_host)
+        memcpy(L->st.heap_base + off, &h, sizeof h);
+    else {
+        gpurma_nvshmemi_check_rc("team creation",
+                                 gpurma_put(L->win, L->st.my_pe, off, &h, sizeof h));
+        gpurma_nvshmemi_check_rc("team creation", gpurma_quiet(L->win));
+    }
+#endif
 }
 
 GPURMA_API int gpurma_nvshmemi_team_my_pe(nvshmem_team_t team)

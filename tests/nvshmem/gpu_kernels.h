@@ -21,6 +21,9 @@ void launch_ring_reduce(int *partial, int *acc, const int *mine, size_t n, uint6
  * putmem_signal_nbi_block, then waits for all sources (wait_until_all). */
 void launch_moe(char *recv, const char *send, size_t slot, const size_t *nbytes, uint64_t *sig,
                 uint64_t round, cudaStream_t s);
+/* dest = sum over the world of source (n ints), by one block of a kernel;
+ * 0 (and nothing launched) where gpurma has no device collectives. */
+int launch_reduce_block(int *dest, const int *source, size_t n, cudaStream_t s);
 /* Typed atomics from one thread to every PE: see gpu_kernels.cu. */
 void launch_atomics(int *i32, long long *i64, unsigned *u32, uint64_t *u64, cudaStream_t s);
 

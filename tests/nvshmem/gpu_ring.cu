@@ -2,7 +2,8 @@
  * gpu_ring.cu - NVSHMEM programs on the GPU, built against gpurma's
  * nvshmem.h with plain nvcc (no -rdc: gpu_ring.mp) and with -rdc
  * (gpu_ring_rdc.mp), from two translation units, plus a module loaded with
- * dlopen after init (libgpu_module.so). nvshmem_init runs before
+ * dlopen after init (libgpu_module.so), and reductions on a stream and in
+ * a kernel where gpurma has them. nvshmem_init runs before
  * cudaSetDevice, which then takes the node rank, as NVSHMEM programs do.
  * Exits 77 without a GPU.
  */
@@ -204,7 +205,32 @@ int main(void)
     ASSERT(u64[0] == (uint64_t)npes && u64[1] == 7, "uint64 fetch_inc %llu, compare_swap %llu",
            (unsigned long long)u64[0], (unsigned long long)u64[1]);
 
-    /* 8. a module loaded after init */
+    /* 8. reductions: on a stream (gpurma's collectives, where this
+     * libgpurma has them) and in a kernel (its device collectives, where
+     * they exist) */
+    const size_t rn = 4099;
+    for (size_t i = 0; i < rn; i++)
+        hv[i] = (int)pattern(me, i, 9) - 100;
+    CU(cudaMemcpy(mine, hv, rn * sizeof(int), cudaMemcpyHostToDevice));
+    for (int how = 0; how < 2; how++) {
+        CU(cudaMemset(acc, 0xa5, rn * sizeof(int)));
+        sync_all();
+        if (how == 0 && dlsym(RTLD_DEFAULT, "gpurma_allreduce"))
+            nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, acc, mine, rn, s);
+        else if (how == 0 || !launch_reduce_block(acc, mine, rn, s))
+            continue;
+        CU(cudaStreamSynchronize(s));
+        CU(cudaMemcpy(hv, acc, rn * sizeof(int), cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < rn; i++) {
+            int sum = 0;
+            for (int pe = 0; pe < npes; pe++)
+                sum += (int)pattern(pe, i, 9) - 100;
+            ASSERT(hv[i] == sum, "%s reduce [%zu]: %d, want %d", how ? "device" : "on-stream", i,
+                   hv[i], sum);
+        }
+    }
+
+    /* 9. a module loaded after init */
     void *mod = dlopen(getenv("NVT_GPU_MODULE") ? getenv("NVT_GPU_MODULE")
                                                 : "tests/nvshmem/libgpu_module.so",
                        RTLD_NOW);

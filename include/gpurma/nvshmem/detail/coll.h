@@ -4,11 +4,16 @@
  * broadcast, fcollect as allgather, alltoall. Host calls block; the
  * _on_stream forms are stream-ordered (CUDA builds).
  *
+ * In device code (and in plain C on the host backend) they run gpurma's
+ * device collectives (gpurma_coll_device.h) on the team's handle, with
+ * _warp and _block forms; a gpurma without that header has none, and then
+ * calling one from a kernel is a "host function called from a __device__
+ * function" error naming the call, and the _warp/_block forms are
+ * undeclared.
+ *
  * Not provided, so that a program using them fails to compile naming the
  * call: and/or/xor reductions and reductions of 16-bit types (gpurma's
- * collectives have neither), and every collective in device code (gpurma
- * has no device collectives yet: calling one from a kernel is a "host
- * function called from a __device__ function" error naming it).
+ * collectives have neither).
  */
 #ifndef GPURMA_NVSHMEM_DETAIL_COLL_H
 #define GPURMA_NVSHMEM_DETAIL_COLL_H
@@ -61,21 +66,125 @@ static inline int gpurma_nvshmemi__coll_blocking(const char *call, int kind,
 }
 #endif
 
-#define GPURMA_NVSHMEMI_REDUCE_DEF(NAME, TYPE, DTYPE, OPNAME, REDOP)                        \
-    static inline int nvshmem_##NAME##_##OPNAME##_reduce(nvshmem_team_t team, TYPE *dest,   \
-                                                         const TYPE *source, size_t nreduce) \
+#if GPURMA_NVSHMEMI_DEVICE_COLL
+/* Host-and-device collectives; the device path runs gpurma's device
+ * collective of the team's handle (kept in the heap, see types.h). */
+#define GPURMA_NVSHMEMI_COLL_FN GPURMA_NVSHMEMI_HD
+enum { GPURMA_NVSHMEMI_THREAD = 0 };
+
+#if GPURMA_NVSHMEMI_CUDA
+#define GPURMA_NVSHMEMI__DCOLL(fn, scope, ...)                                              \
+    ((scope) == GPURMA_NVSHMEMI_WARP    ? fn##_warp(__VA_ARGS__)                            \
+     : (scope) == GPURMA_NVSHMEMI_BLOCK ? fn##_block(__VA_ARGS__)                           \
+                                        : fn(__VA_ARGS__))
+#else
+#define GPURMA_NVSHMEMI__DCOLL(fn, scope, ...) fn(__VA_ARGS__)
+#endif
+
+GPURMA_NVSHMEMI_D int gpurma_nvshmemi__dcoll(const char *call, int kind, nvshmem_team_t team,
+                                             void *dest, const void *source, size_t count,
+                                             int dtype, int op, int root, int scope)
+{
+    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
+    if (team < 0 || team >= GPURMA_NVSHMEMI_MAX_TEAMS || s->teams[team].my_pe < 0)
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
+                              "invalid team, or this PE is not in it");
+    gpurma_dev_coll_t c = ((const gpurma_dev_coll_t *)(s->heap_base + s->colls_off))[team];
+    gpurma_dtype_t dt = (gpurma_dtype_t)dtype;
+    gpurma_redop_t ro = (gpurma_redop_t)op;
+    gpurma_status_t rc;
+    switch (kind) {
+    case GPURMA_NVSHMEMI_COLL_ALLREDUCE:
+        rc = GPURMA_NVSHMEMI__DCOLL(gpurma_dev_coll_allreduce, scope, c, dest, source, count, dt,
+                                    ro);
+        break;
+    case GPURMA_NVSHMEMI_COLL_REDUCE_SCATTER:
+        rc = GPURMA_NVSHMEMI__DCOLL(gpurma_dev_coll_reduce_scatter, scope, c, dest, source,
+                                    count, dt, ro);
+        break;
+    case GPURMA_NVSHMEMI_COLL_BROADCAST:
+        rc = GPURMA_NVSHMEMI__DCOLL(gpurma_dev_coll_broadcast, scope, c, dest, source, count, dt,
+                                    root);
+        break;
+    case GPURMA_NVSHMEMI_COLL_ALLGATHER:
+        rc = GPURMA_NVSHMEMI__DCOLL(gpurma_dev_coll_allgather, scope, c, dest, source, count,
+                                    dt);
+        break;
+    default:
+        rc = GPURMA_NVSHMEMI__DCOLL(gpurma_dev_coll_alltoall, scope, c, dest, source, count, dt);
+        break;
+    }
+    gpurma_nvshmemi__check(call, rc);
+    return 0;
+}
+
+/* The body of a host-and-device collective. */
+#define GPURMA_NVSHMEMI_COLL_BODY(call, kind, team, d, s, n, dt, op, root)                  \
+    GPURMA_NVSHMEMI_COLL_DEVICE(call, kind, team, d, s, n, dt, op, root)                    \
+    GPURMA_NVSHMEMI_COLL_HOST(call, kind, team, d, s, n, dt, op, root)
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+#define GPURMA_NVSHMEMI_COLL_DEVICE(call, kind, team, d, s, n, dt, op, root)                \
+    if (gpurma_nvshmemi__devpath(call))                                                     \
+        return gpurma_nvshmemi__dcoll(call, kind, team, d, s, n, dt, op, root,              \
+                                      GPURMA_NVSHMEMI_THREAD);
+#else
+#define GPURMA_NVSHMEMI_COLL_DEVICE(call, kind, team, d, s, n, dt, op, root)
+#endif
+#if GPURMA_NVSHMEMI_DEVICE_PASS
+#define GPURMA_NVSHMEMI_COLL_HOST(call, kind, team, d, s, n, dt, op, root) return 0;
+#else
+#define GPURMA_NVSHMEMI_COLL_HOST(call, kind, team, d, s, n, dt, op, root)                  \
+    return gpurma_nvshmemi__coll_blocking(call, kind, team, d, s, n, dt, op, root);
+#endif
+
+/* _warp and _block forms (the whole group calls, with the same arguments). */
+#define GPURMA_NVSHMEMI_COLL_GROUP(FN, ARGS, call, kind, team, d, s, n, dt, op, root)       \
+    GPURMA_NVSHMEMI_D int FN##_warp ARGS                                                    \
     {                                                                                       \
-        return gpurma_nvshmemi__coll_blocking("nvshmem_" #NAME "_" #OPNAME "_reduce",       \
-                                              GPURMA_NVSHMEMI_COLL_ALLREDUCE, team, dest,   \
-                                              source, nreduce, DTYPE, REDOP, 0);            \
+        gpurma_nvshmemi__devpath(call "_warp");                                             \
+        return gpurma_nvshmemi__dcoll(call "_warp", kind, team, d, s, n, dt, op, root,      \
+                                      GPURMA_NVSHMEMI_WARP);                                \
     }                                                                                       \
-    static inline int nvshmem_##NAME##_##OPNAME##_reducescatter(                            \
+    GPURMA_NVSHMEMI_D int FN##_block ARGS                                                   \
+    {                                                                                       \
+        gpurma_nvshmemi__devpath(call "_block");                                            \
+        return gpurma_nvshmemi__dcoll(call "_block", kind, team, d, s, n, dt, op, root,     \
+                                      GPURMA_NVSHMEMI_BLOCK);                               \
+    }
+#else /* no device collectives: host calls only */
+#define GPURMA_NVSHMEMI_COLL_FN static inline
+#define GPURMA_NVSHMEMI_COLL_BODY(call, kind, team, d, s, n, dt, op, root)                  \
+    return gpurma_nvshmemi__coll_blocking(call, kind, team, d, s, n, dt, op, root);
+#define GPURMA_NVSHMEMI_COLL_GROUP(FN, ARGS, call, kind, team, d, s, n, dt, op, root)
+#endif
+
+#define GPURMA_NVSHMEMI_REDUCE_DEF(NAME, TYPE, DTYPE, OPNAME, REDOP)                        \
+    GPURMA_NVSHMEMI_COLL_FN int nvshmem_##NAME##_##OPNAME##_reduce(                         \
         nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce)                \
     {                                                                                       \
-        return gpurma_nvshmemi__coll_blocking("nvshmem_" #NAME "_" #OPNAME "_reducescatter", \
-                                              GPURMA_NVSHMEMI_COLL_REDUCE_SCATTER, team,    \
-                                              dest, source, nreduce, DTYPE, REDOP, 0);      \
+        GPURMA_NVSHMEMI_COLL_BODY("nvshmem_" #NAME "_" #OPNAME "_reduce",                   \
+                                  GPURMA_NVSHMEMI_COLL_ALLREDUCE, team, dest, source,       \
+                                  nreduce, DTYPE, REDOP, 0)                                 \
     }                                                                                       \
+    GPURMA_NVSHMEMI_COLL_FN int nvshmem_##NAME##_##OPNAME##_reducescatter(                  \
+        nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce)                \
+    {                                                                                       \
+        GPURMA_NVSHMEMI_COLL_BODY("nvshmem_" #NAME "_" #OPNAME "_reducescatter",            \
+                                  GPURMA_NVSHMEMI_COLL_REDUCE_SCATTER, team, dest, source,  \
+                                  nreduce, DTYPE, REDOP, 0)                                 \
+    }                                                                                       \
+    GPURMA_NVSHMEMI_COLL_GROUP(nvshmemx_##NAME##_##OPNAME##_reduce,                         \
+                               (nvshmem_team_t team, TYPE *dest, const TYPE *source,        \
+                                size_t nreduce),                                            \
+                               "nvshmemx_" #NAME "_" #OPNAME "_reduce",                     \
+                               GPURMA_NVSHMEMI_COLL_ALLREDUCE, team, dest, source, nreduce, \
+                               DTYPE, REDOP, 0)                                             \
+    GPURMA_NVSHMEMI_COLL_GROUP(nvshmemx_##NAME##_##OPNAME##_reducescatter,                  \
+                               (nvshmem_team_t team, TYPE *dest, const TYPE *source,        \
+                                size_t nreduce),                                            \
+                               "nvshmemx_" #NAME "_" #OPNAME "_reducescatter",              \
+                               GPURMA_NVSHMEMI_COLL_REDUCE_SCATTER, team, dest, source,     \
+                               nreduce, DTYPE, REDOP, 0)                                    \
     GPURMA_NVSHMEMI_REDUCE_STREAM_DEF(NAME, TYPE, DTYPE, OPNAME, REDOP)
 
 #if GPURMA_NVSHMEMI_CUDA
@@ -111,29 +220,45 @@ GPURMA_NVSHMEMI_REDUCE_TYPES(GPURMA_NVSHMEMI_REDUCE_OP_SUM)
  * (nvshmem_int_broadcast) or the mem one (nvshmem_broadcastmem). */
 #define GPURMA_NVSHMEMI_MOVE_DEFS(NAME_BCAST, NAME_FCOLLECT, NAME_ALLTOALL, XBCAST, XFCOLLECT, \
                                   XALLTOALL, TYPE, ESIZE)                                   \
-    static inline int NAME_BCAST(nvshmem_team_t team, TYPE *dest, const TYPE *source,       \
-                                 size_t nelems, int PE_root)                                \
+    GPURMA_NVSHMEMI_COLL_FN int NAME_BCAST(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
+                                           size_t nelems, int PE_root)                      \
     {                                                                                       \
-        return gpurma_nvshmemi__coll_blocking(#NAME_BCAST, GPURMA_NVSHMEMI_COLL_BROADCAST,  \
-                                              team, dest, source,                           \
-                                              gpurma_nvshmemi__bytes(#NAME_BCAST, nelems,   \
-                                                                     ESIZE),                \
-                                              GPURMA_UINT8, 0, PE_root);                    \
+        GPURMA_NVSHMEMI_COLL_BODY(#NAME_BCAST, GPURMA_NVSHMEMI_COLL_BROADCAST, team, dest,  \
+                                  source, gpurma_nvshmemi__bytes(#NAME_BCAST, nelems, ESIZE), \
+                                  GPURMA_UINT8, 0, PE_root)                                 \
     }                                                                                       \
-    static inline int NAME_FCOLLECT(nvshmem_team_t team, TYPE *dest, const TYPE *source,    \
-                                    size_t nelems)                                          \
+    GPURMA_NVSHMEMI_COLL_FN int NAME_FCOLLECT(nvshmem_team_t team, TYPE *dest,              \
+                                              const TYPE *source, size_t nelems)            \
     {                                                                                       \
-        return gpurma_nvshmemi__coll_blocking(                                              \
-            #NAME_FCOLLECT, GPURMA_NVSHMEMI_COLL_ALLGATHER, team, dest, source,             \
-            gpurma_nvshmemi__bytes(#NAME_FCOLLECT, nelems, ESIZE), GPURMA_UINT8, 0, 0);     \
+        GPURMA_NVSHMEMI_COLL_BODY(#NAME_FCOLLECT, GPURMA_NVSHMEMI_COLL_ALLGATHER, team, dest, \
+                                  source, gpurma_nvshmemi__bytes(#NAME_FCOLLECT, nelems, ESIZE), \
+                                  GPURMA_UINT8, 0, 0)                                       \
     }                                                                                       \
-    static inline int NAME_ALLTOALL(nvshmem_team_t team, TYPE *dest, const TYPE *source,    \
-                                    size_t nelems)                                          \
+    GPURMA_NVSHMEMI_COLL_FN int NAME_ALLTOALL(nvshmem_team_t team, TYPE *dest,              \
+                                              const TYPE *source, size_t nelems)            \
     {                                                                                       \
-        return gpurma_nvshmemi__coll_blocking(                                              \
-            #NAME_ALLTOALL, GPURMA_NVSHMEMI_COLL_ALLTOALL, team, dest, source,              \
-            gpurma_nvshmemi__bytes(#NAME_ALLTOALL, nelems, ESIZE), GPURMA_UINT8, 0, 0);     \
+        GPURMA_NVSHMEMI_COLL_BODY(#NAME_ALLTOALL, GPURMA_NVSHMEMI_COLL_ALLTOALL, team, dest, \
+                                  source, gpurma_nvshmemi__bytes(#NAME_ALLTOALL, nelems, ESIZE), \
+                                  GPURMA_UINT8, 0, 0)                                       \
     }                                                                                       \
+    GPURMA_NVSHMEMI_COLL_GROUP(XBCAST,                                                      \
+                               (nvshmem_team_t team, TYPE *dest, const TYPE *source,        \
+                                size_t nelems, int PE_root),                                \
+                               #XBCAST, GPURMA_NVSHMEMI_COLL_BROADCAST, team, dest, source, \
+                               gpurma_nvshmemi__bytes(#XBCAST, nelems, ESIZE), GPURMA_UINT8, \
+                               0, PE_root)                                                  \
+    GPURMA_NVSHMEMI_COLL_GROUP(XFCOLLECT,                                                   \
+                               (nvshmem_team_t team, TYPE *dest, const TYPE *source,        \
+                                size_t nelems),                                             \
+                               #XFCOLLECT, GPURMA_NVSHMEMI_COLL_ALLGATHER, team, dest, source, \
+                               gpurma_nvshmemi__bytes(#XFCOLLECT, nelems, ESIZE),           \
+                               GPURMA_UINT8, 0, 0)                                          \
+    GPURMA_NVSHMEMI_COLL_GROUP(XALLTOALL,                                                   \
+                               (nvshmem_team_t team, TYPE *dest, const TYPE *source,        \
+                                size_t nelems),                                             \
+                               #XALLTOALL, GPURMA_NVSHMEMI_COLL_ALLTOALL, team, dest, source, \
+                               gpurma_nvshmemi__bytes(#XALLTOALL, nelems, ESIZE),           \
+                               GPURMA_UINT8, 0, 0)                                          \
     GPURMA_NVSHMEMI_MOVE_STREAM_DEFS(XBCAST, XFCOLLECT, XALLTOALL, TYPE, ESIZE)
 
 #if GPURMA_NVSHMEMI_CUDA

@@ -11,6 +11,18 @@
 
 #include "gpurma_device.h"
 
+/* Device collectives come from gpurma_coll_device.h where this gpurma has
+ * it (the library is built against the same headers). */
+#if defined(__has_include)
+#if __has_include("gpurma_coll_device.h")
+#include "gpurma_coll_device.h"
+#define GPURMA_NVSHMEMI_DEVICE_COLL 1
+#endif
+#endif
+#ifndef GPURMA_NVSHMEMI_DEVICE_COLL
+#define GPURMA_NVSHMEMI_DEVICE_COLL 0
+#endif
+
 /* The NVSHMEM release whose names and semantics this layer follows. */
 #define NVSHMEM_MAJOR_VERSION  3
 #define NVSHMEM_MINOR_VERSION  0
@@ -160,7 +172,9 @@ typedef struct {
  * The heap's first sync_bytes hold the barrier counters: for each world PE
  * j, arrivals[j] (how many barriers j entered with this PE, written by j
  * with an atomic add) and entered[j] (how many this PE entered with j,
- * written only by this PE).
+ * written only by this PE); then, with device collectives, at colls_off
+ * the gpurma_dev_coll_t of each team slot (in the heap, so that kernels
+ * read them from memory the library can write without a CUDA runtime).
  */
 typedef struct {
     uint32_t               magic;      /* GPURMA_NVSHMEMI_STATE_LIVE once filled */
@@ -170,7 +184,8 @@ typedef struct {
     int32_t                node_rank;  /* this PE's rank on its node */
     char                  *heap_base;  /* this PE's heap, as the program sees it */
     uint64_t               heap_size;
-    uint64_t               sync_bytes; /* barrier counters at the heap's start */
+    uint64_t               sync_bytes; /* barrier counters (and team handles) */
+    uint64_t               colls_off;  /* device collectives' handles, or 0 */
     gpurma_dev_win_t       win;        /* the heap's window */
     gpurma_nvshmemi_team_t teams[GPURMA_NVSHMEMI_MAX_TEAMS];
 } gpurma_nvshmemi_state_t;
