@@ -29,6 +29,14 @@ for h in nvshmem.h nvshmemx.h detail/unit.h; do
     find "$tmp/root" -path "*/include/gpurma/nvshmem/$h" | grep -q . || fail "$h not installed"
 done
 
+# The layer's library exports NVSHMEM's names and its primitives only.
+lib=$libdir/libgpurma_nvshmem.so
+if command -v nm >/dev/null 2>&1; then
+    leaked=$(nm -D --defined-only "$lib" | awk 'NF >= 3 {print $3}' |
+        grep -v '^nvshmem_\|^nvshmemx_\|^gpurma_nvshmemi_' || :)
+    test -z "$leaked" || fail "$lib exports other symbols: $leaked"
+fi
+
 cuda=OFF
 if test "${HAVE_CUDA:-no}" = yes; then
     cuda=ON
