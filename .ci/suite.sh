@@ -65,7 +65,7 @@ step() {
 # The README's install command is the one list; this copy is the fallback
 # for a tree without README.
 FALLBACK_PACKAGES="build-essential autoconf automake libtool pkg-config libpmix-dev libucx-dev
-ucx-utils openmpi-bin libopenmpi-dev slurmctld slurmd slurm-client munge hipcc"
+ucx-utils openmpi-bin libopenmpi-dev slurmctld slurmd slurm-client munge hipcc cmake"
 
 readme_packages() {
     [ -f "$TOP/README.md" ] || return 1

@@ -1,0 +1,307 @@
+/*
+ * prims.h - the few primitives every NVSHMEM call is built from, each with
+ * one dispatch: in device code through gpurma's device API on the unit's
+ * state; in host code through libgpurma_nvshmem's primitives (gpurma's host
+ * API); in plain C on the host backend (heap in host memory) through the
+ * same device API from the calling CPU thread, which is what lets the
+ * NVSHMEM-style tests run without a GPU.
+ */
+#ifndef GPURMA_NVSHMEM_DETAIL_PRIMS_H
+#define GPURMA_NVSHMEM_DETAIL_PRIMS_H
+
+#include "gpurma/nvshmem/detail/unit.h"
+
+/* Whether this code reaches the heap through the device API: always in
+ * device code, in plain C when the heap is host memory. */
+#define GPURMA_NVSHMEMI_HAS_DEVPATH (GPURMA_NVSHMEMI_DEVICE_PASS || !GPURMA_DEV_GPU)
+
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__fail(const char *call, int status, const char *why)
+{
+#if GPURMA_NVSHMEMI_DEVICE_PASS
+    printf("gpurma nvshmem: PE %d: %s: %s (gpurma status %d)\n", (int)gpurma_nvshmemi_st.my_pe,
+           call, why, status);
+    __trap();
+#else
+    gpurma_nvshmemi_fail(call, status, why);
+#endif
+}
+
+/* A kernel that runs before nvshmem_init filled the state stops here. (Also
+ * defined for the host pass of nvcc, which parses device functions.) */
+GPURMA_NVSHMEMI_D int gpurma_nvshmemi__devpath(const char *call)
+{
+#if GPURMA_NVSHMEMI_DEVICE_PASS
+    if (gpurma_nvshmemi_st.magic != GPURMA_NVSHMEMI_STATE_LIVE)
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_NOT_INITIALIZED,
+                              "called in a kernel before nvshmem_init (or in a unit the "
+                              "library has not filled)");
+    return 1;
+#elif !GPURMA_DEV_GPU
+    (void)call;
+    return gpurma_nvshmemi_st.magic == GPURMA_NVSHMEMI_STATE_LIVE && gpurma_nvshmemi_st.heap_host;
+#else
+    (void)call;
+    return 0;
+#endif
+}
+
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__check(const char *call, gpurma_status_t rc)
+{
+    if (rc != GPURMA_SUCCESS)
+        gpurma_nvshmemi__fail(call, rc,
+                              rc == GPURMA_ERR_OUT_OF_BOUNDS ? "outside the peer's heap"
+                              : rc == GPURMA_ERR_INVALID_ARG ? "invalid PE or argument"
+                              : rc == GPURMA_ERR_TIMEOUT     ? "timed out"
+                                                             : "the operation failed");
+}
+
+/* Heap offset of [addr, addr + bytes), which must lie inside the heap. */
+GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *addr,
+                                                  size_t bytes)
+{
+    uintptr_t base = (uintptr_t)gpurma_nvshmemi_st.heap_base, a = (uintptr_t)addr;
+    uint64_t size = gpurma_nvshmemi_st.heap_size;
+    if (a < base || a - base > size || bytes > size - (a - base))
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
+                              "the address is not in the symmetric heap");
+    return (size_t)(a - base);
+}
+
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__flush(const char *call, int pe)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath(call)) {
+        gpurma_nvshmemi__check(call, gpurma_dev_flush(gpurma_nvshmemi_st.win, pe));
+        return;
+    }
+#endif
+#if !GPURMA_NVSHMEMI_DEVICE_PASS
+    gpurma_nvshmemi_flush(call, pe);
+#endif
+}
+
+/* nbi 0: the source may be reused on return. */
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put(const char *call, void *dst, const void *src,
+                                             size_t bytes, int pe, int nbi)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath(call)) {
+        size_t off = gpurma_nvshmemi__offset(call, dst, bytes);
+        gpurma_nvshmemi__check(call, gpurma_dev_put(gpurma_nvshmemi_st.win, pe, off, src, bytes));
+        if (!nbi)
+            gpurma_nvshmemi__flush(call, pe);
+        return;
+    }
+#endif
+#if !GPURMA_NVSHMEMI_DEVICE_PASS
+    gpurma_nvshmemi_put(call, dst, src, bytes, pe, nbi);
+#endif
+}
+
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const void *src,
+                                             size_t bytes, int pe, int nbi)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath(call)) {
+        size_t off = gpurma_nvshmemi__offset(call, src, bytes);
+        gpurma_nvshmemi__check(call, gpurma_dev_get(gpurma_nvshmemi_st.win, pe, dst, off, bytes));
+        if (!nbi)
+            gpurma_nvshmemi__flush(call, pe);
+        return;
+    }
+#endif
+#if !GPURMA_NVSHMEMI_DEVICE_PASS
+    gpurma_nvshmemi_get(call, dst, src, bytes, pe, nbi);
+#endif
+}
+
+/* One store of 1, 2, 4 or 8 bytes (the low bytes of value). */
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, uint64_t value,
+                                                   size_t bytes, int pe)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath(call)) {
+        size_t off = gpurma_nvshmemi__offset(call, dst, bytes);
+        gpurma_nvshmemi__check(call,
+                               gpurma_dev_put_value(gpurma_nvshmemi_st.win, pe, off, value, bytes));
+        return;
+    }
+#endif
+#if !GPURMA_NVSHMEMI_DEVICE_PASS
+    gpurma_nvshmemi_put_value(call, dst, value, bytes, pe);
+#endif
+}
+
+/* A 64-bit atomic (kind: GPURMA_DEV__ATOMIC_*) on an aligned symmetric word. */
+GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo64(const char *call, int kind, void *addr,
+                                                   uint64_t value, uint64_t compare, int pe)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath(call)) {
+        size_t off = gpurma_nvshmemi__offset(call, addr, 8);
+        uint64_t old = 0;
+        gpurma_dev_win_t w = gpurma_nvshmemi_st.win;
+        gpurma_status_t rc;
+        if (kind == GPURMA_DEV__ATOMIC_CAS)
+            rc = gpurma_dev_atomic_compare_swap(w, pe, off, compare, value, &old);
+        else if (kind == GPURMA_DEV__ATOMIC_SWAP)
+            rc = gpurma_dev_atomic_swap(w, pe, off, value, &old);
+        else
+            rc = gpurma_dev_atomic_fetch_add(w, pe, off, value, &old);
+        gpurma_nvshmemi__check(call, rc);
+        return old;
+    }
+#endif
+#if !GPURMA_NVSHMEMI_DEVICE_PASS
+    return gpurma_nvshmemi_amo64(call, kind, addr, value, compare, pe);
+#else
+    return 0;
+#endif
+}
+
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__fence(const char *call)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath(call)) {
+        gpurma_nvshmemi__check(call, gpurma_dev_fence(gpurma_nvshmemi_st.win));
+        return;
+    }
+#endif
+#if !GPURMA_NVSHMEMI_DEVICE_PASS
+    gpurma_nvshmemi_fence(call);
+#endif
+}
+
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__quiet(const char *call)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath(call)) {
+        gpurma_nvshmemi__check(call, gpurma_dev_quiet(gpurma_nvshmemi_st.win));
+        return;
+    }
+#endif
+#if !GPURMA_NVSHMEMI_DEVICE_PASS
+    gpurma_nvshmemi_quiet(call);
+#endif
+}
+
+/* Address of a peer's copy of addr when this processor can load and store
+ * it, else NULL. */
+GPURMA_NVSHMEMI_HD void *gpurma_nvshmemi__ptr(const void *addr, int pe)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath("nvshmem_ptr")) {
+        const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
+        uintptr_t base = (uintptr_t)s->heap_base, a = (uintptr_t)addr;
+        if (pe < 0 || pe >= s->n_pes || a < base || a - base >= s->heap_size)
+            return NULL;
+        gpurma_dev_peer_t p = s->win.peers[pe];
+        return p.path == GPURMA_DEV_PATH_LOADSTORE && p.base ? p.base + (a - base) : NULL;
+    }
+#endif
+#if !GPURMA_NVSHMEMI_DEVICE_PASS
+    return gpurma_nvshmemi_ptr(addr, pe);
+#else
+    return NULL;
+#endif
+}
+
+/* ------------------------------------------------ element-count helpers */
+
+/* nelems * esize, or the call fails (a count whose bytes overflow). */
+GPURMA_NVSHMEMI_HD size_t gpurma_nvshmemi__bytes(const char *call, size_t nelems, size_t esize)
+{
+    if (esize && nelems > SIZE_MAX / esize)
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "the element count overflows");
+    return nelems * esize;
+}
+
+/* Strided: element i goes from source + i * sst to dest + i * dst (strides
+ * in elements); one store per element. */
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__iput(const char *call, void *dest, const void *source,
+                                              ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                                              size_t esize, int pe)
+{
+    for (size_t i = 0; i < nelems; i++) {
+        char *d = (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize;
+        const char *s = (const char *)source + (ptrdiff_t)i * sst * (ptrdiff_t)esize;
+        if (esize <= 8) {
+            uint64_t bits = 0;
+            memcpy(&bits, s, esize);
+            gpurma_nvshmemi__put_value(call, d, bits, esize, pe);
+        } else {
+            gpurma_nvshmemi__put(call, d, s, esize, pe, 1);
+        }
+    }
+    gpurma_nvshmemi__flush(call, pe);
+}
+
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__iget(const char *call, void *dest, const void *source,
+                                              ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                                              size_t esize, int pe)
+{
+    for (size_t i = 0; i < nelems; i++)
+        gpurma_nvshmemi__get(call, (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize,
+                             (const char *)source + (ptrdiff_t)i * sst * (ptrdiff_t)esize, esize,
+                             pe, 1);
+    gpurma_nvshmemi__flush(call, pe);
+}
+
+/* ------------------------------------------------------ warp and block */
+
+enum { GPURMA_NVSHMEMI_WARP = 1, GPURMA_NVSHMEMI_BLOCK = 2 };
+
+/* The group shares the copy; on the host backend a group is the calling
+ * thread. get: dest is complete for the whole group on return. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group(const char *call, int is_get, void *dest,
+                                                  const void *source, size_t bytes, int pe,
+                                                  int nbi, int scope)
+{
+#if GPURMA_NVSHMEMI_CUDA
+    gpurma_nvshmemi__devpath(call);
+    gpurma_dev_win_t w = gpurma_nvshmemi_st.win;
+    gpurma_status_t rc;
+    if (is_get) {
+        size_t off = gpurma_nvshmemi__offset(call, source, bytes);
+        rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_get_warp(w, pe, dest, off, bytes)
+                                           : gpurma_dev_get_block(w, pe, dest, off, bytes);
+    } else {
+        size_t off = gpurma_nvshmemi__offset(call, dest, bytes);
+        rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_put_warp(w, pe, off, source, bytes)
+                                           : gpurma_dev_put_block(w, pe, off, source, bytes);
+    }
+    gpurma_nvshmemi__check(call, rc);
+    if (!nbi)
+        gpurma_nvshmemi__flush(call, pe);
+#else
+    (void)scope;
+    if (is_get)
+        gpurma_nvshmemi__get(call, dest, source, bytes, pe, nbi);
+    else
+        gpurma_nvshmemi__put(call, dest, source, bytes, pe, nbi);
+#endif
+}
+
+/* Group barriers around one thread's work. */
+GPURMA_NVSHMEMI_D int gpurma_nvshmemi__group_leader(int scope)
+{
+#if GPURMA_NVSHMEMI_CUDA
+    return scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() == 0 : gpurma_sh_block_tid() == 0;
+#else
+    (void)scope;
+    return 1;
+#endif
+}
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__group_sync(int scope)
+{
+#if GPURMA_NVSHMEMI_CUDA
+    if (scope == GPURMA_NVSHMEMI_WARP)
+        gpurma_sh_sync_warp();
+    else
+        gpurma_sh_sync_block();
+#else
+    (void)scope;
+#endif
+}
+
+#endif

@@ -1,0 +1,469 @@
+/*
+ * init.c - init and finalize, the unique-id bootstrap, the registry of
+ * units and the state the library copies to them, and failure reports.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "checked.h"
+#include "nvshmem_internal.h"
+
+gpurma_nvshmemi_lib_t gpurma_nvshmemi_lib = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ------------------------------------------------------------ failures */
+
+GPURMA_API void gpurma_nvshmemi_fail(const char *call, int status, const char *why)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    char msg[768];
+    const char *detail = L->ctx ? gpurma_last_error_message(L->ctx) : NULL;
+    snprintf(msg, sizeof msg, "NVSHMEM layer: PE %d: %s: %s (%s%s%s)",
+             L->ctx ? gpurma_rank(L->ctx) : -1, call ? call : "?", why ? why : "",
+             gpurma_strerror((gpurma_status_t)status), detail && *detail ? ": " : "",
+             detail ? detail : "");
+    gpurma_abort(L->ctx, 1, msg);
+    for (;;) /* gpurma_abort does not return */
+        ;
+}
+
+void gpurma_nvshmemi_check_rc(const char *call, gpurma_status_t rc)
+{
+    if (rc != GPURMA_SUCCESS)
+        gpurma_nvshmemi_fail(call, rc, "the gpurma call failed");
+}
+
+void gpurma_nvshmemi_require_init(const char *call)
+{
+    if (__atomic_load_n(&gpurma_nvshmemi_lib.status, __ATOMIC_ACQUIRE) <
+        NVSHMEM_STATUS_IS_INITIALIZED)
+        gpurma_nvshmemi_fail(call, GPURMA_ERR_NOT_INITIALIZED, "called before nvshmem_init");
+}
+
+size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t bytes)
+{
+    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_lib.st;
+    uintptr_t base = (uintptr_t)s->heap_base, a = (uintptr_t)addr;
+    if (a < base || a - base > s->heap_size || bytes > s->heap_size - (a - base))
+        gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
+                             "the address is not in the symmetric heap");
+    return (size_t)(a - base);
+}
+
+/* -------------------------------------------------------------- units */
+
+void gpurma_nvshmemi_push_state(void)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    for (size_t i = 0; i < L->nunits; i++)
+        L->units[i](&L->st);
+}
+
+GPURMA_API void gpurma_nvshmemi_register(gpurma_nvshmemi_update_fn update)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    pthread_mutex_lock(&L->lock);
+    if (L->nunits == L->units_cap) {
+        size_t cap = L->units_cap ? L->units_cap * 2 : 16, bytes;
+        gpurma_nvshmemi_update_fn *u = NULL;
+        if (!gpurma_size_mul(cap, sizeof *u, &bytes))
+            u = realloc(L->units, bytes);
+        if (!u) {
+            pthread_mutex_unlock(&L->lock);
+            gpurma_nvshmemi_fail("nvshmem.h unit registration", GPURMA_ERR_NO_MEMORY,
+                                 "out of memory");
+        }
+        L->units = u;
+        L->units_cap = cap;
+    }
+    L->units[L->nunits++] = update;
+    if (L->status >= NVSHMEM_STATUS_IS_INITIALIZED) /* a module loaded after init */
+        update(&L->st);
+    pthread_mutex_unlock(&L->lock);
+}
+
+GPURMA_API void gpurma_nvshmemi_unregister(gpurma_nvshmemi_update_fn update)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    pthread_mutex_lock(&L->lock);
+    for (size_t i = 0; i < L->nunits; i++)
+        if (L->units[i] == update) {
+            L->units[i] = L->units[--L->nunits];
+            break;
+        }
+    pthread_mutex_unlock(&L->lock);
+}
+
+/* ------------------------------------------------------- unique ids */
+
+/* The id's text: "ADDR PORT TOKEN". */
+static int uid_parse(const nvshmemx_uniqueid_t *uid, char *addr, size_t addr_len, char *port,
+                     char *token)
+{
+    char text[sizeof uid->internal + 1];
+    if (!uid || uid->version != GPURMA_NVSHMEMI_UNIQUEID_VERSION)
+        return -1;
+    memcpy(text, uid->internal, sizeof uid->internal);
+    text[sizeof uid->internal] = '\0';
+    char a[96], p[8], t[40];
+    if (sscanf(text, "%95s %7s %39s", a, p, t) != 3 || strlen(a) >= addr_len)
+        return -1;
+    strcpy(addr, a);
+    strcpy(port, p);
+    strcpy(token, t);
+    return 0;
+}
+
+/* A free TCP port on addr, from the kernel (bound, then released for the
+ * root to bind again: another process could take it in between, which the
+ * root then reports). */
+static int free_port(const char *addr)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(addr, "0", &hints, &res) || !res)
+        return -1;
+    int port = -1, fd = socket(res->ai_family, SOCK_STREAM, 0);
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (fd >= 0 && !bind(fd, res->ai_addr, res->ai_addrlen) &&
+        !getsockname(fd, (struct sockaddr *)&ss, &len))
+        port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                              : ((struct sockaddr_in *)&ss)->sin_port);
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(res);
+    return port;
+}
+
+/* The root's address is MASTER_ADDR when set, else this host's name. */
+GPURMA_API int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t *uid)
+{
+    if (!uid)
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    char host[96] = "";
+    const char *addr = getenv("MASTER_ADDR");
+    if (!addr || !*addr) {
+        if (gethostname(host, sizeof host - 1))
+            return NVSHMEMX_ERROR_INTERNAL;
+        addr = host;
+    }
+    if (strlen(addr) >= 96 || strchr(addr, ' '))
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    int port = free_port(addr);
+    unsigned char rnd[16];
+    if (port <= 0 || getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return NVSHMEMX_ERROR_INTERNAL;
+    char token[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(token + 2 * i, 3, "%02x", rnd[i]);
+    memset(uid, 0, sizeof *uid);
+    uid->version = GPURMA_NVSHMEMI_UNIQUEID_VERSION;
+    int n = snprintf(uid->internal, sizeof uid->internal, "%s %d %s", addr, port, token);
+    return n > 0 && (size_t)n < sizeof uid->internal ? NVSHMEMX_SUCCESS : NVSHMEMX_ERROR_INTERNAL;
+}
+
+GPURMA_API int nvshmemx_set_attr_uniqueid_args(int myrank, int nranks,
+                                               const nvshmemx_uniqueid_t *uid,
+                                               nvshmemx_init_attr_t *attr)
+{
+    if (!attr || !uid || nranks <= 0 || myrank < 0 || myrank >= nranks)
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    attr->args.uid_args.version = GPURMA_NVSHMEMI_UNIQUEID_VERSION;
+    attr->args.uid_args.myrank = myrank;
+    attr->args.uid_args.nranks = nranks;
+    attr->args.uid_args.id = (nvshmemx_uniqueid_t *)uid;
+    return NVSHMEMX_SUCCESS;
+}
+
+/* gpurma's uid bootstrap reads a torchrun-style environment; the id and the
+ * arguments become that environment for this process. */
+static int uid_environment(const nvshmemx_uniqueid_args_t *a)
+{
+    char addr[96], port[8], token[40], num[16];
+    if (a->myrank < 0 || a->nranks <= 0 || a->myrank >= a->nranks ||
+        uid_parse(a->id, addr, sizeof addr, port, token))
+        return -1;
+    snprintf(num, sizeof num, "%d", a->myrank);
+    if (setenv("RANK", num, 1))
+        return -1;
+    snprintf(num, sizeof num, "%d", a->nranks);
+    return setenv("WORLD_SIZE", num, 1) || setenv("MASTER_ADDR", addr, 1) ||
+                   setenv("MASTER_PORT", port, 1) || setenv("GPURMA_UID_TOKEN", token, 1)
+               ? -1
+               : 0;
+}
+
+/* ------------------------------------------------------------ init */
+
+/* NVSHMEM_SYMMETRIC_SIZE: bytes, with an optional K, M, G or T suffix. */
+static int heap_size_from_env(size_t *out)
+{
+    const char *v = getenv("NVSHMEM_SYMMETRIC_SIZE");
+    *out = GPURMA_NVSHMEMI_DEFAULT_HEAP;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || v[0] == '-')
+        return -1;
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': shift = 10; end++; break;
+    case 'M': shift = 20; end++; break;
+    case 'G': shift = 30; end++; break;
+    case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (toupper((unsigned char)*end) == 'B')
+        end++;
+    if (*end || n > (SIZE_MAX >> shift) || !n)
+        return -1;
+    *out = (size_t)n << shift;
+    return 0;
+}
+
+/* GPURMA_DEVICE as the units' updaters need it (see the state's device). */
+static int device_from_env(void)
+{
+    const char *v = getenv("GPURMA_DEVICE");
+    if (v && !strcmp(v, "host"))
+        return -1;
+    if (v && isdigit((unsigned char)*v))
+        return atoi(v);
+    return -2;
+}
+
+static int fail_init(const char *why, gpurma_status_t rc)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    fprintf(stderr, "gpurma NVSHMEM layer: init failed: %s (%s%s%s)\n", why,
+            gpurma_strerror(rc), L->ctx ? ": " : "",
+            L->ctx ? gpurma_last_error_message(L->ctx) : "");
+    if (L->win)
+        gpurma_win_free(&L->win);
+    if (L->ctx)
+        gpurma_finalize(L->ctx);
+    L->ctx = NULL;
+    L->status = NVSHMEM_STATUS_NOT_INITIALIZED;
+    return NVSHMEMX_ERROR_INTERNAL;
+}
+
+/* The heap: device memory when a GPU is in use, else host memory. */
+static gpurma_status_t heap_allocate(size_t bytes, void **base)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    gpurma_win_params_t p = {.field_mask = GPURMA_WIN_FIELD_MEM_KIND,
+                             .mem_kind = GPURMA_MEM_DEVICE};
+    L->st.heap_host = 0;
+    gpurma_status_t rc = gpurma_win_allocate(L->teams[0], bytes, &p, base, &L->win);
+    if (rc == GPURMA_ERR_UNSUPPORTED) { /* no GPU in use: the host backend */
+        p.mem_kind = GPURMA_MEM_HOST;
+        L->st.heap_host = 1;
+        rc = gpurma_win_allocate(L->teams[0], bytes, &p, base, &L->win);
+    }
+    return rc;
+}
+
+/* Zeroes this PE's barrier counters. */
+static gpurma_status_t zero_counters(void)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    if (L->st.heap_host) {
+        memset(L->st.heap_base, 0, L->st.sync_bytes);
+        return GPURMA_SUCCESS;
+    }
+    void *zeros = calloc(1, L->st.sync_bytes);
+    if (!zeros)
+        return GPURMA_ERR_NO_MEMORY;
+    gpurma_status_t rc = gpurma_put(L->win, L->st.my_pe, 0, zeros, L->st.sync_bytes);
+    if (rc == GPURMA_SUCCESS)
+        rc = gpurma_quiet(L->win);
+    free(zeros);
+    return rc;
+}
+
+GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    if (L->status >= NVSHMEM_STATUS_IS_INITIALIZED)
+        return NVSHMEMX_SUCCESS; /* NVSHMEM allows init again; one heap */
+    gpurma_init_params_t p = {.field_mask = GPURMA_INIT_FIELD_DEVICE,
+                              .device = GPURMA_DEVICE_AUTO};
+    const char *dev = getenv("GPURMA_DEVICE");
+    if (dev && *dev)
+        p.field_mask = 0; /* gpurma's own variable decides */
+    if ((flags & NVSHMEMX_INIT_WITH_MPI_COMM) && (flags & NVSHMEMX_INIT_WITH_UNIQUEID)) {
+        fprintf(stderr, "gpurma NVSHMEM layer: init: MPI_COMM and UNIQUEID both given\n");
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+    if (flags & ~(unsigned)(NVSHMEMX_INIT_THREAD_PES | NVSHMEMX_INIT_WITH_MPI_COMM |
+                            NVSHMEMX_INIT_WITH_UNIQUEID)) {
+        fprintf(stderr, "gpurma NVSHMEM layer: init: unsupported flags 0x%x "
+                        "(NVSHMEMX_INIT_WITH_SHMEM is not supported)\n", flags);
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+    if (flags & NVSHMEMX_INIT_WITH_MPI_COMM) {
+        if (!attr || !attr->mpi_comm)
+            return NVSHMEMX_ERROR_INVALID_VALUE;
+        p.field_mask |= GPURMA_INIT_FIELD_BOOTSTRAP | GPURMA_INIT_FIELD_MPI_COMM;
+        p.bootstrap = "mpi";
+        p.mpi_comm = attr->mpi_comm;
+    }
+    if (flags & NVSHMEMX_INIT_WITH_UNIQUEID) {
+        if (!attr || uid_environment(&attr->args.uid_args)) {
+            fprintf(stderr, "gpurma NVSHMEM layer: init: invalid unique-id arguments\n");
+            return NVSHMEMX_ERROR_INVALID_VALUE;
+        }
+        p.field_mask |= GPURMA_INIT_FIELD_BOOTSTRAP;
+        p.bootstrap = "uid";
+    }
+    size_t user_bytes, sync_bytes, total;
+    if (heap_size_from_env(&user_bytes)) {
+        fprintf(stderr, "gpurma NVSHMEM layer: init: NVSHMEM_SYMMETRIC_SIZE=%s is not a "
+                        "size (bytes, optionally with K, M, G or T)\n",
+                getenv("NVSHMEM_SYMMETRIC_SIZE"));
+        return NVSHMEMX_ERROR_INVALID_VALUE;
+    }
+    gpurma_status_t rc = gpurma_init(&p, &L->ctx);
+    if (rc != GPURMA_SUCCESS)
+        return fail_init("gpurma_init", rc);
+    int n = gpurma_size(L->ctx);
+    /* Barrier counters: two 64-bit words per PE; the teams' collective
+     * handles; then the user's heap. */
+    size_t counters, handles = 0;
+#if GPURMA_NVSHMEMI_DEVICE_COLL
+    handles = GPURMA_NVSHMEMI_MAX_TEAMS * sizeof(gpurma_dev_coll_t);
+#endif
+    if (gpurma_size_array((size_t)n, 16, 64, &counters) ||
+        gpurma_size_add(counters, handles, &sync_bytes) ||
+        gpurma_size_round_up(sync_bytes, 4096, &sync_bytes) ||
+        gpurma_size_round_up(user_bytes, GPURMA_NVSHMEMI_MIN_ALIGN, &user_bytes) ||
+        gpurma_size_add(sync_bytes, user_bytes, &total))
+        return fail_init("the heap size overflows", GPURMA_ERR_INVALID_ARG);
+    memset(L->teams, 0, sizeof L->teams);
+    L->teams[NVSHMEM_TEAM_WORLD] = gpurma_team_world(L->ctx);
+    L->teams[NVSHMEMX_TEAM_NODE] = gpurma_team_node(L->ctx);
+    L->teams[NVSHMEM_TEAM_SHARED] = gpurma_team_node(L->ctx);
+    void *base = NULL;
+    rc = heap_allocate(total, &base);
+    if (rc != GPURMA_SUCCESS)
+        return fail_init("allocating the symmetric heap (NVSHMEM_SYMMETRIC_SIZE)", rc);
+    gpurma_nvshmemi_state_t *s = &L->st;
+    s->my_pe = gpurma_rank(L->ctx);
+    s->n_pes = n;
+    s->node_rank = gpurma_node_rank(L->ctx);
+    s->device = s->heap_host ? -1 : device_from_env();
+    s->heap_base = base;
+    s->heap_size = total;
+    s->sync_bytes = sync_bytes;
+    s->colls_off = handles ? counters : 0;
+    rc = gpurma_win_device(L->win, &s->win);
+    if (rc == GPURMA_SUCCESS)
+        rc = zero_counters();
+    if (rc == GPURMA_SUCCESS)
+        rc = gpurma_barrier(L->teams[NVSHMEM_TEAM_WORLD]);
+    if (rc != GPURMA_SUCCESS || gpurma_nvshmemi_heap_setup(user_bytes))
+        return fail_init("setting up the symmetric heap", rc ? rc : GPURMA_ERR_NO_MEMORY);
+    for (int t = 0; t <= NVSHMEM_TEAM_SHARED; t++)
+        gpurma_nvshmemi_describe_team(t);
+    pthread_mutex_lock(&L->lock);
+    s->magic = GPURMA_NVSHMEMI_STATE_LIVE;
+    __atomic_store_n(&L->status, NVSHMEM_STATUS_IS_INITIALIZED, __ATOMIC_RELEASE);
+    gpurma_nvshmemi_push_state();
+    pthread_mutex_unlock(&L->lock);
+    return NVSHMEMX_SUCCESS;
+}
+
+GPURMA_API void nvshmem_init(void)
+{
+    if (nvshmemx_init_attr(0, NULL) != NVSHMEMX_SUCCESS)
+        gpurma_nvshmemi_fail("nvshmem_init", GPURMA_ERR_BOOTSTRAP, "initialization failed");
+}
+
+GPURMA_API int nvshmemx_init_thread(int requested, int *provided)
+{
+    int rc = nvshmemx_init_attr(0, NULL);
+    if (provided)
+        *provided = NVSHMEM_THREAD_MULTIPLE;
+    (void)requested;
+    return rc;
+}
+
+GPURMA_API void nvshmem_query_thread(int *provided)
+{
+    if (provided)
+        *provided = NVSHMEM_THREAD_MULTIPLE;
+}
+
+GPURMA_API int nvshmemx_init_status(void)
+{
+    return __atomic_load_n(&gpurma_nvshmemi_lib.status, __ATOMIC_ACQUIRE);
+}
+
+GPURMA_API void nvshmem_finalize(void)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    if (L->status < NVSHMEM_STATUS_IS_INITIALIZED)
+        return;
+    gpurma_nvshmemi_check_rc("nvshmem_finalize", gpurma_quiet(L->win));
+    gpurma_nvshmemi_check_rc("nvshmem_finalize", gpurma_barrier(L->teams[NVSHMEM_TEAM_WORLD]));
+    for (int t = NVSHMEM_TEAM_SHARED + 1; t < GPURMA_NVSHMEMI_MAX_TEAMS; t++)
+        if (L->teams[t])
+            gpurma_team_free(&L->teams[t]);
+    pthread_mutex_lock(&L->lock);
+    L->status = NVSHMEM_STATUS_NOT_INITIALIZED;
+    /* Units see the layer finalized; where the heap was still says where
+     * their copies live. */
+    gpurma_nvshmemi_state_t gone = {.heap_host = L->st.heap_host, .device = L->st.device,
+                                    .node_rank = L->st.node_rank};
+    L->st = gone;
+    gpurma_nvshmemi_push_state();
+    pthread_mutex_unlock(&L->lock);
+    gpurma_nvshmemi_heap_teardown();
+    gpurma_status_t rc = gpurma_win_free(&L->win);
+    if (rc == GPURMA_SUCCESS)
+        rc = gpurma_finalize(L->ctx);
+    if (rc != GPURMA_SUCCESS)
+        gpurma_nvshmemi_fail("nvshmem_finalize", rc, "releasing the heap or context failed");
+    L->ctx = NULL;
+    memset(L->teams, 0, sizeof L->teams);
+}
+
+GPURMA_API void nvshmem_global_exit(int status)
+{
+    gpurma_abort(gpurma_nvshmemi_lib.ctx, status, "nvshmem_global_exit");
+    for (;;)
+        ;
+}
+
+GPURMA_API void nvshmem_info_get_version(int *major, int *minor)
+{
+    if (major)
+        *major = SHMEM_MAJOR_VERSION;
+    if (minor)
+        *minor = SHMEM_MINOR_VERSION;
+}
+
+GPURMA_API void nvshmem_info_get_name(char *name)
+{
+    if (name)
+        snprintf(name, NVSHMEM_MAX_NAME_LEN, "%s", NVSHMEM_VENDOR_STRING);
+}
+
+GPURMA_API void nvshmemx_vendor_get_version_info(int *major, int *minor, int *patch)
+{
+    if (major)
+        *major = NVSHMEM_MAJOR_VERSION;
+    if (minor)
+        *minor = NVSHMEM_MINOR_VERSION;
+    if (patch)
+        *patch = NVSHMEM_PATCH_VERSION;
+}

@@ -1,0 +1,65 @@
+/*
+ * nvshmem_internal.h - the state of libgpurma_nvshmem: one gpurma context,
+ * the symmetric heap (one window on the world team), the teams, and the
+ * units whose state copies the library fills. Built on gpurma's public API
+ * only (it links libgpurma like any program).
+ */
+#ifndef GPURMA_NVSHMEM_INTERNAL_H
+#define GPURMA_NVSHMEM_INTERNAL_H
+
+#include <pthread.h>
+
+#include "gpurma.h"
+#include "gpurma_device.h"
+#include "gpurma/nvshmem/detail/host_api.h"
+
+/* Default heap size when NVSHMEM_SYMMETRIC_SIZE is unset (NVSHMEM's). */
+#define GPURMA_NVSHMEMI_DEFAULT_HEAP ((size_t)1 << 30)
+/* Smallest alignment of nvshmem_malloc, so that every typed access and
+ * 16-byte vector copy of the device API is aligned. */
+#define GPURMA_NVSHMEMI_MIN_ALIGN 256
+
+/* A block of the heap allocator: [off, off + size), free or in use. */
+typedef struct {
+    size_t off, size;
+    int    used;
+} gpurma_nvshmemi_block_t;
+
+typedef struct {
+    pthread_mutex_t lock;
+    int             status; /* NVSHMEM_STATUS_* */
+    gpurma_ctx_t    ctx;
+    gpurma_win_t    win;
+    /* gpurma teams behind the handles (NULL: free slot); world, node and
+     * shared are slots 0-2 and owned by the context. */
+    gpurma_team_t   teams[GPURMA_NVSHMEMI_MAX_TEAMS];
+    /* The master copy of every unit's state. */
+    gpurma_nvshmemi_state_t st;
+    /* Registered units. */
+    gpurma_nvshmemi_update_fn *units;
+    size_t          nunits, units_cap;
+    /* Heap blocks, sorted by offset, covering [sync_bytes, heap_size). */
+    gpurma_nvshmemi_block_t *blocks;
+    size_t          nblocks, blocks_cap;
+} gpurma_nvshmemi_lib_t;
+
+extern gpurma_nvshmemi_lib_t gpurma_nvshmemi_lib;
+
+/* Ends the job (like gpurma_nvshmemi_fail) when the library is not initialized. */
+void gpurma_nvshmemi_require_init(const char *call);
+/* Ends the job naming call when rc is not GPURMA_SUCCESS. */
+void gpurma_nvshmemi_check_rc(const char *call, gpurma_status_t rc);
+/* Copies the master state to every unit (lib.lock held). */
+void gpurma_nvshmemi_push_state(void);
+/* Heap offset of [addr, addr + bytes), or the call fails. */
+size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t bytes);
+/* The gpurma team of a handle, or the call fails. */
+gpurma_team_t gpurma_nvshmemi_gteam(const char *call, nvshmem_team_t team);
+/* Fills the device view of team slot i from its gpurma team. */
+void gpurma_nvshmemi_describe_team(int slot);
+
+/* heap.c */
+int  gpurma_nvshmemi_heap_setup(size_t user_bytes);
+void gpurma_nvshmemi_heap_teardown(void);
+
+#endif

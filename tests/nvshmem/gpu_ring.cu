@@ -1,0 +1,252 @@
+/*
+ * gpu_ring.cu - NVSHMEM programs on the GPU, built against gpurma's
+ * nvshmem.h with plain nvcc (no -rdc: gpu_ring.mp) and with -rdc
+ * (gpu_ring_rdc.mp), from two translation units, plus a module loaded with
+ * dlopen after init (libgpu_module.so), and reductions on a stream and in
+ * a kernel where gpurma has them. nvshmem_init runs before
+ * cudaSetDevice, which then takes the node rank, as NVSHMEM programs do.
+ * Exits 77 without a GPU.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include "gpu_kernels.h"
+
+static int me, npes, next, prev;
+
+#define CU(call)                                                                              \
+    do {                                                                                     \
+        cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess) {                                                             \
+            fprintf(stderr, "FAIL gpu_ring: PE %d: %s: %s (line %d)\n", me, #call,           \
+                    cudaGetErrorString(e_), __LINE__);                                       \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
+#define ASSERT(cond, ...)                                                                     \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            fprintf(stderr, "FAIL gpu_ring: PE %d (line %d): ", me, __LINE__);               \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
+
+/* The host barrier orders what the PEs did through the layer; memsets and
+ * copies of this process must also be complete on its GPU before a peer,
+ * released by the barrier, writes to the same memory. */
+static void sync_all(void)
+{
+    CU(cudaDeviceSynchronize());
+    nvshmem_barrier_all();
+}
+
+static unsigned char pattern(int pe, size_t i, unsigned round)
+{
+    return (unsigned char)((pe * 131 + i * 7 + round * 29) % 251 + 1);
+}
+
+static __global__ void ring_p(int *dst, int value, int pe) { nvshmem_int_p(dst, value, pe); }
+
+static __global__ void barrier_in_collective(int *dst)
+{
+    int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    if (threadIdx.x == 0)
+        nvshmem_int_p(dst, 3000 + me, (me + 1) % n);
+    nvshmemx_barrier_all_block(); /* every block thread; quiet included */
+    if (threadIdx.x == 0)
+        dst[1] = dst[0]; /* read after the barrier: the previous PE's value */
+}
+
+int main(void)
+{
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("SKIP gpu_ring: no GPU\n");
+        return 77;
+    }
+    setenv("NVSHMEM_SYMMETRIC_SIZE", "64M", 0);
+    nvshmem_init();
+    me = nvshmem_my_pe();
+    npes = nvshmem_n_pes();
+    next = (me + 1) % npes;
+    prev = (me + npes - 1) % npes;
+    CU(cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % ndev));
+    cudaStream_t s;
+    CU(cudaStreamCreate(&s));
+
+    /* 1. ring shift with p */
+    int *word = (int *)nvshmem_malloc(2 * sizeof(int)), host[2];
+    CU(cudaMemset(word, 0xa5, 2 * sizeof(int)));
+    sync_all();
+    ring_p<<<1, 1, 0, s>>>(word, 1000 + me, next);
+    CU(cudaStreamSynchronize(s));
+    sync_all();
+    CU(cudaMemcpy(host, word, sizeof host, cudaMemcpyDeviceToHost));
+    ASSERT(host[0] == 1000 + prev, "ring p: %d, want %d", host[0], 1000 + prev);
+
+    /* 2. ring broadcast (second unit): block puts + fence + signal_op */
+    const size_t bytes = (1u << 20) + 13;
+    char *data = (char *)nvshmem_malloc(bytes);
+    uint64_t *sig = (uint64_t *)nvshmem_calloc(64, sizeof(uint64_t));
+    unsigned char *want = (unsigned char *)malloc(bytes), *got = (unsigned char *)malloc(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        want[i] = pattern(0, i, 1);
+    if (me == 0)
+        CU(cudaMemcpy(data, want, bytes, cudaMemcpyHostToDevice));
+    else
+        CU(cudaMemset(data, 0xa5, bytes));
+    sync_all();
+    launch_ring_broadcast(data, bytes, sig, s);
+    CU(cudaStreamSynchronize(s));
+    sync_all();
+    CU(cudaMemcpy(got, data, bytes, cudaMemcpyDeviceToHost));
+    ASSERT(!memcmp(got, want, bytes), "ring broadcast data differs");
+
+    /* 3. ring reduce on 8 blocks with put_signal_nbi_block */
+    const size_t n = 100003;
+    int *partial = (int *)nvshmem_malloc(n * sizeof(int));
+    int *acc = (int *)nvshmem_malloc(n * sizeof(int));
+    int *mine = (int *)nvshmem_malloc(n * sizeof(int));
+    int *hv = (int *)malloc(n * sizeof(int));
+    for (size_t i = 0; i < n; i++)
+        hv[i] = (int)pattern(me, i, 3) - 100;
+    CU(cudaMemcpy(mine, hv, n * sizeof(int), cudaMemcpyHostToDevice));
+    CU(cudaMemset(sig, 0, 64 * sizeof(uint64_t)));
+    sync_all();
+    launch_ring_reduce(partial, acc, mine, n, sig, 8, s);
+    CU(cudaStreamSynchronize(s));
+    sync_all();
+    if (me == npes - 1) {
+        CU(cudaMemcpy(hv, acc, n * sizeof(int), cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++) {
+            int sum = 0;
+            for (int pe = 0; pe < npes; pe++)
+                sum += (int)pattern(pe, i, 3) - 100;
+            ASSERT(hv[i] == sum, "reduce element %zu: %d, want %d", i, hv[i], sum);
+        }
+    }
+
+    /* 4. on-stream: put, barrier on the stream, and the peer's data after it */
+    CU(cudaMemset(word, 0, 2 * sizeof(int)));
+    sync_all();
+    nvshmemx_int_p_on_stream(word, 2000 + me, next, s);
+    nvshmemx_barrier_all_on_stream(s);
+    CU(cudaStreamSynchronize(s));
+    CU(cudaMemcpy(host, word, sizeof host, cudaMemcpyDeviceToHost));
+    ASSERT(host[0] == 2000 + prev, "on-stream p + barrier: %d", host[0]);
+
+    /* 5. device barrier inside a collective launch */
+    sync_all();
+    void *args[] = {&word};
+    ASSERT(nvshmemx_collective_launch((const void *)barrier_in_collective, dim3(1), dim3(64), args,
+                                      0, s) == 0,
+           "collective launch");
+    CU(cudaStreamSynchronize(s));
+    CU(cudaMemcpy(host, word, sizeof host, cudaMemcpyDeviceToHost));
+    ASSERT(host[1] == 3000 + prev, "value read after the device barrier: %d", host[1]);
+
+    /* 6. MoE all-to-all with signals, two rounds */
+    const size_t slot = 4096 + 24;
+    char *recv = (char *)nvshmem_malloc((size_t)npes * slot);
+    char *send = (char *)nvshmem_malloc((size_t)npes * slot);
+    size_t *nbytes_d, *nbytes = (size_t *)malloc((size_t)npes * sizeof(size_t));
+    unsigned char *hs = (unsigned char *)malloc((size_t)npes * slot);
+    CU(cudaMalloc(&nbytes_d, (size_t)npes * sizeof(size_t)));
+    CU(cudaMemset(sig, 0, 64 * sizeof(uint64_t)));
+    for (unsigned round = 1; round <= 2; round++) {
+        for (int to = 0; to < npes; to++) {
+            nbytes[to] = (size_t)(me * 977 + to * 131 + round * 17) % slot;
+            for (size_t i = 0; i < slot; i++)
+                hs[(size_t)to * slot + i] = pattern(me * 64 + to, i, round);
+        }
+        CU(cudaMemcpy(send, hs, (size_t)npes * slot, cudaMemcpyHostToDevice));
+        CU(cudaMemcpy(nbytes_d, nbytes, (size_t)npes * sizeof(size_t), cudaMemcpyHostToDevice));
+        CU(cudaMemset(recv, 0xa5, (size_t)npes * slot));
+        sync_all();
+        launch_moe(recv, send, slot, nbytes_d, sig, round, s);
+        CU(cudaStreamSynchronize(s));
+        CU(cudaMemcpy(hs, recv, (size_t)npes * slot, cudaMemcpyDeviceToHost));
+        for (int from = 0; from < npes; from++) {
+            size_t nb = (size_t)(from * 977 + me * 131 + round * 17) % slot;
+            for (size_t i = 0; i < slot; i++) {
+                unsigned char w = i < nb ? pattern(from * 64 + me, i, round) : 0xa5;
+                ASSERT(hs[(size_t)from * slot + i] == w, "MoE from PE %d byte %zu", from, i);
+            }
+        }
+        sync_all();
+    }
+
+    /* 7. typed atomics from the device */
+    char *amo = (char *)nvshmem_calloc(1, 64);
+    sync_all();
+    launch_atomics((int *)amo, (long long *)(amo + 8), (unsigned *)(amo + 16),
+                   (uint64_t *)(amo + 24), s);
+    CU(cudaStreamSynchronize(s));
+    sync_all();
+    char ha[64];
+    CU(cudaMemcpy(ha, amo, 64, cudaMemcpyDeviceToHost));
+    int i32[2], x = 0;
+    long long i64;
+    unsigned u32, ors = 0;
+    uint64_t u64[2];
+    memcpy(i32, ha, 8), memcpy(&i64, ha + 8, 8), memcpy(&u32, ha + 16, 4), memcpy(u64, ha + 24, 16);
+    for (int pe = 0; pe < npes; pe++)
+        x ^= 1 << (pe % 31), ors |= 1u << (pe % 32);
+    ASSERT(i32[0] == npes * (npes + 1) / 2 && i32[1] == x, "int add %d, xor neighbour %d", i32[0],
+           i32[1]);
+    ASSERT(i64 == (long long)npes * (npes + 1) / 2 && u32 == ors, "longlong add, uint or");
+    ASSERT(u64[0] == (uint64_t)npes && u64[1] == 7, "uint64 fetch_inc %llu, compare_swap %llu",
+           (unsigned long long)u64[0], (unsigned long long)u64[1]);
+
+    /* 8. reductions: on a stream (gpurma's collectives, where this
+     * libgpurma has them) and in a kernel (its device collectives, where
+     * they exist) */
+    const size_t rn = 4099;
+    for (size_t i = 0; i < rn; i++)
+        hv[i] = (int)pattern(me, i, 9) - 100;
+    CU(cudaMemcpy(mine, hv, rn * sizeof(int), cudaMemcpyHostToDevice));
+    for (int how = 0; how < 2; how++) {
+        CU(cudaMemset(acc, 0xa5, rn * sizeof(int)));
+        sync_all();
+        if (how == 0 && dlsym(RTLD_DEFAULT, "gpurma_allreduce"))
+            nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, acc, mine, rn, s);
+        else if (how == 0 || !launch_reduce_block(acc, mine, rn, s))
+            continue;
+        CU(cudaStreamSynchronize(s));
+        CU(cudaMemcpy(hv, acc, rn * sizeof(int), cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < rn; i++) {
+            int sum = 0;
+            for (int pe = 0; pe < npes; pe++)
+                sum += (int)pattern(pe, i, 9) - 100;
+            ASSERT(hv[i] == sum, "%s reduce [%zu]: %d, want %d", how ? "device" : "on-stream", i,
+                   hv[i], sum);
+        }
+    }
+
+    /* 9. a module loaded after init */
+    void *mod = dlopen(getenv("NVT_GPU_MODULE") ? getenv("NVT_GPU_MODULE")
+                                                : "tests/nvshmem/libgpu_module.so",
+                       RTLD_NOW);
+    ASSERT(mod, "dlopen: %s", dlerror());
+    int (*module_ring)(int *) = (int (*)(int *))dlsym(mod, "gpu_module_ring");
+    ASSERT(module_ring, "dlsym gpu_module_ring");
+    sync_all();
+    ASSERT(module_ring(word) == 0, "module kernel failed");
+    sync_all();
+    CU(cudaMemcpy(host, word, sizeof host, cudaMemcpyDeviceToHost));
+    ASSERT(host[0] == 5000 + prev, "module ring: %d", host[0]);
+
+    sync_all();
+    if (me == 0)
+        printf("PASS gpu_ring: %d PEs\n", npes);
+    nvshmem_finalize();
+    dlclose(mod);
+    return 0;
+}
