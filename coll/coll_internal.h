@@ -1,0 +1,54 @@
+/*
+ * coll_internal.h - what the collectives' files share (coll_team.c,
+ * coll_select.c, coll_api.c). Not installed.
+ */
+#ifndef GPURMA_COLL_INTERNAL_H
+#define GPURMA_COLL_INTERNAL_H
+
+#include "gpurma_coll.h"
+#include "gpurma_coll_device.h"
+#include "coll.h"
+
+typedef enum {
+    GPURMA_COLL_ALLREDUCE = 0, GPURMA_COLL_ALLGATHER, GPURMA_COLL_REDUCE_SCATTER,
+    GPURMA_COLL_BROADCAST, GPURMA_COLL_REDUCE, GPURMA_COLL_ALLTOALL, GPURMA_COLL_ALLTOALLV,
+    GPURMA_COLL_KINDS
+} gpurma_coll_kind_t;
+
+/* One call, as checked: what the run needs. */
+typedef struct {
+    gpurma_coll_kind_t kind;
+    struct gpurma_team_s *team;
+    const void *send;
+    void *recv;
+    size_t count;        /* elements per rank (per pair for alltoall) */
+    size_t bytes;        /* count * element size                      */
+    gpurma_dtype_t dtype;
+    gpurma_redop_t op;
+    int root;
+    void *stream;
+    /* alltoallv */
+    const size_t *send_counts, *send_displs, *recv_counts, *recv_displs;
+    size_t max_count;
+} coll_call_t;
+
+/* The stream path (coll_stream.c): enqueues the kernel that runs the call
+ * with algo on c (GPU scratch); UNSUPPORTED in builds without CUDA. */
+int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
+                           gpurma_coll_algo_t algo);
+
+/* Forgets team's registered buffers (coll_api.c), when the team goes. */
+void gpurma_coll_reg_release(struct gpurma_team_s *team);
+
+/* The handle of team's scratch window in host memory (device 0) or GPU
+ * memory (device 1), made collectively on the first call (coll_team.c). */
+int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out);
+
+/* The algorithm for one call (coll_select.c): GPURMA_COLL_ALGO when set and
+ * applicable, else the first row of the table that fits. bytes: the largest
+ * piece one rank sends to one peer. */
+gpurma_coll_algo_t gpurma_coll_select(gpurma_coll_kind_t kind, const gpurma_dev_coll_t *c,
+                                      size_t bytes);
+const char *gpurma_coll_algo_name(gpurma_coll_algo_t algo);
+
+#endif
