@@ -77,11 +77,14 @@ static int check_call(coll_call_t *a, size_t send_n, size_t recv_n, int check_op
 /* Host buffers for the host path; the stream path takes GPU memory. */
 static int check_memory(const coll_call_t *a, size_t send_bytes, size_t recv_bytes)
 {
-    if (a->stream || a->team->ctx->device < 0)
-        return GPURMA_SUCCESS;
-    if ((send_bytes && gpurma_gpu_is_device_ptr(a->send)) ||
-        (recv_bytes && gpurma_gpu_is_device_ptr(a->recv)))
-        return bad(a, "GPU memory with stream NULL; pass the stream the buffers belong to",
+    if (a->team->ctx->device < 0)
+        return GPURMA_SUCCESS; /* host backend: no GPU memory, the stream call says so later */
+    int on_gpu = !a->stream;
+    if ((send_bytes && gpurma_gpu_is_device_ptr(a->send) == on_gpu) ||
+        (recv_bytes && gpurma_gpu_is_device_ptr(a->recv) == on_gpu))
+        return bad(a, a->stream ? "host memory with a stream; stream collectives take GPU memory"
+                                : "GPU memory with stream NULL; pass the stream the buffers "
+                                  "belong to",
                    NULL);
     return GPURMA_SUCCESS;
 }

@@ -37,6 +37,16 @@ typedef struct {
 int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
                            gpurma_coll_algo_t algo);
 
+#ifdef HAVE_CUDA
+/* coll_kernels.cu: the kernel that runs one collective (kind a
+ * gpurma_coll_kind_t) enqueued on stream, and its loading when a team's
+ * GPU scratch window is made (lazy loading would wait for kernels already
+ * spinning on the GPU). */
+int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, int kind, void *recv,
+                       const void *send, size_t count, int dtype, int op, int root, int algo);
+int gpurma_coll_preload_kernels(void);
+#endif
+
 /* Forgets team's registered buffers (coll_api.c), when the team goes. */
 void gpurma_coll_reg_release(struct gpurma_team_s *team);
 

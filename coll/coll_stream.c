@@ -11,10 +11,6 @@
 #include "gpu.h"
 #include "gpurma_internal.h"
 
-#if HAVE_CUDA
-int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, int kind, void *recv,
-                       const void *send, size_t count, int dtype, int op, int root, int algo);
-#endif
 
 int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
                            gpurma_coll_algo_t algo)
@@ -24,7 +20,7 @@ int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
                                 "rank %d: alltoallv on a stream is not supported yet; use "
                                 "stream NULL or alltoall",
                                 a->team->ctx->rank);
-#if HAVE_CUDA
+#ifdef HAVE_CUDA
     int rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream);
     if (rc)
         return rc;

@@ -4,6 +4,8 @@
  * collectives, kernels), each made collectively on first use and released
  * with the team. Layout and protocol: include/gpurma_coll_device.h.
  */
+#include "config.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -107,6 +109,10 @@ int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_
         rc = zeros ? gpurma_gpu_copy(ctx->device, s->win->base, zeros, bytes)
                    : gpurma_set_error(GPURMA_ERR_NO_MEMORY, "collectives: out of memory");
         free(zeros);
+#ifdef HAVE_CUDA
+        if (rc == GPURMA_SUCCESS)
+            rc = gpurma_coll_preload_kernels();
+#endif
         if (rc == GPURMA_SUCCESS)
             rc = team->sync->barrier(team); /* nobody writes before every copy is zeroed */
     }

@@ -13,149 +13,18 @@
  * Destinations are poisoned, with guard bytes around them; bad arguments
  * must fail with GPURMA_ERR_INVALID_ARG, a message, and nothing written.
  */
-#include <math.h>
-
 #include "common.h"
 #include "gpurma_coll.h"
-#include "gpurma/detail/dev_reduce.h"
+#include "test_coll_ref.h"
 
 #define GUARD 32
-#define NDTYPES 10
-#define NOPS 5
 
-static const char *const dtype_names[NDTYPES] = {"int8",  "uint8", "int32", "uint32",
-                                                 "int64", "uint64", "f16",  "bf16",
-                                                 "f32",   "f64"};
-static const char *const op_names[NOPS] = {"sum", "prod", "min", "max", "avg"};
-
-static int is_float(gpurma_dtype_t t) { return t >= GPURMA_FLOAT16; }
-static int is_signed(gpurma_dtype_t t)
-{
-    return t == GPURMA_INT8 || t == GPURMA_INT32 || t == GPURMA_INT64;
-}
-static size_t esize(gpurma_dtype_t t) { return gpurma_dev_dtype_size(t); }
-
-/* ------------------------------------------------------------ elements */
-
-static double get_f(const void *buf, gpurma_dtype_t t, size_t i)
-{
-    const char *p = (const char *)buf + i * esize(t);
-    uint16_t h;
-    float f;
-    double d;
-    switch (t) {
-    case GPURMA_FLOAT16: memcpy(&h, p, 2); return gpurma_dev_f16_to_f32(h);
-    case GPURMA_BFLOAT16: memcpy(&h, p, 2); return gpurma_dev_bf16_to_f32(h);
-    case GPURMA_FLOAT32: memcpy(&f, p, 4); return f;
-    default: memcpy(&d, p, 8); return d;
-    }
-}
-
-static void put_f(void *buf, gpurma_dtype_t t, size_t i, double v)
-{
-    char *p = (char *)buf + i * esize(t);
-    uint16_t h;
-    float f = (float)v;
-    switch (t) {
-    case GPURMA_FLOAT16: h = gpurma_dev_f32_to_f16(f); memcpy(p, &h, 2); break;
-    case GPURMA_BFLOAT16: h = gpurma_dev_f32_to_bf16(f); memcpy(p, &h, 2); break;
-    case GPURMA_FLOAT32: memcpy(p, &f, 4); break;
-    default: memcpy(p, &v, 8); break;
-    }
-}
-
-/* Integers as the low bytes of a uint64 (little-endian), sign-extended
- * for signed types. */
-static uint64_t get_u(const void *buf, gpurma_dtype_t t, size_t i)
-{
-    size_t es = esize(t);
-    uint64_t v = 0;
-    memcpy(&v, (const char *)buf + i * es, es);
-    if (is_signed(t) && es < 8 && (v >> (8 * es - 1)) & 1)
-        v |= ~0ull << (8 * es);
-    return v;
-}
-
-static uint64_t trunc_u(uint64_t v, gpurma_dtype_t t)
-{
-    size_t es = esize(t);
-    return es == 8 ? v : v & ((1ull << (8 * es)) - 1);
-}
-
-/* The data rank `origin` contributes in round `round`, n elements. */
-static void gen(void *buf, size_t n, gpurma_dtype_t t, gpurma_redop_t op, int origin,
-                uint64_t round)
-{
-    uint64_t s = t_seed(0xC011, (uint64_t)origin, round);
-    if (!is_float(t)) {
-        t_fill(buf, n * esize(t), s);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double u = (double)(t_splitmix64(&s) >> 11) / 9007199254740992.0; /* [0, 1) */
-        double v = op == GPURMA_PROD ? (0.5 + 1.5 * u) * ((t_splitmix64(&s) & 1) ? -1 : 1)
-                                     : 4.0 * u - 2.0;
-        put_f(buf, t, i, v);
-    }
-}
-
-static double eps_of(gpurma_dtype_t t)
-{
-    switch (t) {
-    case GPURMA_FLOAT16: return 1.0 / 2048;
-    case GPURMA_BFLOAT16: return 1.0 / 256;
-    case GPURMA_FLOAT32: return 6e-8;
-    default: return 1.2e-16;
-    }
-}
-
-/* got[i] for i < count must be op over in[0..n)[at + i]. */
+/* Mismatches fail the test; cr_check_reduced printed the first. */
 static void check_reduced(const void *got, void **in, int n, size_t at, size_t count,
                           gpurma_dtype_t t, gpurma_redop_t op, const char *what)
 {
-    for (size_t i = 0; i < count; i++) {
-        if (is_float(t)) {
-            double ref = get_f(in[0], t, at + i), mag = fabs(ref);
-            for (int r = 1; r < n; r++) {
-                double v = get_f(in[r], t, at + i);
-                mag += fabs(v);
-                switch (op) {
-                case GPURMA_PROD: ref *= v; break;
-                case GPURMA_MIN: ref = v < ref ? v : ref; break;
-                case GPURMA_MAX: ref = v > ref ? v : ref; break;
-                default: ref += v; break;
-                }
-            }
-            if (op == GPURMA_AVG)
-                ref /= n, mag /= n;
-            double g = get_f(got, t, i);
-            double tol = op == GPURMA_MIN || op == GPURMA_MAX ? 0
-                         : op == GPURMA_PROD ? (n + 1) * eps_of(t) * fabs(ref)
-                                             : (n + 1) * eps_of(t) * mag;
-            T_ASSERT(fabs(g - ref) <= tol, "%s: element %zu is %.17g, expected %.17g (tolerance %g)",
-                     what, i, g, ref, tol);
-        } else {
-            uint64_t acc = get_u(in[0], t, at + i);
-            for (int r = 1; r < n; r++) {
-                uint64_t v = get_u(in[r], t, at + i);
-                int less = is_signed(t) ? (int64_t)v < (int64_t)acc : v < acc;
-                switch (op) {
-                case GPURMA_PROD: acc *= v; break;
-                case GPURMA_MIN: acc = less ? v : acc; break;
-                case GPURMA_MAX: acc = less ? acc : v; break;
-                default: acc += v; break;
-                }
-            }
-            if (op == GPURMA_AVG) {
-                /* the wrapped sum, as the type holds it, divided */
-                uint64_t sum = get_u(&acc, t, 0);
-                acc = is_signed(t) ? (uint64_t)((int64_t)sum / n) : trunc_u(sum, t) / (uint64_t)n;
-            }
-            uint64_t g = trunc_u(get_u(got, t, i), t), want = trunc_u(acc, t);
-            T_ASSERT(g == want, "%s: element %zu is 0x%" PRIx64 ", expected 0x%" PRIx64, what, i,
-                     g, want);
-        }
-    }
+    long bad = cr_check_reduced(got, in, n, at, count, t, op, what);
+    T_ASSERT(!bad, "%s: %ld of %zu elements wrong", what, bad, count);
 }
 
 /* Every rank holds the same bytes: FNV-1a hashes, gathered. */
@@ -188,8 +57,8 @@ static void **all_inputs(size_t n, gpurma_dtype_t t, gpurma_redop_t op, uint64_t
 {
     void **in = t_malloc((size_t)t_size * sizeof(void *));
     for (int r = 0; r < t_size; r++) {
-        in[r] = t_malloc(n * esize(t));
-        gen(in[r], n, t, op, r, round);
+        in[r] = t_malloc(n * cr_esize(t));
+        cr_gen(in[r], n, t, op, r, round);
     }
     return in;
 }
@@ -206,7 +75,7 @@ static uint64_t round_no;
 
 static void test_reductions(gpurma_dtype_t t, gpurma_redop_t op, size_t count, int inplace)
 {
-    const size_t es = esize(t), n = (size_t)t_size;
+    const size_t es = cr_esize(t), n = (size_t)t_size;
     char what[160];
     /* allreduce */
     {
@@ -218,7 +87,7 @@ static void test_reductions(gpurma_dtype_t t, gpurma_redop_t op, size_t count, i
             memcpy(recv, in[t_rank], count * es);
             send = recv;
         }
-        snprintf(what, sizeof(what), "allreduce %s %s count %zu%s", dtype_names[t], op_names[op],
+        snprintf(what, sizeof(what), "allreduce %s %s count %zu%s", cr_dtype_names[t], cr_op_names[op],
                  count, inplace ? " in place" : "");
         CHECK(gpurma_allreduce(t_world, send, recv, count, t, op, NULL));
         check_guards(recv, count * es, what);
@@ -237,8 +106,8 @@ static void test_reductions(gpurma_dtype_t t, gpurma_redop_t op, size_t count, i
             memcpy(recv, in[t_rank], n * count * es);
             send = recv;
         }
-        snprintf(what, sizeof(what), "reduce_scatter %s %s count %zu%s", dtype_names[t],
-                 op_names[op], count, inplace ? " in place" : "");
+        snprintf(what, sizeof(what), "reduce_scatter %s %s count %zu%s", cr_dtype_names[t],
+                 cr_op_names[op], count, inplace ? " in place" : "");
         CHECK(gpurma_reduce_scatter(t_world, send, recv, count, t, op, NULL));
         check_guards(recv, n * count * es, what);
         check_reduced(recv, in, t_size, (size_t)t_rank * count, count, t, op, what);
@@ -259,8 +128,8 @@ static void test_reductions(gpurma_dtype_t t, gpurma_redop_t op, size_t count, i
             memcpy(recv, in[t_rank], count * es);
             send = recv;
         }
-        snprintf(what, sizeof(what), "reduce %s %s count %zu root %d%s", dtype_names[t],
-                 op_names[op], count, root, inplace ? " in place" : "");
+        snprintf(what, sizeof(what), "reduce %s %s count %zu root %d%s", cr_dtype_names[t],
+                 cr_op_names[op], count, root, inplace ? " in place" : "");
         CHECK(gpurma_reduce(t_world, send, recv, count, t, op, root, NULL));
         check_guards(recv, count * es, what);
         if (t_rank == root)
@@ -276,7 +145,7 @@ static void test_reductions(gpurma_dtype_t t, gpurma_redop_t op, size_t count, i
 
 static void test_moves(gpurma_dtype_t t, size_t count, int inplace)
 {
-    const size_t es = esize(t), n = (size_t)t_size, block = count * es;
+    const size_t es = cr_esize(t), n = (size_t)t_size, block = count * es;
     char what[160];
     /* allgather: in place, send is this rank's slot of recv */
     {
@@ -288,7 +157,7 @@ static void test_moves(gpurma_dtype_t t, size_t count, int inplace)
             memcpy(recv + (size_t)t_rank * block, in[t_rank], block);
             send = recv + (size_t)t_rank * block;
         }
-        snprintf(what, sizeof(what), "allgather %s count %zu%s", dtype_names[t], count,
+        snprintf(what, sizeof(what), "allgather %s count %zu%s", cr_dtype_names[t], count,
                  inplace ? " in place" : "");
         CHECK(gpurma_allgather(t_world, send, recv, count, t, NULL));
         check_guards(recv, n * block, what);
@@ -307,7 +176,7 @@ static void test_moves(gpurma_dtype_t t, size_t count, int inplace)
             memcpy(recv, in[t_rank], n * block);
             send = recv;
         }
-        snprintf(what, sizeof(what), "alltoall %s count %zu%s", dtype_names[t], count,
+        snprintf(what, sizeof(what), "alltoall %s count %zu%s", cr_dtype_names[t], count,
                  inplace ? " in place" : "");
         CHECK(gpurma_alltoall(t_world, send, recv, count, t, NULL));
         check_guards(recv, n * block, what);
@@ -329,7 +198,7 @@ static void test_moves(gpurma_dtype_t t, size_t count, int inplace)
                 memcpy(recv, in[t_rank], block);
             send = recv;
         }
-        snprintf(what, sizeof(what), "broadcast %s count %zu root %d%s", dtype_names[t], count,
+        snprintf(what, sizeof(what), "broadcast %s count %zu root %d%s", cr_dtype_names[t], count,
                  root, inplace ? " in place" : "");
         CHECK(gpurma_broadcast(t_world, send, recv, count, t, root, NULL));
         check_guards(recv, block, what);
@@ -348,7 +217,7 @@ static size_t v_count(int s, int d, uint64_t rd, size_t scale)
 
 static void test_alltoallv(gpurma_dtype_t t, size_t scale)
 {
-    const size_t es = esize(t), n = (size_t)t_size;
+    const size_t es = cr_esize(t), n = (size_t)t_size;
     uint64_t rd = ++round_no;
     size_t *sc = t_malloc(n * sizeof(size_t)), *sd = t_malloc(n * sizeof(size_t));
     size_t *rc = t_malloc(n * sizeof(size_t)), *rdp = t_malloc(n * sizeof(size_t));
@@ -364,11 +233,11 @@ static void test_alltoallv(gpurma_dtype_t t, size_t scale)
         for (int p = 0; p < t_size; p++)
             tot += v_count(s, p, rd, scale) + 1;
         in[s] = t_malloc(tot * es);
-        gen(in[s], tot, t, GPURMA_SUM, s, rd);
+        cr_gen(in[s], tot, t, GPURMA_SUM, s, rd);
     }
     unsigned char *recv = poisoned(rtot * es);
     char what[128];
-    snprintf(what, sizeof(what), "alltoallv %s scale %zu", dtype_names[t], scale);
+    snprintf(what, sizeof(what), "alltoallv %s scale %zu", cr_dtype_names[t], scale);
     CHECK(gpurma_alltoallv(t_world, in[t_rank], sc, sd, recv, rc, rdp, t, NULL));
     check_guards(recv, rtot * es, what);
     for (int s = 0; s < t_size; s++) {
@@ -392,18 +261,18 @@ static void test_nan(void)
             double send[4] = {0}, recv[4];
             unsigned char *s = (unsigned char *)send;
             for (int i = 0; i < 4; i++)
-                put_f(s, t, (size_t)i, (double)(t_rank + i));
+                cr_put_f(s, t, (size_t)i, (double)(t_rank + i));
             if (t_rank == t_size - 1)
-                put_f(s, t, 0, NAN);
+                cr_put_f(s, t, 0, NAN);
             if (t_rank == 0)
-                put_f(s, t, 1, NAN);
+                cr_put_f(s, t, 1, NAN);
             CHECK(gpurma_allreduce(t_world, send, recv, 4, t, op, NULL));
             for (int i = 0; i < 2; i++)
-                T_ASSERT(isnan(get_f(recv, t, (size_t)i)), "%s %s: element %d is %g, not NaN",
-                         dtype_names[t], op_names[op], i, get_f(recv, t, (size_t)i));
+                T_ASSERT(isnan(cr_get_f(recv, t, (size_t)i)), "%s %s: element %d is %g, not NaN",
+                         cr_dtype_names[t], cr_op_names[op], i, cr_get_f(recv, t, (size_t)i));
             double want = op == GPURMA_MIN ? 2 : t_size - 1 + 2;
-            T_ASSERT(get_f(recv, t, 2) == want, "%s %s: element 2 is %g, expected %g",
-                     dtype_names[t], op_names[op], get_f(recv, t, 2), want);
+            T_ASSERT(cr_get_f(recv, t, 2) == want, "%s %s: element 2 is %g, expected %g",
+                     cr_dtype_names[t], cr_op_names[op], cr_get_f(recv, t, 2), want);
         }
     }
 }
@@ -414,7 +283,7 @@ static void test_bad_input(void)
 {
     enum { N = 64 };
     int32_t send[N], *recv = (int32_t *)poisoned(N * 4 * (size_t)t_size);
-    gen(send, N, GPURMA_INT32, GPURMA_SUM, t_rank, 1);
+    cr_gen(send, N, GPURMA_INT32, GPURMA_SUM, t_rank, 1);
     const size_t rbytes = N * 4 * (size_t)t_size;
     gpurma_team_t w = t_world;
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_allreduce(w, send, recv, N, (gpurma_dtype_t)99, GPURMA_SUM, NULL));
