@@ -15,6 +15,7 @@
  */
 #include "common.h"
 #include "gpurma_coll.h"
+#include "gpurma_coll_device.h"
 #include "test_coll_ref.h"
 
 #define GUARD 32
@@ -323,12 +324,74 @@ static void test_bad_input(void)
     free((unsigned char *)recv - GUARD);
 }
 
+/* ------------------------------------------------ device collectives */
+
+/* gpurma_coll_device.h called from this CPU thread (the host backend's
+ * device API): the same team scratch window and epochs as the host calls,
+ * interleaved with them. */
+static void test_device_api(void)
+{
+    gpurma_dev_coll_t c, zero;
+    memset(&zero, 0, sizeof(zero));
+    CHECK(gpurma_coll_device(t_world, GPURMA_MEM_HOST, &c));
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_coll_device(t_world, (gpurma_mem_kind_t)7, &c));
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_coll_device(t_world, GPURMA_MEM_HOST, NULL));
+    const size_t n = (size_t)t_size, count = 123;
+    int64_t *send = t_malloc(n * count * 8), *recv = t_malloc(n * count * 8);
+    void **in = all_inputs(n * count, GPURMA_INT64, GPURMA_SUM, ++round_no);
+    memcpy(send, in[t_rank], n * count * 8);
+    for (int round = 0; round < 3; round++) {
+        EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_coll_barrier(c));
+        memset(recv, T_POISON, n * count * 8);
+        EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_coll_allreduce(c, recv, send, count, GPURMA_INT64, GPURMA_SUM));
+        check_reduced(recv, in, t_size, 0, count, GPURMA_INT64, GPURMA_SUM, "dev allreduce");
+        memset(recv, T_POISON, n * count * 8);
+        EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_coll_reduce_scatter(c, recv, send, count, GPURMA_INT64, GPURMA_MAX));
+        check_reduced(recv, in, t_size, (size_t)t_rank * count, count, GPURMA_INT64, GPURMA_MAX, "dev reduce_scatter");
+        int root = (round + 1) % t_size;
+        memset(recv, T_POISON, n * count * 8);
+        EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_coll_reduce(c, recv, send, count, GPURMA_INT64, GPURMA_PROD, root));
+        if (t_rank == root)
+            check_reduced(recv, in, t_size, 0, count, GPURMA_INT64, GPURMA_PROD, "dev reduce");
+        else
+            t_verify_fill(recv, T_POISON, count * 8, "dev reduce (not root)", t_rank, 0);
+        /* a host collective between device ones: the epochs are shared */
+        CHECK(gpurma_broadcast(t_world, send, recv, count, GPURMA_INT64, root, NULL));
+        t_verify(recv, in[root], count * 8, "broadcast between dev calls", root, 0);
+        memset(recv, T_POISON, n * count * 8);
+        EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_coll_broadcast(c, recv, send, count, GPURMA_INT64, root));
+        t_verify(recv, in[root], count * 8, "dev broadcast", root, 0);
+        memset(recv, T_POISON, n * count * 8);
+        EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_coll_allgather(c, recv, send, count, GPURMA_INT64));
+        for (int r = 0; r < t_size; r++)
+            t_verify(recv + (size_t)r * count, in[r], count * 8, "dev allgather", r, 0);
+        memset(recv, T_POISON, n * count * 8);
+        EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_coll_alltoall(c, recv, send, count, GPURMA_INT64));
+        for (int r = 0; r < t_size; r++)
+            t_verify(recv + (size_t)r * count, (int64_t *)in[r] + (size_t)t_rank * count,
+                     count * 8, "dev alltoall", r, 0);
+    }
+    /* Bad input: an error, nothing written, no epoch spent (the next
+     * collective still matches on every rank). */
+    memset(recv, T_POISON, n * count * 8);
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_coll_barrier(zero));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_coll_allreduce(zero, recv, send, count, GPURMA_INT64, GPURMA_SUM));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_coll_allreduce(c, recv, send, count, (gpurma_dtype_t)42, GPURMA_SUM));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_coll_allreduce(c, recv, send, count, GPURMA_INT64, (gpurma_redop_t)42));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_coll_broadcast(c, recv, send, count, GPURMA_INT64, t_size));
+    t_verify_fill(recv, T_POISON, n * count * 8, "dev bad input", t_rank, 0);
+    EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_coll_barrier(c));
+    free_inputs(in);
+    free(send), free(recv);
+}
+
 int main(void)
 {
     /* Small slots: the counts below then span several steps. */
     setenv("GPURMA_COLL_SLOT_BYTES", "1024", 0);
     t_init("test_coll", 0);
     test_bad_input();
+    test_device_api();
     /* 1 element; odd counts within one LL step and across several data
      * steps (1 KiB slots: 301 f64 are 3 steps). */
     static const size_t counts[] = {1, 37, 301};
