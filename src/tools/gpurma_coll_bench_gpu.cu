@@ -27,9 +27,8 @@ extern "C" {
 }
 
 static gpurma_team_t team;
-static int me, nranks;
+static int me;
 static cudaStream_t stream;
-static size_t send_max, recv_max;
 static void *sendbuf[CB_IMPLS], *recvbuf[CB_IMPLS];
 static int available[CB_IMPLS];
 
@@ -44,6 +43,8 @@ static int available[CB_IMPLS];
     } while (0)
 
 #ifdef HAVE_NCCL
+static int nranks;
+static size_t send_max, recv_max;
 static ncclComm_t comm;
 #if defined(NCCL_WIN_COLL_SYMMETRIC)
 static ncclWindow_t windows[2];
@@ -186,9 +187,11 @@ extern "C" int cbg_setup(gpurma_team_t t, size_t smax, size_t rmax, int nccl)
 {
     team = t;
     me = gpurma_team_rank(t);
+#ifdef HAVE_NCCL
     nranks = gpurma_team_size(t);
     send_max = smax;
     recv_max = rmax;
+#endif
     CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     CU(cudaMalloc(&sendbuf[CB_GPURMA], smax));
     CU(cudaMalloc(&recvbuf[CB_GPURMA], rmax));
