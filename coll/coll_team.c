@@ -134,6 +134,7 @@ int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_
     s->handle.rank = team->rank;
     s->handle.size = n;
     s->handle.magic = GPURMA_DEV_COLL_MAGIC;
+    s->handle.spin_us = (uint32_t)(ctx->spin_ns / 1000);
     pthread_mutex_lock(&scratch_lock);
     s->next = scratches;
     scratches = s;

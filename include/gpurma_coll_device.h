@@ -59,7 +59,7 @@ typedef struct gpurma_dev_coll {
     uint64_t         data_off, ll_off, stage_off; /* regions, same everywhere   */
     int32_t          rank, size;
     uint32_t         magic;
-    uint32_t         pad;
+    uint32_t         spin_us;   /* CPU threads: poll this long before yielding */
 } gpurma_dev_coll_t;
 
 /* What this member keeps at offset 0 of its own scratch window. */
@@ -121,6 +121,29 @@ GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__ll_span(uint64_t ll_slot)
     return ll_slot * 2; /* 8-byte packets carry 4 bytes */
 }
 
+/* Waits until *p >= v. The device wait yields the core after a few polls
+ * on CPU threads (right when ranks share cores); with a core per rank
+ * (spin_us from the context) a CPU thread polls for that long first. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__wait(const gpurma_dev_coll_t *c, uint32_t sig,
+                                                 uint64_t v)
+{
+#if !GPURMA_DEV_GPU
+    if (c->spin_us && gpurma_dev__check_win(&c->win) == GPURMA_SUCCESS &&
+        sig < c->win.num_signals) {
+        const uint64_t *p = &c->win.signals[sig].value;
+        uint64_t start = gpurma_sh_now_ns(), budget = (uint64_t)c->spin_us * 1000;
+        do {
+            for (int k = 0; k < 64; k++) {
+                if (gpurma_sh_load_acquire_u64(p) >= v)
+                    return GPURMA_SUCCESS;
+                gpurma_sh_pause_n(0);
+            }
+        } while (gpurma_sh_now_ns() - start < budget);
+    }
+#endif
+    return gpurma_dev_wait_until(c->win, sig, GPURMA_CMP_GE, v);
+}
+
 /* Sends bytes at src to peer's slot of this member for epoch e: after the
  * peer acknowledged the last epoch written to that parity. ll: as LL
  * packets (the flag is the epoch), else a put and the data signal. */
@@ -135,8 +158,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
     if (ll && !bytes)
         return GPURMA_SUCCESS; /* nothing to carry, nothing to wait for */
     if (g->tid == 0)
-        rc = gpurma_dev_wait_until(c->win, (uint32_t)(n + peer), GPURMA_CMP_GE,
-                                   st->last_write[peer * 2 + q]);
+        rc = gpurma_dcoll__wait(c, (uint32_t)(n + peer), st->last_write[peer * 2 + q]);
     rc = gpurma_dcoll__agree(g, rc);
     if (rc != GPURMA_SUCCESS)
         return rc;
@@ -180,6 +202,23 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
     gpurma_status_t rc = GPURMA_SUCCESS;
     if (ll) {
         char *stage = base + c->stage_off + (size_t)src * c->ll_slot;
+#if !GPURMA_DEV_GPU
+        /* The last packet is the one written last (one thread): poll it
+         * before the packet read, which yields the core early. */
+        if (bytes && c->spin_us) {
+            const uint64_t *last = (const uint64_t *)(base + c->ll_off +
+                                                      slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot)) +
+                                   (gpurma_dev__packet_count(bytes, 8) - 1);
+            uint64_t start = gpurma_sh_now_ns(), budget = (uint64_t)c->spin_us * 1000;
+            uint32_t data, flag;
+            for (;;) {
+                gpurma_sh_load_packet8(last, &data, &flag);
+                if (flag == (uint32_t)e || gpurma_sh_now_ns() - start >= budget)
+                    break;
+                gpurma_sh_pause_n(0);
+            }
+        }
+#endif
         if (bytes)
             rc = gpurma_dev__read_packets(&c->win,
                                           (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
@@ -187,7 +226,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
         *data = stage;
     } else {
         if (g->tid == 0)
-            rc = gpurma_dev_wait_until(c->win, (uint32_t)src, GPURMA_CMP_GE, e);
+            rc = gpurma_dcoll__wait(c, (uint32_t)src, e);
         *data = base + c->data_off + slot * c->slot;
     }
     return gpurma_dcoll__agree(g, rc);
@@ -266,7 +305,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *c,
         rc = gpurma_dev_signal(c->win, (c->rank + i) % c->size, (uint32_t)c->rank,
                                GPURMA_SIGNAL_SET, e);
     for (int i = 0; i < c->size && g->tid == 0 && rc == GPURMA_SUCCESS; i++)
-        rc = gpurma_dev_wait_until(c->win, (uint32_t)i, GPURMA_CMP_GE, e);
+        rc = gpurma_dcoll__wait(c, (uint32_t)i, e);
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 

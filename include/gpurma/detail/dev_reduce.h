@@ -119,29 +119,41 @@ GPURMA_HOST_DEVICE int gpurma_dev_redop_valid(gpurma_dtype_t dtype, gpurma_redop
  * as wide as int, so that promotions cannot overflow), W the type AVG
  * divides in. */
 #define GPURMA_DRED__TYPE(NAME, T, A, U, W, TO_A, FROM_A, IS_NAN, ADD, MUL)                     \
-    GPURMA_DEVICE A gpurma_dred__combine_##NAME(int op, A a, A b)                              \
+    GPURMA_DEVICE A gpurma_dred__sum_##NAME(A a, A b) { return (A)(ADD); }                    \
+    GPURMA_DEVICE A gpurma_dred__prod_##NAME(A a, A b) { return (A)(MUL); }                   \
+    GPURMA_DEVICE A gpurma_dred__min_##NAME(A a, A b)                                         \
     {                                                                                          \
-        switch (op) {                                                                          \
-        case GPURMA_PROD: return (A)(MUL);                                                     \
-        case GPURMA_MIN: return IS_NAN(a) ? a : IS_NAN(b) ? b : (b < a ? b : a);               \
-        case GPURMA_MAX: return IS_NAN(a) ? a : IS_NAN(b) ? b : (a < b ? b : a);               \
-        default: return (A)(ADD); /* SUM, AVG */                                               \
-        }                                                                                      \
+        return IS_NAN(a) ? a : IS_NAN(b) ? b : (b < a ? b : a);                                \
+    }                                                                                          \
+    GPURMA_DEVICE A gpurma_dred__max_##NAME(A a, A b)                                         \
+    {                                                                                          \
+        return IS_NAN(a) ? a : IS_NAN(b) ? b : (a < b ? b : a);                                \
     }                                                                                          \
     GPURMA_DEVICE void gpurma_dred__reduce_##NAME(T *dst, const char *first, const char *rest, \
                                                   size_t stride, int n, size_t count, int op,  \
                                                   unsigned divisor, unsigned tid,              \
                                                   unsigned nthreads)                           \
     {                                                                                          \
-        for (size_t i = tid; i < count; i += nthreads) {                                       \
-            A acc = TO_A(((const T *)first)[i]);                                               \
-            for (int r = 1; r < n; r++)                                                        \
-                acc = gpurma_dred__combine_##NAME(op, acc,                                     \
-                        TO_A(((const T *)(rest + (size_t)(r - 1) * stride))[i]));              \
-            if (op == GPURMA_AVG && divisor > 1)                                               \
-                acc = (A)((W)acc / (W)divisor);                                                \
-            dst[i] = FROM_A(acc);                                                              \
+        const int avg = op == GPURMA_AVG && divisor > 1;                                       \
+        /* One loop per operator, so that the compiler sees a fixed combine. */               \
+        switch (op) {                                                                          \
+        case GPURMA_PROD: GPURMA_DRED__LOOP(T, A, W, TO_A, FROM_A, gpurma_dred__prod_##NAME); break; \
+        case GPURMA_MIN: GPURMA_DRED__LOOP(T, A, W, TO_A, FROM_A, gpurma_dred__min_##NAME); break; \
+        case GPURMA_MAX: GPURMA_DRED__LOOP(T, A, W, TO_A, FROM_A, gpurma_dred__max_##NAME); break; \
+        default: GPURMA_DRED__LOOP(T, A, W, TO_A, FROM_A, gpurma_dred__sum_##NAME); break;     \
         }                                                                                      \
+    }
+
+/* The element loop of one reduce: sources 1..n-1 into an accumulator
+ * started from source 0, in that order. */
+#define GPURMA_DRED__LOOP(T, A, W, TO_A, FROM_A, COMBINE)                                      \
+    for (size_t i = tid; i < count; i += nthreads) {                                           \
+        A acc = TO_A(((const T *)first)[i]);                                                   \
+        for (int r = 1; r < n; r++)                                                            \
+            acc = COMBINE(acc, TO_A(((const T *)(rest + (size_t)(r - 1) * stride))[i]));       \
+        if (avg)                                                                               \
+            acc = (A)((W)acc / (W)divisor);                                                    \
+        dst[i] = FROM_A(acc);                                                                  \
     }
 
 #define GPURMA_DRED__WRAP_ADD(U) ((U)a + (U)b)
@@ -167,6 +179,7 @@ GPURMA_DRED__TYPE(f32, float, float, float, float, GPURMA_DRED__ID, GPURMA_DRED_
 GPURMA_DRED__TYPE(f64, double, double, double, double, GPURMA_DRED__ID, GPURMA_DRED__ID,
                   GPURMA_DRED__IS_NAN, a + b, a * b)
 #undef GPURMA_DRED__TYPE
+#undef GPURMA_DRED__LOOP
 #undef GPURMA_DRED__WRAP_ADD
 #undef GPURMA_DRED__WRAP_MUL
 
