@@ -89,7 +89,7 @@ static int check_memory(const coll_call_t *a, size_t send_bytes, size_t recv_byt
     return GPURMA_SUCCESS;
 }
 
-static int run_host(const coll_call_t *a, gpurma_dev_coll_t c, gpurma_coll_algo_t algo)
+static int run_part(const coll_call_t *a, gpurma_dev_coll_t c, gpurma_coll_algo_t algo)
 {
     switch (a->kind) {
     case GPURMA_COLL_ALLREDUCE:
@@ -117,6 +117,17 @@ static int run_host(const coll_call_t *a, gpurma_dev_coll_t c, gpurma_coll_algo_
     }
 }
 
+/* The parts one after the other (each completes on every rank before the
+ * next starts, so the order is the same everywhere). */
+static int run_host(const coll_call_t *a, gpurma_dev_coll_t c, gpurma_coll_algo_t algo,
+                    unsigned parts)
+{
+    int rc = GPURMA_SUCCESS;
+    for (unsigned p = 0; p < parts && rc == GPURMA_SUCCESS; p++)
+        rc = run_part(a, gpurma_dev_coll_part(c, p, parts), algo);
+    return rc;
+}
+
 /* The device functions return bare codes; say what they mean here. */
 static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc)
 {
@@ -140,10 +151,11 @@ static int coll_run(const coll_call_t *a, size_t piece)
     gpurma_coll_algo_t algo = gpurma_coll_select(a->kind, &c, piece);
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
                  kind_names[a->kind], piece, gpurma_coll_algo_name(algo));
+    unsigned parts = gpurma_coll_parts(&c, piece);
     if (a->stream)
-        rc = gpurma_coll_stream_run(a, &c, algo);
+        rc = gpurma_coll_stream_run(a, &c, algo, parts);
     else
-        rc = run_host(a, c, algo);
+        rc = run_host(a, c, algo, parts);
     return rc == GPURMA_SUCCESS ? rc : run_error(a, algo, rc);
 }
 

@@ -35,20 +35,28 @@ typedef struct {
 /* The stream path (coll_stream.c): enqueues the kernel that runs the call
  * with algo on c (GPU scratch); UNSUPPORTED in builds without CUDA. */
 int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
-                           gpurma_coll_algo_t algo);
+                           gpurma_coll_algo_t algo, unsigned parts);
 
 #ifdef HAVE_CUDA
 /* coll_kernels.cu: the kernel that runs one collective (kind a
  * gpurma_coll_kind_t) enqueued on stream, and its loading when a team's
  * GPU scratch window is made (lazy loading would wait for kernels already
  * spinning on the GPU). */
-int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, int kind, void *recv,
-                       const void *send, size_t count, int dtype, int op, int root, int algo);
+int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsigned parts, int kind,
+                       void *recv, const void *send, size_t count, int dtype, int op, int root,
+                       int algo);
 int gpurma_coll_preload_kernels(void);
 #endif
 
 /* Forgets team's registered buffers (coll_api.c), when the team goes. */
 void gpurma_coll_reg_release(struct gpurma_team_s *team);
+
+/* Blocks (channels) a stream collective spreads over at most. */
+#define GPURMA_COLL_GPU_CHANNELS 8
+
+/* Parts a collective is cut into: one per two data slots of the piece one
+ * rank sends one peer, at most the handle's channels. */
+unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece);
 
 /* The handle of team's scratch window in host memory (device 0) or GPU
  * memory (device 1), made collectively on the first call (coll_team.c). */

@@ -1,7 +1,8 @@
 /*
- * coll_kernels.cu - the kernel behind the collectives on a stream: one
- * block runs the device collective (gpurma_coll_device.h, block scope) on
- * the team's GPU scratch window. Everything it needs is in its arguments
+ * coll_kernels.cu - the kernel behind the collectives on a stream: block b
+ * of `parts` runs the device collective (gpurma_coll_device.h, block scope)
+ * on part b of the data, on channel b of the team's GPU scratch window
+ * (one SM per part: large pieces take up to GPURMA_COLL_GPU_CHANNELS). Everything it needs is in its arguments
  * (by value) and in the window (the epochs), so a captured graph replays
  * it as it is. A collective that fails on the GPU (a peer that never came:
  * the wait timed out) stops the kernel with a trap, after a message; the
@@ -21,14 +22,15 @@ extern "C" {
 #include "gpurma_internal.h"
 }
 
-/* One block: 512 threads move 8 KiB per round with 16-byte vectors, enough
- * for the slot sizes of the scratch window; one SM per collective. */
+/* 512 threads per block move 8 KiB per round with 16-byte vectors. */
 #define GPURMA_COLL_THREADS 512
 
 __global__ void __launch_bounds__(GPURMA_COLL_THREADS)
 gpurma_k_coll(gpurma_dev_coll_t c, int kind, void *recv, const void *send, size_t count,
               int dtype, int op, int root, int algo)
 {
+    /* Block b moves part b of the data on channel b. */
+    c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
     gpurma_dtype_t t = (gpurma_dtype_t)dtype;
     gpurma_redop_t o = (gpurma_redop_t)op;
     gpurma_status_t rc;
@@ -73,12 +75,12 @@ extern "C" int gpurma_coll_preload_kernels(void)
                             cudaGetErrorString(cudaGetLastError()));
 }
 
-extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, int kind, void *recv,
-                                  const void *send, size_t count, int dtype, int op, int root,
-                                  int algo)
+extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
+                                  int kind, void *recv, const void *send, size_t count, int dtype,
+                                  int op, int root, int algo)
 {
-    gpurma_k_coll<<<1, GPURMA_COLL_THREADS, 0, (cudaStream_t)stream>>>(*c, kind, recv, send, count,
-                                                                       dtype, op, root, algo);
+    gpurma_k_coll<<<parts, GPURMA_COLL_THREADS, 0, (cudaStream_t)stream>>>(
+        *c, kind, recv, send, count, dtype, op, root, algo);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         return GPURMA_SUCCESS;

@@ -63,3 +63,9 @@ gpurma_coll_algo_t gpurma_coll_select(gpurma_coll_kind_t kind, const gpurma_dev_
     }
     return GPURMA_COLL_ALGO_ONESHOT;
 }
+
+unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece)
+{
+    size_t parts = piece / (2 * (size_t)c->slot);
+    return parts < 1 ? 1 : parts > c->nchannels ? c->nchannels : (unsigned)parts;
+}

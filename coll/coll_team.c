@@ -38,26 +38,26 @@ static const coll_scratch_t *scratch_lookup(const struct gpurma_team_s *team, in
     return found;
 }
 
-/* Offsets of the regions for a team of n with slots of slot bytes; 1 when
- * the window would not fit in a size_t. */
-static int scratch_layout(int n, size_t slot, size_t ll_slot, gpurma_dev_coll_t *h,
+/* Offsets of the regions for a team of n with nch channels (each region
+ * holds one copy per channel, channel after channel); 1 when the window
+ * would not fit in a size_t. */
+static int scratch_layout(int n, unsigned nch, size_t slot, size_t ll_slot, gpurma_dev_coll_t *h,
                           size_t *bytes)
 {
-    size_t data, ll, stage, end;
-    size_t pairs = 2 * (size_t)n;
-    h->data_off = gpurma_dcoll__state_bytes(n);
-    if (gpurma_size_mul(pairs, slot, &data) ||
-        gpurma_size_mul(pairs, (size_t)gpurma_dcoll__ll_span(ll_slot), &ll) ||
-        gpurma_size_mul((size_t)n, ll_slot, &stage) ||
-        gpurma_size_add((size_t)h->data_off, data, &end))
+    uint64_t sz[4];
+    size_t at = 0, region;
+    uint64_t *offs[4] = {&h->state_off, &h->data_off, &h->ll_off, &h->stage_off};
+    /* per-channel sizes themselves must not wrap: n * 2 * slot */
+    if (gpurma_size_array(2 * (size_t)n, slot, 1, &region) ||
+        gpurma_size_array(2 * (size_t)n, 2 * ll_slot, 1, &region))
         return 1;
-    h->ll_off = end;
-    if (gpurma_size_add(end, ll, &end))
-        return 1;
-    h->stage_off = end;
-    if (gpurma_size_add(end, stage, &end))
-        return 1;
-    *bytes = end;
+    gpurma_dcoll__channel_bytes(n, slot, ll_slot, sz);
+    for (int k = 0; k < 4; k++) {
+        *offs[k] = at;
+        if (gpurma_size_mul((size_t)sz[k], nch, &region) || gpurma_size_add(at, region, &at))
+            return 1;
+    }
+    *bytes = at;
     return 0;
 }
 
@@ -82,18 +82,22 @@ int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_
     coll_scratch_t *s = calloc(1, sizeof(*s));
     if (!s)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "collectives: out of memory");
+    /* Channels: GPU collectives spread large pieces over that many blocks;
+     * the host runs parts one after the other (two, so that CI covers it). */
+    const unsigned nch = device ? GPURMA_COLL_GPU_CHANNELS : 2;
     size_t bytes = 0;
-    if (scratch_layout(n, slot, ll_slot, &s->handle, &bytes)) {
+    if (scratch_layout(n, nch, slot, ll_slot, &s->handle, &bytes)) {
         free(s);
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY,
                                 "rank %d: collectives: a scratch window for %d ranks with %zu-byte "
                                 "slots does not fit in memory; lower GPURMA_COLL_SLOT_BYTES",
                                 ctx->rank, n, slot);
     }
-    /* Data signals (one per source) and acknowledgements (one per peer). */
+    /* Data signals (one per source) and acknowledgements (one per peer),
+     * per channel. */
     gpurma_win_params_t p = {GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |
                                  GPURMA_WIN_FIELD_NUM_COUNTERS,
-                             device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST, 2u * (uint32_t)n, 0,
+                             device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST, 2u * (uint32_t)n * nch, 0,
                              GPURMA_ENGINE_AUTO, 0};
     /* Stream collectives may make it while a graph is being captured: the
      * setup runs now, outside the graph. */
@@ -135,6 +139,10 @@ int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_
     s->handle.size = n;
     s->handle.magic = GPURMA_DEV_COLL_MAGIC;
     s->handle.spin_us = (uint32_t)(ctx->spin_ns / 1000);
+    s->handle.nchannels = nch;
+    s->handle.part = 0;
+    s->handle.nparts = 1;
+    s->handle.sig_base = 0;
     pthread_mutex_lock(&scratch_lock);
     s->next = scratches;
     scratches = s;

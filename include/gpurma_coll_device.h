@@ -56,10 +56,16 @@ typedef struct gpurma_dev_coll {
     gpurma_dev_win_t win;       /* the team's scratch window                   */
     uint64_t         slot;      /* bytes of one data slot                      */
     uint64_t         ll_slot;   /* payload bytes of one LL slot (multiple of 8) */
-    uint64_t         data_off, ll_off, stage_off; /* regions, same everywhere   */
+    /* The regions of this handle's channel, the same in every member. */
+    uint64_t         state_off, data_off, ll_off, stage_off;
     int32_t          rank, size;
     uint32_t         magic;
     uint32_t         spin_us;   /* CPU threads: poll this long before yielding */
+    /* Channels: independent copies of the regions and signals, so that
+     * several blocks (or steps) work on parts of one collective at once.
+     * This handle moves part `part` of `nparts` of the data, on channel
+     * `part`; gpurma_coll_device gives part 0 of 1 (everything). */
+    uint32_t         nchannels, part, nparts, sig_base;
 } gpurma_dev_coll_t;
 
 /* What this member keeps at offset 0 of its own scratch window. */
@@ -112,13 +118,54 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__agree(const gpurma_dcoll__grp_t *g,
 
 GPURMA_DEVICE gpurma_dcoll__state_t *gpurma_dcoll__state(const gpurma_dev_coll_t *c)
 {
-    return (gpurma_dcoll__state_t *)c->win.peers[c->rank].base;
+    return (gpurma_dcoll__state_t *)(c->win.peers[c->rank].base + c->state_off);
 }
 
 /* Packet bytes of one LL slot. */
 GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__ll_span(uint64_t ll_slot)
 {
     return ll_slot * 2; /* 8-byte packets carry 4 bytes */
+}
+
+/* Bytes of one channel's copy of each region, for a team of n: state,
+ * data, LL and stage (the window holds nchannels of each). */
+GPURMA_HOST_DEVICE void gpurma_dcoll__channel_bytes(int n, uint64_t slot, uint64_t ll_slot,
+                                                    uint64_t sizes[4])
+{
+    sizes[0] = gpurma_dcoll__state_bytes(n);
+    sizes[1] = 2 * (uint64_t)n * slot;
+    sizes[2] = 2 * (uint64_t)n * gpurma_dcoll__ll_span(ll_slot);
+    sizes[3] = (uint64_t)n * ll_slot;
+}
+
+/* The handle for part `part` of `nparts` (on channel `part`), from the
+ * handle of channel 0; nparts 0 when the window has too few channels (the
+ * calls then return INVALID_ARG). */
+GPURMA_HOST_DEVICE gpurma_dev_coll_t gpurma_dev_coll_part(gpurma_dev_coll_t c, unsigned part,
+                                                         unsigned nparts)
+{
+    uint64_t sz[4];
+    gpurma_dcoll__channel_bytes(c.size, c.slot, c.ll_slot, sz);
+    unsigned k = c.part; /* back to channel 0 first */
+    c.state_off -= k * sz[0], c.data_off -= k * sz[1], c.ll_off -= k * sz[2], c.stage_off -= k * sz[3];
+    if (part >= nparts || nparts > c.nchannels) {
+        c.part = 0, c.nparts = 0, c.sig_base = 0;
+        return c;
+    }
+    c.state_off += part * sz[0], c.data_off += part * sz[1], c.ll_off += part * sz[2];
+    c.stage_off += part * sz[3];
+    c.part = part, c.nparts = nparts, c.sig_base = part * 2u * (uint32_t)c.size;
+    return c;
+}
+
+/* This part's elements [*lo, *lo + *len) of count. */
+GPURMA_DEVICE void gpurma_dcoll__share(const gpurma_dev_coll_t *c, size_t count, size_t *lo,
+                                       size_t *len)
+{
+    size_t p = c->part, np = c->nparts;
+    size_t a = count / np * p + count % np * p / np;
+    size_t b = count / np * (p + 1) + count % np * (p + 1) / np;
+    *lo = a, *len = b - a;
 }
 
 /* Waits until *p >= v. The device wait yields the core after a few polls
@@ -158,7 +205,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
     if (ll && !bytes)
         return GPURMA_SUCCESS; /* nothing to carry, nothing to wait for */
     if (g->tid == 0)
-        rc = gpurma_dcoll__wait(c, (uint32_t)(n + peer), st->last_write[peer * 2 + q]);
+        rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)(n + peer), st->last_write[peer * 2 + q]);
     rc = gpurma_dcoll__agree(g, rc);
     if (rc != GPURMA_SUCCESS)
         return rc;
@@ -170,8 +217,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
         gpurma_dcoll__sync(g);
     } else if (g->nthreads == 1) {
         rc = bytes ? gpurma_dev_put_signal(c->win, peer, (size_t)c->data_off + slot * c->slot,
-                                           src, bytes, (uint32_t)c->rank, GPURMA_SIGNAL_SET, e)
-                   : gpurma_dev_signal(c->win, peer, (uint32_t)c->rank, GPURMA_SIGNAL_SET, e);
+                                           src, bytes, c->sig_base + (uint32_t)c->rank,
+                                           GPURMA_SIGNAL_SET, e)
+                   : gpurma_dev_signal(c->win, peer, c->sig_base + (uint32_t)c->rank,
+                                       GPURMA_SIGNAL_SET, e);
     } else {
         if (bytes)
             rc = gpurma_dev_put_coop(c->win, peer, (size_t)c->data_off + slot * c->slot, src,
@@ -181,7 +230,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
 #if GPURMA_DEV_GPU /* the group's stores, then the signal (one thread: the signal orders) */
             gpurma_sh_fence_release_system();
 #endif
-            rc = gpurma_dev_signal(c->win, peer, (uint32_t)c->rank, GPURMA_SIGNAL_SET, e);
+            rc = gpurma_dev_signal(c->win, peer, c->sig_base + (uint32_t)c->rank,
+                                   GPURMA_SIGNAL_SET, e);
         }
     }
     if (g->tid == 0)
@@ -226,7 +276,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
         *data = stage;
     } else {
         if (g->tid == 0)
-            rc = gpurma_dcoll__wait(c, (uint32_t)src, e);
+            rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)src, e);
         *data = base + c->data_off + slot * c->slot;
     }
     return gpurma_dcoll__agree(g, rc);
@@ -240,7 +290,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__consumed(const gpurma_dev_coll_t *c,
     gpurma_status_t rc = GPURMA_SUCCESS;
     gpurma_dcoll__sync(g);
     if (g->tid == 0)
-        rc = gpurma_dev_signal(c->win, src, (uint32_t)(c->size + c->rank), GPURMA_SIGNAL_SET, e);
+        rc = gpurma_dev_signal(c->win, src, c->sig_base + (uint32_t)(c->size + c->rank),
+                               GPURMA_SIGNAL_SET, e);
     return gpurma_dcoll__agree(g, rc);
 }
 
@@ -284,8 +335,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c,
                                                   gpurma_dtype_t dtype, gpurma_redop_t op,
                                                   int root)
 {
-    gpurma_status_t rc = c->magic == GPURMA_DEV_COLL_MAGIC ? gpurma_dev__check_win(&c->win)
-                                                          : GPURMA_ERR_INVALID_ARG;
+    gpurma_status_t rc = c->magic == GPURMA_DEV_COLL_MAGIC && c->part < c->nparts
+                             ? gpurma_dev__check_win(&c->win)
+                             : GPURMA_ERR_INVALID_ARG;
     if (rc == GPURMA_SUCCESS && (!gpurma_dev_redop_valid(dtype, op) || root < 0 ||
                                  root >= c->size))
         rc = GPURMA_ERR_INVALID_ARG;
@@ -302,10 +354,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *c,
         return rc;
     uint64_t e = gpurma_dcoll__epoch(c) + 1;
     for (int i = 0; i < c->size && g->tid == 0 && rc == GPURMA_SUCCESS; i++)
-        rc = gpurma_dev_signal(c->win, (c->rank + i) % c->size, (uint32_t)c->rank,
+        rc = gpurma_dev_signal(c->win, (c->rank + i) % c->size, c->sig_base + (uint32_t)c->rank,
                                GPURMA_SIGNAL_SET, e);
     for (int i = 0; i < c->size && g->tid == 0 && rc == GPURMA_SUCCESS; i++)
-        rc = gpurma_dcoll__wait(c, (uint32_t)i, e);
+        rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)i, e);
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 
@@ -321,25 +373,31 @@ typedef struct {
     const size_t *send_counts, *send_displs, *recv_counts, *recv_displs;
 } gpurma_dcoll__layout_t;
 
-GPURMA_DEVICE void gpurma_dcoll__block(const gpurma_dcoll__layout_t *l, int send, int r,
-                                       size_t es, size_t *at, size_t *bytes)
+/* Where this part of block r lies, in bytes. */
+GPURMA_DEVICE void gpurma_dcoll__block(const gpurma_dev_coll_t *c, const gpurma_dcoll__layout_t *l,
+                                       int send, int r, size_t es, size_t *at, size_t *bytes)
 {
+    size_t first, count, lo, len;
     if (l->send_counts) {
-        *at = (send ? l->send_displs[r] : l->recv_displs[r]) * es;
-        *bytes = (send ? l->send_counts[r] : l->recv_counts[r]) * es;
+        first = send ? l->send_displs[r] : l->recv_displs[r];
+        count = send ? l->send_counts[r] : l->recv_counts[r];
     } else {
-        *bytes = l->count * es;
-        *at = send && !l->scatter ? 0 : (size_t)r * *bytes;
+        count = l->count;
+        first = send && !l->scatter ? 0 : (size_t)r * count;
     }
+    gpurma_dcoll__share(c, count, &lo, &len);
+    *at = (first + lo) * es;
+    *bytes = len * es;
 }
 
-/* The exchanges: piece [off, off + step) of every block per step, for
- * off < max_bytes (the largest block of any member; the same everywhere). */
+/* The exchanges: piece [off, off + step) of this part of every block per
+ * step, for off below this part of max_count (the largest block of any
+ * member, the same everywhere), rounded up. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__exchange(const gpurma_dev_coll_t *c,
                                                      const gpurma_dcoll__grp_t *g, void *recv,
                                                      const void *send,
                                                      const gpurma_dcoll__layout_t *l,
-                                                     size_t max_bytes, gpurma_dtype_t dtype,
+                                                     size_t max_count, gpurma_dtype_t dtype,
                                                      int ll)
 {
     gpurma_status_t rc = gpurma_dcoll__check(c, dtype, GPURMA_SUM, 0);
@@ -347,6 +405,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__exchange(const gpurma_dev_coll_t *c,
         return rc;
     const int n = c->size, me = c->rank;
     const size_t es = gpurma_dev_dtype_size(dtype);
+    const size_t max_bytes = gpurma_sh_div_ceil(max_count, c->nparts) * es;
     const size_t step = gpurma_dcoll__step_bytes(c, ll, es);
     uint64_t e = gpurma_dcoll__epoch(c);
     for (size_t off = 0; off < max_bytes && rc == GPURMA_SUCCESS; off += step) {
@@ -355,7 +414,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__exchange(const gpurma_dev_coll_t *c,
 #define GPURMA_DCOLL__PIECE() len = bytes > off ? (bytes - off < step ? bytes - off : step) : 0
         for (int i = 0; i < n && rc == GPURMA_SUCCESS; i++) {
             int p = (me + i) % n;
-            gpurma_dcoll__block(l, 1, p, es, &at, &bytes);
+            gpurma_dcoll__block(c, l, 1, p, es, &at, &bytes);
             GPURMA_DCOLL__PIECE();
             rc = gpurma_dcoll__send(c, g, p, (const char *)send + at + off, len, e, ll);
         }
@@ -364,7 +423,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__exchange(const gpurma_dev_coll_t *c,
         for (int i = 0; i < n && rc == GPURMA_SUCCESS; i++) {
             int src = (me + n - i) % n;
             const char *d = 0;
-            gpurma_dcoll__block(l, 0, src, es, &at, &bytes);
+            gpurma_dcoll__block(c, l, 0, src, es, &at, &bytes);
             GPURMA_DCOLL__PIECE();
             rc = gpurma_dcoll__recv(c, g, src, len, e, ll, &d);
             if (rc == GPURMA_SUCCESS) {
@@ -387,7 +446,11 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__broadcast(const gpurma_dev_coll_t *c
     if (rc != GPURMA_SUCCESS)
         return rc;
     const int n = c->size, me = c->rank;
-    const size_t es = gpurma_dev_dtype_size(dtype), total = count * es;
+    const size_t es = gpurma_dev_dtype_size(dtype);
+    size_t lo, len_all;
+    gpurma_dcoll__share(c, count, &lo, &len_all);
+    send = (const char *)send + lo * es, recv = (char *)recv + lo * es;
+    const size_t total = len_all * es;
     const size_t step = gpurma_dcoll__step_bytes(c, ll, es);
     uint64_t e = gpurma_dcoll__epoch(c);
     for (size_t off = 0; off < total && rc == GPURMA_SUCCESS; off += step) {
@@ -425,7 +488,11 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
     if (rc != GPURMA_SUCCESS)
         return rc;
     const int n = c->size, me = c->rank;
-    const size_t es = gpurma_dev_dtype_size(dtype), total = count * es;
+    const size_t es = gpurma_dev_dtype_size(dtype), block = count * es;
+    size_t lo, len_all;
+    gpurma_dcoll__share(c, count, &lo, &len_all);
+    send = (const char *)send + lo * es, recv = (char *)recv + lo * es;
+    const size_t total = len_all * es;
     const size_t step = gpurma_dcoll__step_bytes(c, ll, es);
     const size_t slot_stride = ll ? (size_t)c->ll_slot : (size_t)c->slot;
     uint64_t e = gpurma_dcoll__epoch(c);
@@ -436,7 +503,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
             int p = (me + i) % n;
             if (kind == 0 && p != root)
                 continue;
-            const char *s = (const char *)send + (kind == 2 ? (size_t)p * total : 0) + off;
+            const char *s = (const char *)send + (kind == 2 ? (size_t)p * block : 0) + off;
             rc = gpurma_dcoll__send(c, g, p, s, len, e, ll);
         }
         if (rc == GPURMA_SUCCESS)
@@ -475,7 +542,11 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_twoshot(const gpurma_dev_c
     if (rc != GPURMA_SUCCESS)
         return rc;
     const int n = c->size, me = c->rank;
-    const size_t es = gpurma_dev_dtype_size(dtype), total = count * es;
+    const size_t es = gpurma_dev_dtype_size(dtype);
+    size_t lo, len_all;
+    gpurma_dcoll__share(c, count, &lo, &len_all);
+    send = (const char *)send + lo * es, recv = (char *)recv + lo * es;
+    const size_t total = len_all * es;
     const size_t part_max = gpurma_dcoll__step_bytes(c, ll, es);
     const size_t slot_stride = ll ? (size_t)c->ll_slot : (size_t)c->slot;
     uint64_t e = gpurma_dcoll__epoch(c);
@@ -556,7 +627,11 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_ring(const gpurma_dev_coll
     if (rc != GPURMA_SUCCESS)
         return rc;
     const int n = c->size, me = c->rank, last = n - 1;
-    const size_t es = gpurma_dev_dtype_size(dtype), total = count * es;
+    const size_t es = gpurma_dev_dtype_size(dtype);
+    size_t lo, len_all;
+    gpurma_dcoll__share(c, count, &lo, &len_all);
+    send = (const char *)send + lo * es, recv = (char *)recv + lo * es;
+    const size_t total = len_all * es;
     const size_t step = gpurma_dcoll__step_bytes(c, ll, es);
     uint64_t e = gpurma_dcoll__epoch(c);
     for (size_t off = 0; off < total && rc == GPURMA_SUCCESS; off += step) {
@@ -604,12 +679,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_ring(const gpurma_dev_coll
 
 /* ------------------------------------------------------------ the API */
 
-/* Whether a rank's share of count elements fits one LL step. */
+/* Whether a rank's share of count elements (this part of it) fits one LL
+ * step. */
 GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count,
                                         gpurma_dtype_t dtype)
 {
     size_t es = gpurma_dev_dtype_size(dtype);
-    return es && count <= (size_t)c->ll_slot / es;
+    return es && gpurma_sh_div_ceil(count, c->nparts ? c->nparts : 1) <= (size_t)c->ll_slot / es;
 }
 
 /* The selector's choice made on the device: ll for small shares. */
@@ -643,8 +719,8 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {count, 0, 0, 0, 0, 0};                                     \
-        return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count * gpurma_dev_dtype_size(dtype), \
-                                      dtype, GPURMA_DCOLL__LL(algo, &c, count, dtype));        \
+        return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count, dtype,                      \
+                                      GPURMA_DCOLL__LL(algo, &c, count, dtype));               \
     }                                                                                          \
     GPURMA_DEVICE gpurma_status_t gpurma_dev_coll_alltoall_algo##SUFFIX(                       \
         gpurma_dev_coll_t c, void *dst, const void *src, size_t count, gpurma_dtype_t dtype,   \
@@ -652,8 +728,8 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {count, 1, 0, 0, 0, 0};                                     \
-        return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count * gpurma_dev_dtype_size(dtype), \
-                                      dtype, GPURMA_DCOLL__LL(algo, &c, count, dtype));        \
+        return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count, dtype,                      \
+                                      GPURMA_DCOLL__LL(algo, &c, count, dtype));               \
     }                                                                                          \
     /* Counts and displacements in elements, one per member; max_count is                  \
      * the largest count of any member's arrays (the same on every member). */              \
@@ -664,8 +740,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {0, 1, send_counts, send_displs, recv_counts, recv_displs}; \
-        return gpurma_dcoll__exchange(&c, &g, dst, src, &l,                                    \
-                                      max_count * gpurma_dev_dtype_size(dtype), dtype,         \
+        return gpurma_dcoll__exchange(&c, &g, dst, src, &l, max_count, dtype,                  \
                                       GPURMA_DCOLL__LL(algo, &c, max_count, dtype));           \
     }                                                                                          \
     GPURMA_DEVICE gpurma_status_t gpurma_dev_coll_reduce_algo##SUFFIX(                         \

@@ -393,8 +393,9 @@ int main(void)
     test_bad_input();
     test_device_api();
     /* 1 element; odd counts within one LL step and across several data
-     * steps (1 KiB slots: 301 f64 are 3 steps). */
-    static const size_t counts[] = {1, 37, 301};
+     * steps (1 KiB slots: 301 f64 are 3 steps), and cut into two parts
+     * (channels) from 2 KiB per peer on (1031 elements of 4 and 8 bytes). */
+    static const size_t counts[] = {1, 37, 301, 1031};
     for (gpurma_dtype_t t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++)
         for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++)
             for (int inplace = 0; inplace < 2; inplace++) {
