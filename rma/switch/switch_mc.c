@@ -46,13 +46,15 @@ int gpurma_switch_mc_check(struct gpurma_switch_s *sw)
 {
     (void)sw;
     return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                            "switch multicast: this libgpurma was built without CUDA");
+                            "switch multicast: this libgpurma was built without CUDA, so "
+                            "windows are in host memory (host backend)");
 }
 int gpurma_switch_mc_setup(struct gpurma_switch_s *sw)
 {
     (void)sw;
     return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                            "switch multicast: this libgpurma was built without CUDA");
+                            "switch multicast: this libgpurma was built without CUDA, so "
+                            "windows are in host memory (host backend)");
 }
 void gpurma_switch_mc_release(struct gpurma_switch_s *sw) { sw->mc = NULL; }
 

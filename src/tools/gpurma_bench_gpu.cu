@@ -8,15 +8,17 @@
  *              against the copy engine (cudaMemcpyAsync to the peer, as
  *              cudaMemcpyPeer does). The bytes each put delivered are
  *              compared with the source after every size.
- *   latency    put_signal + wait_until ping-pong, one-way, 8 B .. 1 MiB
- *              (block scope; 8 B also at thread scope), LL packet ping-pong
- *              (put_packets/read_packets), and the host-initiated
- *              put_signal_on_stream + wait_until_on_stream ping-pong
- *              replayed from a CUDA graph, against a raw flag ping-pong
- *              (one thread, st.release.sys / ld.acquire.sys).
+ *   latency    ping-pongs, one-way, each against the floor of its protocol
+ *              class measured in the same run by minimal one-thread kernels
+ *              (volatile flag, release/acquire flag, 8 B data + release
+ *              flag, LL 8 B): put_signal through a channel (thread and warp
+ *              at 8 B, block 8 B .. 1 MiB), LL packets (thread, warp, block
+ *              up to 64 KiB), the host-initiated put_signal_on_stream +
+ *              wait_until_on_stream replayed from a CUDA graph, and
+ *              kernel-initiated put_signal through the port engine.
  *
  * Rank 0 prints lines "bw <name> <bytes> <gpurma> <peak> <ratio> ce <GB/s>"
- * and "lat <name> <bytes> <us> <raw us> <ratio>", which
+ * and "lat <name> <bytes> <us> <floor us> <ratio> <floor>", which
  * tests/gpu/run-device.sh turns into its table, and a readable table.
  */
 #include <cerrno>
@@ -54,7 +56,7 @@ struct Bench {
     char *src, *dst;       /* device buffers                          */
     int *status;           /* device: first failing put status        */
     unsigned long long *mismatches;
-    uint64_t **table;      /* device: the peer's flag address         */
+    double data_rel_floor; /* us, measured by latency()               */
     LatResult *res;        /* pinned                                  */
     cudaStream_t s;
 };
@@ -225,132 +227,253 @@ int bandwidth(Bench *b)
 
 /* -------------------------------------------------------------- latency */
 
-enum {
-    LAT_RAW = 0,
-    LAT_RAW_DATA_FLAG,
-    LAT_RAW_DATA_ORIGIN_FLAG,
-    LAT_RAW_TABLE,
+/*
+ * Every latency figure is a ping-pong between rank 0 (it starts) and rank
+ * 1, one-way time = loop time / (2 * rounds). The loop of a kernel holds the
+ * protocol and nothing else: thread 0 reads the global timer once before
+ * the timed rounds and once after; the only barrier added to what the
+ * operations contain is the one after a group's receipt of a put_signal.
+ *
+ * The floors are minimal kernels, one thread per GPU, that each protocol
+ * class cannot beat; each gpurma row prints its ratio to the floor of its
+ * class: put_signal rows (thread, warp, block, host stream, port engine)
+ * to "8 B data + release flag", LL rows to "LL 8 B", flag rows to
+ * themselves. Flags, data and packets of the floors live in the windows,
+ * past the data area, so they take the same path as gpurma's.
+ */
+enum LatKind {
+    FLOOR_VOLATILE = 0,    /* volatile store, volatile polls of one flag            */
+    FLOOR_RELACQ,          /* st.release.sys, ld.acquire.sys polls                  */
+    FLOOR_DATA_REL,        /* one 8-byte data store, then the release flag          */
+    FLOOR_LL8,             /* one 8-byte store of 4 B data + 4 B flag, volatile polls */
+    FLOOR_DATA_ORIGIN_REL, /* data, the origin word, release flag: a signal slot     */
     LAT_PUT_SIGNAL_THREAD,
+    LAT_PUT_SIGNAL_THREAD_WIN, /* the window form: the peer entry loaded every round */
+    LAT_PUT_SIGNAL_WARP,
     LAT_PUT_SIGNAL_BLOCK,
     LAT_LL_THREAD,
-    LAT_LL_BLOCK
+    LAT_LL_WARP,
+    LAT_LL_BLOCK,
+    LAT_KINDS
 };
 
-/* Ping-pong between rank 0 (starts) and rank 1, `warm` + `iters` rounds;
- * rank 0 times the last `iters` with the global timer. */
-__global__ void k_pingpong(gpurma_dev_win_t w, int kind, int to, int starter, const char *src,
-                           char *dst, size_t n, unsigned warm, unsigned iters, uint64_t *my_flag,
-                           uint64_t *peer_flag, uint64_t *const *table, uint64_t base,
-                           LatResult *res)
+/* Polls before a floor gives up (it reads no clock): tens of seconds. */
+constexpr uint64_t FLOOR_POLL_LIMIT = 1ull << 26;
+
+/* Word offsets of the floors' locations from a window's flag area. */
+enum { FLOOR_FLAG = 0, FLOOR_ORIGIN = 1, FLOOR_DATA = 8, FLOOR_PACKET = 16 };
+
+struct LatArgs {
+    gpurma_dev_win_t w;         /* the window (its peer table is device memory) */
+    int peer;
+    gpurma_dev_chan_t to, self; /* made by the kernel, once, before any round   */
+    const char *src;
+    char *dst;
+    size_t n;
+    uint64_t *my_flags, *peer_flags; /* floors: this rank's and the peer's flag area */
+    uint64_t base;                   /* values used so far (they only grow)         */
+    unsigned warm, iters;
+    int starter;
+    LatResult *res;
+};
+
+template <int KIND> __device__ __forceinline__ int lat_send(const LatArgs &a, uint64_t v)
 {
-    __shared__ int failed;
-    if (threadIdx.x == 0)
-        failed = 0;
-    __syncthreads();
-    gpurma_status_t rc = GPURMA_SUCCESS;
-    uint64_t t0 = 0;
-    const uint64_t limit_ns = 20ull * 1000000000ull;
-    bool block = kind == LAT_PUT_SIGNAL_BLOCK || kind == LAT_LL_BLOCK;
-    for (unsigned i = 1; i <= warm + iters && !failed; i++) {
-        uint64_t v = base + i;
-        if (i == warm + 1 && threadIdx.x == 0)
-            t0 = gpurma_sh_now_ns();
-        for (int step = 0; step < 2; step++) {
-            bool send = (step == 0) == (starter != 0);
-            if (kind <= LAT_RAW_TABLE) {
-                if (threadIdx.x != 0)
-                    continue;
-                if (send) {
-                    /* The floor of any "data, then flag" protocol: one
-                     * 8-byte store, then the release store of the flag. */
-                    uint64_t *flag = peer_flag;
-                    /* The addresses read from a table in device memory, as
-                     * the device API reads its peer table. */
-                    if (kind == LAT_RAW_TABLE)
-                        flag = table[0];
-                    if (kind != LAT_RAW)
-                        *(volatile uint64_t *)(flag + 8) = v;
-                    /* what gpurma's signal slot adds: the origin, next to the value */
-                    if (kind == LAT_RAW_DATA_ORIGIN_FLAG)
-                        gpurma_sh_store_relaxed_u32((uint32_t *)(peer_flag + 1), 1);
-                    gpurma_sh_store_release_u64(flag, v);
-                } else {
-                    uint64_t start = gpurma_sh_now_ns();
-                    while (gpurma_sh_load_acquire_u64(my_flag) < v)
-                        if (gpurma_sh_now_ns() - start > limit_ns) {
-                            rc = GPURMA_ERR_TIMEOUT;
-                            failed = 1;
-                            break;
-                        }
-                }
-            } else if (kind == LAT_PUT_SIGNAL_THREAD || kind == LAT_PUT_SIGNAL_BLOCK) {
-                if (send) {
-                    if (block)
-                        rc = gpurma_dev_put_signal_block(w, to, 0, src, n, SIG_PING,
-                                                         GPURMA_SIGNAL_SET, v);
-                    else if (threadIdx.x == 0)
-                        rc = gpurma_dev_put_signal(w, to, 0, src, n, SIG_PING, GPURMA_SIGNAL_SET,
-                                                   v);
-                } else {
-                    if (threadIdx.x == 0)
-                        rc = gpurma_dev_wait_until(w, SIG_PING, GPURMA_CMP_GE, v);
-                    if (block)
-                        __syncthreads();
-                }
-            } else {
-                /* LL: flags only grow, so one buffer per direction is enough. */
-                if (send) {
-                    if (block)
-                        rc = gpurma_dev_put_packets_block(w, to, 0, src, n, (uint32_t)v);
-                    else if (threadIdx.x == 0)
-                        rc = gpurma_dev_put_packets(w, to, 0, src, n, (uint32_t)v);
-                } else {
-                    if (block)
-                        rc = gpurma_dev_read_packets_block(w, 0, dst, n, (uint32_t)v);
-                    else if (threadIdx.x == 0)
-                        rc = gpurma_dev_read_packets(w, 0, dst, n, (uint32_t)v);
-                }
-            }
-            if (rc != GPURMA_SUCCESS)
-                failed = 1;
-        }
-        if (block || kind <= LAT_RAW_TABLE)
-            __syncthreads();
+    uint64_t *f = a.peer_flags;
+    if constexpr (KIND == FLOOR_VOLATILE) {
+        *(volatile uint64_t *)(f + FLOOR_FLAG) = v;
+    } else if constexpr (KIND == FLOOR_RELACQ) {
+        gpurma_sh_store_release_u64(f + FLOOR_FLAG, v);
+    } else if constexpr (KIND == FLOOR_DATA_REL || KIND == FLOOR_DATA_ORIGIN_REL) {
+        f[FLOOR_DATA] = v;
+        if constexpr (KIND == FLOOR_DATA_ORIGIN_REL)
+            gpurma_sh_store_relaxed_u32((uint32_t *)(f + FLOOR_ORIGIN), 1);
+        gpurma_sh_store_release_u64(f + FLOOR_FLAG, v);
+    } else if constexpr (KIND == FLOOR_LL8) {
+        gpurma_sh_store_packet8(f + FLOOR_PACKET, (uint32_t)v * 3u, (uint32_t)v);
+    } else if constexpr (KIND == LAT_PUT_SIGNAL_THREAD) {
+        return gpurma_dev_chan_put_signal(a.to, 0, a.src, a.n, SIG_PING, GPURMA_SIGNAL_SET, v);
+    } else if constexpr (KIND == LAT_PUT_SIGNAL_THREAD_WIN) {
+        return gpurma_dev_put_signal(a.w, a.peer, 0, a.src, a.n, SIG_PING, GPURMA_SIGNAL_SET, v);
+    } else if constexpr (KIND == LAT_PUT_SIGNAL_WARP) {
+        return gpurma_dev_chan_put_signal_warp(a.to, 0, a.src, a.n, SIG_PING, GPURMA_SIGNAL_SET,
+                                               v);
+    } else if constexpr (KIND == LAT_PUT_SIGNAL_BLOCK) {
+        return gpurma_dev_chan_put_signal_block(a.to, 0, a.src, a.n, SIG_PING,
+                                                GPURMA_SIGNAL_SET, v);
+    } else if constexpr (KIND == LAT_LL_THREAD) {
+        return gpurma_dev_chan_put_packets(a.to, 0, a.src, a.n, (uint32_t)v);
+    } else if constexpr (KIND == LAT_LL_WARP) {
+        return gpurma_dev_chan_put_packets_warp(a.to, 0, a.src, a.n, (uint32_t)v);
+    } else {
+        return gpurma_dev_chan_put_packets_block(a.to, 0, a.src, a.n, (uint32_t)v);
     }
+    return 0;
+}
+
+/* The receiving half of round v; rc: the thread's status so far. After a
+ * failure a thread stops waiting (the kernel then ends quickly) but still
+ * meets every barrier its group meets. The floors check the data they
+ * receive: a load the protocol makes anyway. */
+template <int KIND> __device__ __forceinline__ int lat_recv(const LatArgs &a, uint64_t v, int rc)
+{
+    uint64_t *f = a.my_flags;
+    if constexpr (KIND == LAT_PUT_SIGNAL_THREAD || KIND == LAT_PUT_SIGNAL_THREAD_WIN ||
+                  KIND == LAT_PUT_SIGNAL_WARP || KIND == LAT_PUT_SIGNAL_BLOCK) {
+        /* Thread 0 waits; the group's reply must not start before the
+         * receipt (its copy would overlap the wait), so the group meets
+         * once: the one barrier the protocol needs. */
+        if (threadIdx.x == 0 && !rc)
+            rc = gpurma_dev_wait_until(a.w, SIG_PING, GPURMA_CMP_GE, v);
+        if constexpr (KIND == LAT_PUT_SIGNAL_WARP)
+            __syncwarp();
+        else if constexpr (KIND == LAT_PUT_SIGNAL_BLOCK)
+            __syncthreads();
+        return rc;
+    }
+    /* The LL group forms end with a vote, so their status is the same in
+     * every thread, and skipping is uniform. */
+    if (rc)
+        return rc;
+    if constexpr (KIND == FLOOR_VOLATILE) {
+        for (uint64_t k = 0; *(volatile uint64_t *)(f + FLOOR_FLAG) < v; k++)
+            if (k > FLOOR_POLL_LIMIT)
+                return GPURMA_ERR_TIMEOUT;
+    } else if constexpr (KIND == FLOOR_RELACQ || KIND == FLOOR_DATA_REL ||
+                         KIND == FLOOR_DATA_ORIGIN_REL) {
+        for (uint64_t k = 0; gpurma_sh_load_acquire_u64(f + FLOOR_FLAG) < v; k++)
+            if (k > FLOOR_POLL_LIMIT)
+                return GPURMA_ERR_TIMEOUT;
+        if constexpr (KIND != FLOOR_RELACQ)
+            if (f[FLOOR_DATA] != v)
+                return -1000; /* data behind its flag: a broken floor */
+    } else if constexpr (KIND == FLOOR_LL8) {
+        uint32_t data, flag;
+        for (uint64_t k = 0;; k++) {
+            gpurma_sh_load_packet8(f + FLOOR_PACKET, &data, &flag);
+            if (flag == (uint32_t)v)
+                break;
+            if (k > FLOOR_POLL_LIMIT)
+                return GPURMA_ERR_TIMEOUT;
+        }
+        if (data != (uint32_t)v * 3u)
+            return -1000;
+    } else if constexpr (KIND == LAT_LL_THREAD) {
+        return gpurma_dev_chan_read_packets(a.self, 0, a.dst, a.n, (uint32_t)v);
+    } else if constexpr (KIND == LAT_LL_WARP) {
+        return gpurma_dev_chan_read_packets_warp(a.self, 0, a.dst, a.n, (uint32_t)v);
+    } else {
+        return gpurma_dev_chan_read_packets_block(a.self, 0, a.dst, a.n, (uint32_t)v);
+    }
+    return 0;
+}
+
+/* Rounds first..last: the starter sends then receives, the other the
+ * reverse; sends go on after a failure, so that every thread of a group
+ * makes the same group calls. */
+template <int KIND> __device__ __forceinline__ int lat_rounds(const LatArgs &a, uint64_t first,
+                                                             uint64_t last, int rc)
+{
+    for (uint64_t i = first; i <= last; i++) {
+        uint64_t v = a.base + i;
+        if (!a.starter)
+            rc = lat_recv<KIND>(a, v, rc);
+        int s = lat_send<KIND>(a, v);
+        rc = rc ? rc : s;
+        if (a.starter)
+            rc = lat_recv<KIND>(a, v, rc);
+    }
+    return rc;
+}
+
+template <int KIND> __global__ void k_lat(LatArgs a)
+{
+    a.to = gpurma_dev_win_chan(a.w, a.peer);
+    a.self = gpurma_dev_win_chan(a.w, a.w.rank);
+    int rc = lat_rounds<KIND>(a, 1, a.warm, 0);
+    uint64_t t0 = threadIdx.x == 0 ? gpurma_sh_now_ns() : 0;
+    rc = lat_rounds<KIND>(a, a.warm + 1, a.warm + a.iters, rc);
     if (threadIdx.x == 0) {
-        res->ns = gpurma_sh_now_ns() - t0;
-        res->status = failed ? (rc ? (int)rc : -1) : 0;
+        a.res->ns = gpurma_sh_now_ns() - t0;
+        a.res->status = rc;
     }
 }
 
-/* One-way microseconds of a ping-pong of `kind`; *base: the flag, signal or
- * LL flag values used so far (they only grow). */
-int pingpong(Bench *b, int kind, size_t n, uint64_t *my_flag, uint64_t *peer_flag,
-             uint64_t *base, double *us)
+typedef void (*LatKernel)(LatArgs);
+const LatKernel lat_kernels[] = {
+    k_lat<FLOOR_VOLATILE>,        k_lat<FLOOR_RELACQ>,
+    k_lat<FLOOR_DATA_REL>,        k_lat<FLOOR_LL8>,
+    k_lat<FLOOR_DATA_ORIGIN_REL>, k_lat<LAT_PUT_SIGNAL_THREAD>,
+    k_lat<LAT_PUT_SIGNAL_THREAD_WIN>,
+    k_lat<LAT_PUT_SIGNAL_WARP>,   k_lat<LAT_PUT_SIGNAL_BLOCK>,
+    k_lat<LAT_LL_THREAD>,         k_lat<LAT_LL_WARP>,
+    k_lat<LAT_LL_BLOCK>};
+static_assert(sizeof(lat_kernels) / sizeof(lat_kernels[0]) == LAT_KINDS, "one kernel per kind");
+
+unsigned lat_threads(int kind)
 {
-    const unsigned warm = b->quick ? 50 : 200, iters = b->quick ? 500 : 2000;
-    unsigned threads = kind == LAT_PUT_SIGNAL_BLOCK || kind == LAT_LL_BLOCK ? LAT_THREADS : 32;
-    GPURMA_TRY(b, gpurma_barrier(b->world));
-    memset(b->res, 0, sizeof(*b->res));
-    k_pingpong<<<1, threads, 0, b->s>>>(b->dw, kind, b->peer, b->rank == 0, b->src, b->dst, n,
-                                         warm, iters, my_flag, peer_flag, b->table, *base,
-                                         b->res);
-    CUDA_TRY(b, cudaGetLastError());
-    CUDA_TRY(b, cudaStreamSynchronize(b->s));
-    *base += warm + iters;
-    GPURMA_TRY(b, gpurma_barrier(b->world));
-    if (b->res->status) {
-        fprintf(stderr, "gpurma-bench --gpu: rank %d: ping-pong kind %d, %zu B failed: %d\n",
-                b->rank, kind, n, b->res->status);
-        return 1;
+    switch (kind) {
+    case LAT_PUT_SIGNAL_WARP:
+    case LAT_LL_WARP: return 32;
+    case LAT_PUT_SIGNAL_BLOCK:
+    case LAT_LL_BLOCK: return LAT_THREADS;
+    default: return 1;
     }
-    *us = (double)b->res->ns / (2.0 * iters) / 1000.0;
+}
+
+/* What a ping-pong runs on: a window's device handle and the floors' flags. */
+struct LatTarget {
+    gpurma_dev_win_t dw;
+    uint64_t *my_flags, *peer_flags;
+    uint64_t seq; /* values used so far by this target's signal or LL flags */
+};
+
+enum { LAT_REPEATS = 5 };
+
+/* One-way microseconds of `kind` moving n bytes: the median of
+ * LAT_REPEATS ping-pongs (`iters` timed rounds each, after `warm`). */
+int pingpong(Bench *b, LatTarget *t, int kind, size_t n, unsigned iters, double *us)
+{
+    const unsigned warm = b->quick ? 20 : 100;
+    const int repeats = b->quick ? 3 : LAT_REPEATS;
+    LatArgs a;
+    memset(&a, 0, sizeof(a));
+    a.w = t->dw;
+    a.peer = b->peer;
+    a.src = b->src;
+    a.dst = b->dst;
+    a.n = n;
+    a.my_flags = t->my_flags;
+    a.peer_flags = t->peer_flags;
+    a.warm = warm;
+    a.iters = iters;
+    a.starter = b->rank == 0;
+    a.res = b->res;
+    double r[LAT_REPEATS];
+    for (int rep = 0; rep < repeats; rep++) {
+        a.base = t->seq;
+        GPURMA_TRY(b, gpurma_barrier(b->world));
+        memset(b->res, 0, sizeof(*b->res));
+        lat_kernels[kind]<<<1, lat_threads(kind), 0, b->s>>>(a);
+        CUDA_TRY(b, cudaGetLastError());
+        CUDA_TRY(b, cudaStreamSynchronize(b->s));
+        t->seq += warm + iters;
+        GPURMA_TRY(b, gpurma_barrier(b->world));
+        if (b->res->status) {
+            fprintf(stderr, "gpurma-bench --gpu: rank %d: ping-pong kind %d, %zu B failed: %d\n",
+                    b->rank, kind, n, b->res->status);
+            return 1;
+        }
+        r[rep] = (double)b->res->ns / (2.0 * iters) / 1000.0;
+    }
+    *us = median(r, repeats);
     return 0;
 }
 
 /* Host-initiated put_signal_on_stream + wait_until_on_stream ping-pong,
  * captured once into a CUDA graph and replayed: what a graph of
- * stream-ordered operations costs per message. Best of 3 replays. */
+ * stream-ordered operations costs per message. Median of the replays
+ * after the first. */
 int stream_pingpong(Bench *b, size_t n, double *us)
 {
     const int iters = b->quick ? 50 : 200;
@@ -374,8 +497,8 @@ int stream_pingpong(Bench *b, size_t n, double *us)
     cudaEvent_t e0, e1;
     CUDA_TRY(b, cudaEventCreate(&e0));
     CUDA_TRY(b, cudaEventCreate(&e1));
-    double best = 1e30;
-    for (int rep = 0; rep < 4; rep++) {
+    double r[LAT_REPEATS];
+    for (int rep = 0; rep <= LAT_REPEATS; rep++) {
         /* Every replay counts from 1 again: both graphs are done before
          * the slots go back to 0, and both are reset before either starts. */
         GPURMA_TRY(b, gpurma_barrier(b->world));
@@ -387,80 +510,141 @@ int stream_pingpong(Bench *b, size_t n, double *us)
         CUDA_TRY(b, cudaEventSynchronize(e1));
         float ms = 0;
         CUDA_TRY(b, cudaEventElapsedTime(&ms, e0, e1));
-        if (rep > 0 && ms * 1e3 / (2.0 * iters) < best) /* the first one warms up */
-            best = ms * 1e3 / (2.0 * iters);
+        if (rep > 0) /* the first one warms up */
+            r[rep - 1] = ms * 1e3 / (2.0 * iters);
     }
     GPURMA_TRY(b, gpurma_barrier(b->world));
     CUDA_TRY(b, cudaEventDestroy(e0));
     CUDA_TRY(b, cudaEventDestroy(e1));
     CUDA_TRY(b, cudaGraphExecDestroy(exec));
     CUDA_TRY(b, cudaGraphDestroy(graph));
-    *us = best;
+    *us = median(r, LAT_REPEATS);
+    return 0;
+}
+
+/* The floors, measured first in every run that prints ratios to them. */
+struct Floors {
+    double flag_volatile, flag_relacq, data_rel, ll8;
+};
+
+/* "lat NAME BYTES US FLOOR_US RATIO FLOOR_NAME" (tests/gpu/run-device.sh
+ * reads the first five). */
+void lat_row(Bench *b, const char *name, size_t n, double us, double floor_us,
+             const char *floor_name)
+{
+    if (b->rank == 0)
+        printf("lat %s %zu %.3f %.3f %.3f %s\n", name, n, us, floor_us, us / floor_us, floor_name);
+    fflush(stdout);
+}
+
+int measure_floors(Bench *b, LatTarget *t, Floors *f)
+{
+    const unsigned iters = b->quick ? 500 : 2000;
+    double origin;
+    TRY(pingpong(b, t, FLOOR_VOLATILE, 8, iters, &f->flag_volatile));
+    TRY(pingpong(b, t, FLOOR_RELACQ, 8, iters, &f->flag_relacq));
+    TRY(pingpong(b, t, FLOOR_DATA_REL, 8, iters, &f->data_rel));
+    TRY(pingpong(b, t, FLOOR_LL8, 8, iters, &f->ll8));
+    TRY(pingpong(b, t, FLOOR_DATA_ORIGIN_REL, 8, iters, &origin));
+    lat_row(b, "floor_volatile_flag", 8, f->flag_volatile, f->flag_volatile, "volatile_flag");
+    lat_row(b, "floor_relacq_flag", 8, f->flag_relacq, f->flag_relacq, "relacq_flag");
+    lat_row(b, "floor_data+release_flag", 8, f->data_rel, f->data_rel, "data+release_flag");
+    lat_row(b, "floor_ll8", 8, f->ll8, f->ll8, "ll8");
+    /* what gpurma's signal slot adds to the floor: the origin word */
+    lat_row(b, "raw_data+origin+release_flag", 8, origin, f->data_rel, "data+release_flag");
     return 0;
 }
 
 int latency(Bench *b)
 {
-    /* Raw flags live in the window too, past the data area. */
-    uint64_t *my_flag = (uint64_t *)(b->base + b->flag_off);
-    uint64_t *peer_flag = (uint64_t *)(b->peer_ptr + b->flag_off);
-    CUDA_TRY(b, cudaMemset(my_flag, 0, 128));
-    CUDA_TRY(b, cudaMemcpy(b->table, &peer_flag, sizeof(uint64_t *), cudaMemcpyHostToDevice));
+    /* The floors' flags live in the window too, past the data area. */
+    LatTarget t;
+    memset(&t, 0, sizeof(t));
+    t.dw = b->dw;
+    t.my_flags = (uint64_t *)(b->base + b->flag_off);
+    t.peer_flags = (uint64_t *)(b->peer_ptr + b->flag_off);
+    CUDA_TRY(b, cudaMemset(t.my_flags, 0, 256));
     CUDA_TRY(b, cudaDeviceSynchronize());
-    bool r0 = b->rank == 0;
-    if (r0)
-        printf("%-28s %12s %12s %12s %8s\n", "latency (us, one-way)", "bytes", "gpurma",
-               "raw_flag", "ratio");
-    uint64_t seq = 0;
-    double raw, raw2, t;
-    TRY(pingpong(b, LAT_RAW, 8, my_flag, peer_flag, &seq, &raw));
-    TRY(pingpong(b, LAT_RAW, 8, my_flag, peer_flag, &seq, &raw2));
-    raw = raw2 < raw ? raw2 : raw;
-    if (r0)
-        printf("lat raw_flag 8 %.3f %.3f 1.000\n", raw, raw);
+    if (b->rank == 0)
+        printf("%-28s %12s %12s %12s %8s  %s\n", "latency (us, one-way)", "bytes", "gpurma",
+               "floor", "ratio", "floor");
+    Floors f;
+    TRY(measure_floors(b, &t, &f));
+    const unsigned iters = b->quick ? 500 : 2000;
+    static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
+    const char *ps = "data+release_flag";
     static const struct {
         int kind;
         const char *name;
-    } raws[] = {{LAT_RAW_DATA_FLAG, "raw_data+flag"},
-                {LAT_RAW_DATA_ORIGIN_FLAG, "raw_data+origin+flag"},
-                {LAT_RAW_TABLE, "raw_table+data+flag"}};
-    for (const auto &r : raws) {
-        TRY(pingpong(b, r.kind, 8, my_flag, peer_flag, &seq, &t));
-        if (r0)
-            printf("lat %s 8 %.3f %.3f %.3f\n", r.name, t, raw, t / raw);
+    } ps8[] = {{LAT_PUT_SIGNAL_THREAD, "put_signal_thread"},
+               {LAT_PUT_SIGNAL_THREAD_WIN, "put_signal_thread_window_form"},
+               {LAT_PUT_SIGNAL_WARP, "put_signal_warp"}},
+      ll8[] = {{LAT_LL_THREAD, "ll_thread"}, {LAT_LL_WARP, "ll_warp"}};
+    double us;
+    for (const auto &k : ps8) {
+        TRY(pingpong(b, &t, k.kind, 8, iters, &us));
+        lat_row(b, k.name, 8, us, f.data_rel, ps);
     }
-    static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576};
-    uint64_t sigseq = 0, llseq = 0;
-    double ps8, ps8b;
-    TRY(pingpong(b, LAT_PUT_SIGNAL_THREAD, 8, my_flag, peer_flag, &sigseq, &ps8));
-    TRY(pingpong(b, LAT_PUT_SIGNAL_THREAD, 8, my_flag, peer_flag, &sigseq, &ps8b));
-    ps8 = ps8b < ps8 ? ps8b : ps8;
-    if (r0)
-        printf("lat put_signal_thread 8 %.3f %.3f %.3f\n", ps8, raw, ps8 / raw);
     for (size_t n : sizes) {
-        TRY(pingpong(b, LAT_PUT_SIGNAL_BLOCK, n, my_flag, peer_flag, &sigseq, &t));
-        if (r0)
-            printf("lat put_signal_block %zu %.3f %.3f %.3f\n", n, t, raw, t / raw);
+        TRY(pingpong(b, &t, LAT_PUT_SIGNAL_BLOCK, n, n > 65536 ? iters / 4 : iters, &us));
+        lat_row(b, "put_signal_block", n, us, f.data_rel, ps);
     }
-    TRY(pingpong(b, LAT_LL_THREAD, 8, my_flag, peer_flag, &llseq, &t));
-    if (r0)
-        printf("lat ll_thread 8 %.3f %.3f %.3f\n", t, raw, t / raw);
+    /* LL flags start over from 1 in their own area: the put_signal rounds
+     * left data there whose words could look like a flag. */
+    CUDA_TRY(b, cudaMemset(b->base, 0, 2 * 65536 + 4096));
+    CUDA_TRY(b, cudaDeviceSynchronize());
+    GPURMA_TRY(b, gpurma_barrier(b->world));
+    t.seq = 0;
+    for (const auto &k : ll8) {
+        TRY(pingpong(b, &t, k.kind, 8, iters, &us));
+        lat_row(b, k.name, 8, us, f.ll8, "ll8");
+    }
     for (size_t n : sizes) {
         if (n > 65536)
             break;
-        TRY(pingpong(b, LAT_LL_BLOCK, n, my_flag, peer_flag, &llseq, &t));
-        if (r0)
-            printf("lat ll_block %zu %.3f %.3f %.3f\n", n, t, raw, t / raw);
+        TRY(pingpong(b, &t, LAT_LL_BLOCK, n, iters, &us));
+        lat_row(b, "ll_block", n, us, f.ll8, "ll8");
     }
-    /* The LL and signal ping-pongs leave SIG_PING high; the stream one
-     * uses its own signal. */
+    /* The stream ping-pong uses its own signal. */
     static const size_t stream_sizes[] = {8, 4096, 65536, 1048576};
     for (size_t n : stream_sizes) {
-        TRY(stream_pingpong(b, n, &t));
-        if (r0)
-            printf("lat stream_put_signal %zu %.3f %.3f %.3f\n", n, t, raw, t / raw);
+        TRY(stream_pingpong(b, n, &us));
+        lat_row(b, "stream_put_signal", n, us, f.data_rel, ps);
     }
-    fflush(stdout);
+    b->data_rel_floor = f.data_rel;
+    return 0;
+}
+
+/* Kernel-initiated put_signal through the port engine (the FIFO, the proxy,
+ * the copy engine), against the same data + release flag floor. A failure
+ * here is reported and skipped: the rows before it stand. */
+int port_latency(Bench *b)
+{
+    gpurma_win_params_t p;
+    memset(&p, 0, sizeof(p));
+    p.field_mask = GPURMA_WIN_FIELD_ENGINE;
+    p.engine = GPURMA_ENGINE_PORT;
+    gpurma_win_t pw;
+    void *pbase;
+    GPURMA_TRY(b, gpurma_win_allocate(b->world, 1u << 20, &p, &pbase, &pw));
+    LatTarget t;
+    memset(&t, 0, sizeof(t));
+    GPURMA_TRY(b, gpurma_win_device(pw, &t.dw));
+    static const size_t sizes[] = {8, 4096, 65536};
+    const unsigned iters = b->quick ? 100 : 500;
+    int rc = 0;
+    for (size_t n : sizes) {
+        double us;
+        rc = pingpong(b, &t, LAT_PUT_SIGNAL_THREAD, n, iters, &us);
+        if (rc) {
+            if (b->rank == 0)
+                fprintf(stderr, "gpurma-bench --gpu: port engine put_signal latency skipped\n");
+            break;
+        }
+        lat_row(b, "port_put_signal_thread", n, us, b->data_rel_floor, "data+release_flag");
+    }
+    GPURMA_TRY(b, gpurma_barrier(b->world));
+    GPURMA_TRY(b, gpurma_win_free(&pw));
     return 0;
 }
 
@@ -570,7 +754,6 @@ int run(Bench *b)
     CUDA_TRY(b, cudaMalloc(&b->dst, 1 << 21));
     CUDA_TRY(b, cudaMalloc(&b->status, sizeof(int)));
     CUDA_TRY(b, cudaMalloc(&b->mismatches, sizeof(unsigned long long)));
-    CUDA_TRY(b, cudaMalloc(&b->table, sizeof(uint64_t *)));
     CUDA_TRY(b, cudaMallocHost(&b->res, sizeof(*b->res)));
     CUDA_TRY(b, cudaMemset(b->status, 0, sizeof(int)));
     k_fill_src<<<fill_blocks(b->flag_off), 256>>>((uint8_t *)b->src, b->flag_off, 0);
@@ -581,6 +764,7 @@ int run(Bench *b)
 
     TRY(bandwidth(b));
     TRY(latency(b));
+    TRY(port_latency(b));
     TRY(port_bandwidth(b));
 
     GPURMA_TRY(b, gpurma_barrier(b->world));
@@ -590,7 +774,6 @@ int run(Bench *b)
     CUDA_TRY(b, cudaFree(b->dst));
     CUDA_TRY(b, cudaFree(b->status));
     CUDA_TRY(b, cudaFree(b->mismatches));
-    CUDA_TRY(b, cudaFree(b->table));
     CUDA_TRY(b, cudaFreeHost(b->res));
     GPURMA_TRY(b, gpurma_finalize(b->ctx));
     return 0;

@@ -54,11 +54,11 @@
 
 #include <gpurma.h>
 
+#include "../shm_segments.h"
 #include "status_name.h"
 
 enum { EXIT_PEER_FAILED = 3, EXIT_TIMED_OUT = 4 };
 
-#include <dirent.h>
 #include <pthread.h>
 
 #define WIN_BYTES  (2u << 20)
@@ -251,23 +251,10 @@ static int stream_to_victim(ring_t *g, int victim, double max_s)
 /* Phase alloc: a thread of the victim raises SIGKILL as soon as a new
  * shared-memory segment of this process appears, i.e. inside the
  * gpurma_win_allocate that created it. */
-static int own_segments(void)
-{
-    char prefix[32];
-    int n = 0, plen = snprintf(prefix, sizeof(prefix), "gpurma-%d-", (int)getpid());
-    DIR *d = opendir("/dev/shm");
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += !strncmp(e->d_name, prefix, (size_t)plen);
-    if (d)
-        closedir(d);
-    return n;
-}
-
 static void *die_on_new_segment(void *arg)
 {
     int before = *(int *)arg;
-    while (own_segments() <= before)
+    while (t_own_segments() <= before)
         usleep(200);
     die_now(-1, 0, "inside gpurma_win_allocate (its segment exists)");
     return NULL;
@@ -278,7 +265,7 @@ static int allocate_with_death(ring_t *g, int victim)
     static int before;
     pthread_t t;
     if (g->rank == victim) {
-        before = own_segments();
+        before = t_own_segments();
         if (pthread_create(&t, NULL, die_on_new_segment, &before))
             return 2;
     } else {

@@ -1,7 +1,8 @@
 /*
  * compile_all.cu - instantiates every function of gpurma_device.h in a
- * kernel (thread, _coop, _warp and _block forms), so that nvcc checks the
- * whole header for each architecture of the build. At run time (one GPU,
+ * kernel (thread, _coop, _warp and _block forms, window and channel
+ * forms), so that nvcc checks the whole header for each architecture of
+ * the build. At run time (one GPU,
  * one process, no library context) the kernel calls each function with
  * bad arguments on a hand-made window and the host checks that every one
  * returned the documented error and wrote nothing. Exits 77 without a GPU.
@@ -14,7 +15,7 @@
 
 #include "gpurma_device.h"
 
-enum { NRESULTS = 64 };
+enum { NRESULTS = 160 };
 
 #define RECORD(expr) out[n++] = (int)(expr)
 
@@ -54,7 +55,52 @@ __global__ void every_function(gpurma_dev_win_t w, int *out, int *count, char *l
     RECORD(gpurma_dev_put_packets16_coop(w, bad_peer, 0, local, 8, 1, tid, nth));
     RECORD(gpurma_dev_put_packets16_warp(w, bad_peer, 0, local, 8, 1));
     RECORD(gpurma_dev_put_packets16_block(w, bad_peer, 0, local, 8, 1));
+    /* Every channel operation on the channel of a bad peer. */
+    const gpurma_dev_chan_t bad = gpurma_dev_win_chan(w, bad_peer);
+    RECORD(gpurma_dev_chan_status(bad));
+    RECORD(gpurma_dev_chan_put(bad, 0, local, 8));
+    RECORD(gpurma_dev_chan_put_coop(bad, 0, local, 8, tid, nth));
+    RECORD(gpurma_dev_chan_put_warp(bad, 0, local, 8));
+    RECORD(gpurma_dev_chan_put_block(bad, 0, local, 8));
+    RECORD(gpurma_dev_chan_get(bad, local, 0, 8));
+    RECORD(gpurma_dev_chan_get_coop(bad, local, 0, 8, tid, nth));
+    RECORD(gpurma_dev_chan_get_warp(bad, local, 0, 8));
+    RECORD(gpurma_dev_chan_get_block(bad, local, 0, 8));
+    RECORD(gpurma_dev_chan_put_value(bad, 0, 1, 8));
+    RECORD(gpurma_dev_chan_signal(bad, 0, GPURMA_SIGNAL_SET, 1));
+    RECORD(gpurma_dev_chan_put_signal(bad, 0, local, 8, 0, GPURMA_SIGNAL_SET, 1));
+    RECORD(gpurma_dev_chan_put_signal_coop(bad, 0, local, 8, 0, GPURMA_SIGNAL_ADD, 1, tid, nth));
+    RECORD(gpurma_dev_chan_put_signal_warp(bad, 0, local, 8, 0, GPURMA_SIGNAL_SET, 1));
+    RECORD(gpurma_dev_chan_put_signal_block(bad, 0, local, 8, 0, GPURMA_SIGNAL_SET, 1));
+    RECORD(gpurma_dev_chan_flush(bad));
+    RECORD(gpurma_dev_chan_atomic_fetch_add(bad, 0, 1, &old));
+    RECORD(gpurma_dev_chan_atomic_swap(bad, 0, 1, &old));
+    RECORD(gpurma_dev_chan_atomic_compare_swap(bad, 0, 0, 1, &old));
+    RECORD(gpurma_dev_chan_put_counted(bad, 0, local, 8, 0));
+    RECORD(gpurma_dev_chan_put_packets(bad, 0, local, 8, 1));
+    RECORD(gpurma_dev_chan_put_packets_coop(bad, 0, local, 8, 1, tid, nth));
+    RECORD(gpurma_dev_chan_put_packets_warp(bad, 0, local, 8, 1));
+    RECORD(gpurma_dev_chan_put_packets_block(bad, 0, local, 8, 1));
+    RECORD(gpurma_dev_chan_put_packets16(bad, 0, local, 8, 1));
+    RECORD(gpurma_dev_chan_put_packets16_coop(bad, 0, local, 8, 1, tid, nth));
+    RECORD(gpurma_dev_chan_put_packets16_warp(bad, 0, local, 8, 1));
+    RECORD(gpurma_dev_chan_put_packets16_block(bad, 0, local, 8, 1));
+    RECORD(gpurma_dev_chan_read_packets(bad, 0, local, 4, 1));
+    RECORD(gpurma_dev_chan_read_packets_coop(bad, 0, local, 4, 1, tid, nth));
+    RECORD(gpurma_dev_chan_read_packets_warp(bad, 0, local, 4, 1));
+    RECORD(gpurma_dev_chan_read_packets_block(bad, 0, local, 4, 1));
+    RECORD(gpurma_dev_chan_read_packets16(bad, 0, local, 4, 1));
+    RECORD(gpurma_dev_chan_read_packets16_coop(bad, 0, local, 4, 1, tid, nth));
+    RECORD(gpurma_dev_chan_read_packets16_warp(bad, 0, local, 4, 1));
+    RECORD(gpurma_dev_chan_read_packets16_block(bad, 0, local, 4, 1));
     int n_bad_peer = n;
+    const gpurma_dev_chan_t me = gpurma_dev_win_chan(w, 0);
+    RECORD(gpurma_dev_chan_put(me, 250, local, 8));
+    RECORD(gpurma_dev_chan_put_block(me, 256, local, 1));
+    RECORD(gpurma_dev_chan_get_warp(me, local, 200, 57));
+    RECORD(gpurma_dev_chan_put_signal_block(me, 255, local, 2, 0, GPURMA_SIGNAL_SET, 1));
+    RECORD(gpurma_dev_chan_put_packets16_warp(me, 240, local, 9, 1));
+    RECORD(gpurma_dev_chan_read_packets_block(me, 256, local, 4, 1));
     /* Out of bounds on a valid peer (window of 256 bytes). */
     RECORD(gpurma_dev_put(w, 0, 250, local, 8));
     RECORD(gpurma_dev_put_block(w, 0, 256, local, 1));
@@ -78,11 +124,19 @@ __global__ void every_function(gpurma_dev_win_t w, int *out, int *count, char *l
     RECORD(gpurma_dev_put_signal_block(w, 0, 0, local, 8, 4, GPURMA_SIGNAL_SET, 1));
     RECORD(gpurma_dev_put_signal_warp(w, 0, 0, local, 8, 0, (gpurma_signal_op_t)5, 1));
     RECORD(gpurma_dev_put_value(w, 0, 0, 1, 3));
+    RECORD(gpurma_dev_chan_signal(me, 4, GPURMA_SIGNAL_SET, 1));
+    RECORD(gpurma_dev_chan_put_value(me, 0, 1, 3));
+    RECORD(gpurma_dev_chan_put_counted(me, 0, local, 8, 2));
+    RECORD(gpurma_dev_chan_put_signal_warp(me, 0, local, 8, 0, (gpurma_signal_op_t)5, 1));
+    RECORD(gpurma_dev_chan_read_packets_coop(me, 0, local, 4, 1, nth, nth));
     int n_inval = n;
     RECORD(gpurma_dev_put_value(w, 0, 2, 1, 4));
     RECORD(gpurma_dev_atomic_fetch_add(w, 0, 4, 1, &old));
     RECORD(gpurma_dev_put_packets(w, 0, 4, local, 4, 1));
     RECORD(gpurma_dev_put_packets16_block(w, 0, 8, local, 4, 1));
+    RECORD(gpurma_dev_chan_atomic_swap(me, 12, 1, &old));
+    RECORD(gpurma_dev_chan_put_packets_block(me, 4, local, 4, 1));
+    RECORD(gpurma_dev_chan_read_packets16_warp(me, 8, local, 4, 1));
     int n_misaligned = n;
     /* Calls that succeed (and read without side effects). */
     RECORD(gpurma_dev_quiet(w));
@@ -93,6 +147,8 @@ __global__ void every_function(gpurma_dev_win_t w, int *out, int *count, char *l
     RECORD(gpurma_dev_packet8_bytes(5) == 16 ? 0 : -100);
     RECORD(gpurma_dev_packet16_bytes(9) == 32 ? 0 : -100);
     RECORD(gpurma_dev_compare(3, GPURMA_CMP_GT, 2) ? 0 : -100);
+    RECORD(gpurma_dev_chan_status(me));
+    RECORD(gpurma_dev_chan_flush(me));
     if (threadIdx.x == 0) {
         count[0] = n_bad_peer;
         count[1] = n_oob;

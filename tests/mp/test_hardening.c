@@ -17,41 +17,27 @@
  *             NOT_INITIALIZED or FREED, reads no freed memory (the ASan
  *             build checks that), and a second finalize is refused.
  */
-#include <dirent.h>
 #include <limits.h>
 
 #include "common.h"
+#include "../shm_segments.h"
 
 #include "gpurma_device.h"
 #include "gpurma_switch.h"
 
 #define WIN_LEN 4096
 
-/* Segments of this process in /dev/shm (names start gpurma-<pid>-). */
-static int own_segments(void)
-{
-    char prefix[32];
-    int n = 0, plen = snprintf(prefix, sizeof(prefix), "gpurma-%d-", (int)getpid());
-    DIR *d = opendir("/dev/shm");
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += !strncmp(e->d_name, prefix, (size_t)plen);
-    if (d)
-        closedir(d);
-    return n;
-}
-
 /* A window whose creation must fail with one of two codes on every rank. */
 #define EXPECT_NO_WINDOW(call, win)                                                           \
     do {                                                                                      \
-        int before_ = own_segments();                                                         \
+        int before_ = t_own_segments();                                                         \
         gpurma_status_t rc_ = (call);                                                         \
         T_ASSERT(rc_ == GPURMA_ERR_INVALID_ARG || rc_ == GPURMA_ERR_NO_MEMORY,                \
                  "%s returned %d (%s), want INVALID_ARG or NO_MEMORY", #call, (int)rc_,        \
                  gpurma_strerror(rc_));                                                       \
         T_ASSERT((win) == NULL, "%s left a window handle", #call);                           \
-        T_ASSERT(own_segments() == before_, "%s left %d segment(s) in /dev/shm", #call,       \
-                 own_segments() - before_);                                                   \
+        T_ASSERT(t_own_segments() == before_, "%s left %d segment(s) in /dev/shm", #call,       \
+                 t_own_segments() - before_);                                                   \
         t_checks++;                                                                           \
     } while (0)
 

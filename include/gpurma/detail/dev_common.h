@@ -14,23 +14,41 @@
 /* Range checks are written `off > size || n > size - off`, never
  * `off + n > size`, which wraps for offsets or sizes near SIZE_MAX. */
 
-/* A handle gpurma_win_device made (a zeroed or garbled one is INVALID_ARG),
- * and on the host backend, of a window not freed since: the window struct
- * outlives the window (see GPURMA_DEV_HOST_WIN_LIVE), the peer table,
- * signals, counters and FIFOs do not. A window freed by another thread
- * while this check passes is the caller's race, as with any freed memory. */
+/* On the host backend, a window not freed since the handle was made: the
+ * window struct outlives the window (see GPURMA_DEV_HOST_WIN_LIVE), the
+ * peer table, signals, counters and FIFOs do not. A window freed by another
+ * thread while this check passes is the caller's race, as with any freed
+ * memory. GPU code cannot read the host struct. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__check_host_win(const void *host_win)
+{
+#if !GPURMA_DEV_GPU
+    if (!host_win)
+        return GPURMA_ERR_INVALID_ARG;
+    if (__atomic_load_n((const uint32_t *)host_win, __ATOMIC_RELAXED) != GPURMA_DEV_HOST_WIN_LIVE)
+        return GPURMA_ERR_FREED;
+#else
+    (void)host_win;
+#endif
+    return GPURMA_SUCCESS;
+}
+
+/* A handle gpurma_win_device made (a zeroed or garbled one is INVALID_ARG)
+ * of a live window. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__check_win(const gpurma_dev_win_t *w)
 {
     if (w->magic != GPURMA_DEV_WIN_MAGIC)
         return GPURMA_ERR_INVALID_ARG;
-#if !GPURMA_DEV_GPU
-    if (!w->host_win)
-        return GPURMA_ERR_INVALID_ARG;
-    if (__atomic_load_n((const uint32_t *)w->host_win, __ATOMIC_RELAXED) !=
-        GPURMA_DEV_HOST_WIN_LIVE)
-        return GPURMA_ERR_FREED;
-#endif
-    return GPURMA_SUCCESS;
+    return gpurma_dev__check_host_win(w->host_win);
+}
+
+/* A channel gpurma_dev_win_chan made for a valid peer (otherwise the reason
+ * it recorded; a zeroed or garbled channel is INVALID_ARG), of a window not
+ * freed since on the host backend. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__check_chan(const gpurma_dev_chan_t *c)
+{
+    if (c->magic != GPURMA_DEV_CHAN_MAGIC)
+        return c->status < 0 ? (gpurma_status_t)c->status : GPURMA_ERR_INVALID_ARG;
+    return gpurma_dev__check_host_win(c->host_win);
 }
 
 /* A live handle and a rank of the window's team. */
@@ -69,19 +87,19 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__check_peer_range(const gpurma_dev_peer
 }
 
 /* A signal id of the window and an operation signals know. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__check_signal_args(const gpurma_dev_win_t *w,
-                                                            uint32_t sig, gpurma_signal_op_t op)
+GPURMA_DEVICE gpurma_status_t gpurma_dev__check_signal_args(uint32_t num_signals, uint32_t sig,
+                                                            gpurma_signal_op_t op)
 {
-    return sig < w->num_signals && (op == GPURMA_SIGNAL_SET || op == GPURMA_SIGNAL_ADD)
+    return sig < num_signals && (op == GPURMA_SIGNAL_SET || op == GPURMA_SIGNAL_ADD)
                ? GPURMA_SUCCESS
                : GPURMA_ERR_INVALID_ARG;
 }
 
-/* Range and alignment of a 64-bit atomic at off in a loaded peer entry. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__check_atomic_at(const gpurma_dev_win_t *w,
-                                                          const gpurma_dev_peer_t *pe, size_t off)
+/* Range and alignment of a 64-bit atomic at off in a loaded peer entry
+ * (an atomic has no buffer: pe stands in for one). */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__check_atomic_at(const gpurma_dev_peer_t *pe, size_t off)
 {
-    gpurma_status_t rc = gpurma_dev__check_peer_range(pe, off, 8, w);
+    gpurma_status_t rc = gpurma_dev__check_peer_range(pe, off, 8, pe);
     if (rc == GPURMA_SUCCESS && (off & 7))
         rc = GPURMA_ERR_MISALIGNED;
     return rc;
@@ -91,11 +109,10 @@ enum { GPURMA_DEV__ATOMIC_FETCH_ADD = 0, GPURMA_DEV__ATOMIC_SWAP, GPURMA_DEV__AT
 
 /* Load/store and host-call puts are locally complete when they return:
  * one thread bumps the counter (UINT32_MAX: none). */
-GPURMA_DEVICE void gpurma_dev__count_local(const gpurma_dev_win_t *w, uint32_t counter,
-                                           unsigned tid)
+GPURMA_DEVICE void gpurma_dev__count_local(uint64_t *counters, uint32_t counter, unsigned tid)
 {
     if (counter != UINT32_MAX && !tid)
-        gpurma_sh_fetch_add_u64(&w->counters[counter], 1);
+        gpurma_sh_fetch_add_u64(&counters[counter], 1);
 }
 
 /* Whether v cmp ref holds. */
@@ -112,11 +129,13 @@ GPURMA_DEVICE int gpurma_dev_compare(uint64_t v, gpurma_cmp_t cmp, uint64_t ref)
     return 0;
 }
 
-/* Whether a wait that began (*start, 0 until the first call) has run past
- * timeout_ns (0: never); the clock is read only every 256 polls. */
+/* Whether a wait has run past timeout_ns (0: never). The clock is read
+ * every 256 polls, the first time at poll 255, so a wait that ends sooner
+ * (a ping-pong's) reads no clock at all; *start (0 until then) is that
+ * first reading, and the timeout fires 256 polls late at most. */
 GPURMA_DEVICE int gpurma_dev__expired(uint64_t iter, uint64_t *start, uint64_t timeout_ns)
 {
-    if ((iter & 255) == 0) {
+    if ((iter & 255) == 255) {
         uint64_t now = gpurma_sh_now_ns();
         if (!*start)
             *start = now;

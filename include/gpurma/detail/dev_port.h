@@ -267,15 +267,19 @@ GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_sync(uint16_t op)
 
 /* ------------------------------------------------ the FIFO path of the ops */
 
-/* Pushes d to the window's proxy context ctx; with wait, returns when the
- * proxy has executed it, and result (atomics) receives the old value. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_submit(const gpurma_dev_win_t *w, unsigned ctx,
+/* Operations reach a proxy context through a channel's copy of its FIFO
+ * and the window's id there (gpurma_dev_chan_t: fifo, port_win_id). */
+
+/* Pushes d to FIFO f for window win_id; with wait, returns when the proxy
+ * has executed it, and result (atomics) receives the old value. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_submit(void *fifo, uint32_t win_id,
                                                       gpurma_port_desc_t d, int wait,
                                                       uint64_t *result)
 {
-    gpurma_port_fifo_t *f = gpurma_dev__port_fifo(w, ctx, &d.win_id);
+    gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)fifo;
     if (!f)
         return GPURMA_ERR_UNSUPPORTED;
+    d.win_id = win_id;
     uint64_t pos;
     gpurma_status_t rc = gpurma_port_push(f, &d, &pos);
     if (rc != GPURMA_SUCCESS || !wait)
@@ -295,49 +299,51 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_readable(const void *buf, size_t 
 
 /* Thread 0 of the team pushes; the proxy bumps the counter when the data
  * has left the source. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_put(const gpurma_dev_win_t *w, unsigned ctx,
-                                                   int peer, size_t dst_off, const void *src,
-                                                   size_t bytes, uint32_t counter, unsigned tid)
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_put(void *fifo, uint32_t win_id, int peer,
+                                                   size_t dst_off, const void *src, size_t bytes,
+                                                   uint32_t counter, unsigned tid)
 {
     gpurma_status_t rc = gpurma_dev__port_readable(src, bytes);
     if (rc != GPURMA_SUCCESS || tid)
         return rc;
-    return gpurma_dev__port_submit(w, ctx, gpurma_port_desc_put(peer, dst_off, src, bytes, counter),
-                                   0, (uint64_t *)0);
+    return gpurma_dev__port_submit(fifo, win_id,
+                                   gpurma_port_desc_put(peer, dst_off, src, bytes, counter), 0,
+                                   (uint64_t *)0);
 }
 
 /* Waits: the data is there on return. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_get(const gpurma_dev_win_t *w, unsigned ctx,
-                                                   int peer, void *dst, size_t src_off,
-                                                   size_t bytes, unsigned tid)
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_get(void *fifo, uint32_t win_id, int peer,
+                                                   void *dst, size_t src_off, size_t bytes,
+                                                   unsigned tid)
 {
     gpurma_status_t rc = gpurma_dev__port_readable(dst, bytes);
     if (rc != GPURMA_SUCCESS || tid)
         return rc;
-    return gpurma_dev__port_submit(w, ctx, gpurma_port_desc_get(peer, dst, src_off, bytes), 1,
-                                   (uint64_t *)0);
+    return gpurma_dev__port_submit(fifo, win_id, gpurma_port_desc_get(peer, dst, src_off, bytes),
+                                   1, (uint64_t *)0);
 }
 
 /* Data and signal in one descriptor, from one thread. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_put_signal(const gpurma_dev_win_t *w,
-                                                          unsigned ctx, int peer, size_t dst_off,
-                                                          const void *src, size_t bytes,
-                                                          uint32_t sig, gpurma_signal_op_t op,
-                                                          uint64_t value, uint32_t counter)
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_put_signal(void *fifo, uint32_t win_id, int peer,
+                                                          size_t dst_off, const void *src,
+                                                          size_t bytes, uint32_t sig,
+                                                          gpurma_signal_op_t op, uint64_t value,
+                                                          uint32_t counter)
 {
     gpurma_status_t rc = gpurma_dev__port_readable(src, bytes);
     if (rc != GPURMA_SUCCESS)
         return rc;
     return gpurma_dev__port_submit(
-        w, ctx, gpurma_port_desc_put_signal(peer, dst_off, src, bytes, sig, op, value, counter),
-        0, (uint64_t *)0);
+        fifo, win_id,
+        gpurma_port_desc_put_signal(peer, dst_off, src, bytes, sig, op, value, counter), 0,
+        (uint64_t *)0);
 }
 
 /* LL packets through the proxy: it packs `bytes` of payload from src with
  * flag and lands them in whole 8- or 16-byte stores. Thread 0 pushes and
  * waits, so src is reusable on return, as with the load/store path. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w, unsigned ctx,
-                                                       int peer, size_t dst_off, const void *src,
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(void *fifo, uint32_t win_id, int peer,
+                                                       size_t dst_off, const void *src,
                                                        size_t bytes, uint32_t flag, int psize,
                                                        unsigned tid)
 {
@@ -345,19 +351,24 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_packets(const gpurma_dev_win_t *w
     if (rc != GPURMA_SUCCESS || tid)
         return rc;
     return gpurma_dev__port_submit(
-        w, ctx, gpurma_port_desc_packets(peer, dst_off, src, bytes, flag, psize), 1,
+        fifo, win_id, gpurma_port_desc_packets(peer, dst_off, src, bytes, flag, psize), 1,
         (uint64_t *)0);
 }
 
-/* Everything pushed to proxy contexts first..end-1 so far is complete. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__port_flush(const gpurma_dev_win_t *w, unsigned first,
-                                                     unsigned end)
+/* Everything pushed to FIFO f so far is complete. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_flush_fifo(void *fifo)
 {
-    for (unsigned k = first; k < end && k < w->nports; k++) {
+    gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)fifo;
+    uint64_t head = gpurma_sh_load_acquire_u64(f->head_ptr);
+    return head ? gpurma_port_wait_done(f, head - 1) : GPURMA_SUCCESS;
+}
+
+/* Everything pushed to any of the window's proxy contexts so far is complete. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_flush_all(const gpurma_dev_win_t *w)
+{
+    for (unsigned k = 0; k < w->nports; k++) {
         uint32_t id;
-        gpurma_port_fifo_t *f = gpurma_dev__port_fifo(w, k, &id);
-        uint64_t head = gpurma_sh_load_acquire_u64(f->head_ptr);
-        gpurma_status_t rc = head ? gpurma_port_wait_done(f, head - 1) : GPURMA_SUCCESS;
+        gpurma_status_t rc = gpurma_dev__port_flush_fifo(gpurma_dev__port_fifo(w, k, &id));
         if (rc != GPURMA_SUCCESS)
             return rc;
     }
@@ -369,8 +380,11 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_all(const gpurma_dev_win_t *w, ui
                                                    int wait)
 {
     gpurma_status_t rc = GPURMA_SUCCESS;
-    for (unsigned k = 0; k < w->nports && rc == GPURMA_SUCCESS; k++)
-        rc = gpurma_dev__port_submit(w, k, gpurma_port_desc_sync(op), wait, (uint64_t *)0);
+    for (unsigned k = 0; k < w->nports && rc == GPURMA_SUCCESS; k++) {
+        uint32_t id;
+        gpurma_port_fifo_t *f = gpurma_dev__port_fifo(w, k, &id);
+        rc = gpurma_dev__port_submit(f, id, gpurma_port_desc_sync(op), wait, (uint64_t *)0);
+    }
     return rc;
 }
 

@@ -68,4 +68,24 @@ typedef struct gpurma_dev_win {
     uint32_t                  magic;
 } gpurma_dev_win_t;
 
+/* One peer of a window, by value (gpurma_dev_win_chan): what every
+ * operation to that peer needs, loaded once, so that a kernel builds it
+ * before its loop and each operation in the loop reads registers only. A
+ * channel made for a bad peer or handle has magic 0 and the reason in
+ * status; every operation on it returns that status and touches nothing. */
+#define GPURMA_DEV_CHAN_MAGIC 0x6368616eu /* "chan" */
+
+typedef struct gpurma_dev_chan {
+    gpurma_dev_peer_t pe;          /* the peer's entry of the window's table      */
+    void             *fifo;        /* FIFO path: the proxy context's FIFO         */
+    uint64_t         *counters;    /* this rank's local-completion counters       */
+    void             *host_win;    /* the gpurma_win_t; see HOST_WIN_LIVE         */
+    uint64_t          timeout_ns;  /* waits of the operations                     */
+    uint32_t          port_win_id; /* FIFO path: the window's id at that context  */
+    int32_t           rank, peer;  /* origin and target, in the window's team     */
+    uint32_t          num_signals, num_counters;
+    int32_t           status;      /* GPURMA_SUCCESS, or why the channel is unusable */
+    uint32_t          magic;
+} gpurma_dev_chan_t;
+
 #endif
