@@ -211,9 +211,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
         return rc;
     size_t slot = (size_t)(q * n + c->rank);
     if (ll) {
-        rc = gpurma_dev__put_packets(&c->win, peer,
-                                     (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
-                                     src, bytes, (uint32_t)e, 8, g->tid, g->nthreads);
+        rc = gpurma_dev_put_packets_coop(c->win, peer,
+                                         (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
+                                         src, bytes, (uint32_t)e, g->tid, g->nthreads);
         gpurma_dcoll__sync(g);
     } else if (g->nthreads == 1) {
         rc = bytes ? gpurma_dev_put_signal(c->win, peer, (size_t)c->data_off + slot * c->slot,
@@ -270,9 +270,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
         }
 #endif
         if (bytes)
-            rc = gpurma_dev__read_packets(&c->win,
-                                          (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
-                                          stage, bytes, (uint32_t)e, 8, g->tid, g->nthreads);
+            rc = gpurma_dev_read_packets_coop(c->win,
+                                               (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
+                                               stage, bytes, (uint32_t)e, g->tid, g->nthreads);
         *data = stage;
     } else {
         if (g->tid == 0)
