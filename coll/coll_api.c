@@ -6,6 +6,8 @@
  * of gpurma_coll_device.h on the team's host scratch window; on a stream
  * by a kernel running the same functions (coll_stream.c).
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,18 +130,24 @@ static int run_host(const coll_call_t *a, gpurma_dev_coll_t c, gpurma_coll_algo_
     return rc;
 }
 
-/* The device functions return bare codes; say what they mean here. */
+/* Say which collective failed; a host wait (a timeout, a dead peer) left
+ * its own message, which follows. */
 static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc)
 {
     const struct gpurma_ctx_s *ctx = a->team->ctx;
+    char cause[400] = "";
+    const char *text = gpurma_error_text();
+    if (text && *text)
+        snprintf(cause, sizeof(cause), " (%s)", text);
     if (rc == GPURMA_ERR_TIMEOUT)
         return gpurma_set_error(rc,
                                 "rank %d: %s (%s): a peer did not take part within the timeout "
                                 "(GPURMA_TIMEOUT_MS): every rank of the team must call the same "
-                                "collectives in the same order",
-                                ctx->rank, kind_names[a->kind], gpurma_coll_algo_name(algo));
-    return gpurma_set_error(rc, "rank %d: %s (%s) failed: %s", ctx->rank, kind_names[a->kind],
-                            gpurma_coll_algo_name(algo), gpurma_strerror((gpurma_status_t)rc));
+                                "collectives in the same order%s",
+                                ctx->rank, kind_names[a->kind], gpurma_coll_algo_name(algo), cause);
+    return gpurma_set_error(rc, "rank %d: %s (%s) failed: %s%s", ctx->rank,
+                            kind_names[a->kind], gpurma_coll_algo_name(algo),
+                            gpurma_strerror((gpurma_status_t)rc), cause);
 }
 
 static int coll_run(const coll_call_t *a, size_t piece)

@@ -138,7 +138,6 @@ int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_
     s->handle.rank = team->rank;
     s->handle.size = n;
     s->handle.magic = GPURMA_DEV_COLL_MAGIC;
-    s->handle.spin_us = (uint32_t)(ctx->spin_ns / 1000);
     s->handle.nchannels = nch;
     s->handle.part = 0;
     s->handle.nparts = 1;

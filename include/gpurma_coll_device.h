@@ -60,7 +60,7 @@ typedef struct gpurma_dev_coll {
     uint64_t         state_off, data_off, ll_off, stage_off;
     int32_t          rank, size;
     uint32_t         magic;
-    uint32_t         spin_us;   /* CPU threads: poll this long before yielding */
+    uint32_t         pad;
     /* Channels: independent copies of the regions and signals, so that
      * several blocks (or steps) work on parts of one collective at once.
      * This handle moves part `part` of `nparts` of the data, on channel
@@ -168,27 +168,21 @@ GPURMA_DEVICE void gpurma_dcoll__share(const gpurma_dev_coll_t *c, size_t count,
     *lo = a, *len = b - a;
 }
 
-/* Waits until *p >= v. The device wait yields the core after a few polls
- * on CPU threads (right when ranks share cores); with a core per rank
- * (spin_us from the context) a CPU thread polls for that long first. */
+/* Waits until this member's signal sig reaches v. On CPU threads through
+ * the host call gpurma_wait_until: it spins while each rank has a core,
+ * then yields, and notices a dead member (GPURMA_ERR_PEER_FAILED, with a
+ * message naming it) instead of only timing out. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__wait(const gpurma_dev_coll_t *c, uint32_t sig,
                                                  uint64_t v)
 {
 #if !GPURMA_DEV_GPU
-    if (c->spin_us && gpurma_dev__check_win(&c->win) == GPURMA_SUCCESS &&
-        sig < c->win.num_signals) {
-        const uint64_t *p = &c->win.signals[sig].value;
-        uint64_t start = gpurma_sh_now_ns(), budget = (uint64_t)c->spin_us * 1000;
-        do {
-            for (int k = 0; k < 64; k++) {
-                if (gpurma_sh_load_acquire_u64(p) >= v)
-                    return GPURMA_SUCCESS;
-                gpurma_sh_pause_n(0);
-            }
-        } while (gpurma_sh_now_ns() - start < budget);
-    }
-#endif
+    gpurma_status_t rc = gpurma_dev__check_win(&c->win);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    return gpurma_wait_until((gpurma_win_t)c->win.host_win, sig, GPURMA_CMP_GE, v);
+#else
     return gpurma_dev_wait_until(c->win, sig, GPURMA_CMP_GE, v);
+#endif
 }
 
 /* Sends bytes at src to peer's slot of this member for epoch e: after the
@@ -215,6 +209,12 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
                                          (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
                                          src, bytes, (uint32_t)e, g->tid, g->nthreads);
         gpurma_dcoll__sync(g);
+#if !GPURMA_DEV_GPU
+        /* CPU threads wait for a signal, not for the flags (see recv). */
+        if (rc == GPURMA_SUCCESS && g->tid == 0)
+            rc = gpurma_dev_signal(c->win, peer, c->sig_base + (uint32_t)c->rank,
+                                   GPURMA_SIGNAL_SET, e);
+#endif
     } else if (g->nthreads == 1) {
         rc = bytes ? gpurma_dev_put_signal(c->win, peer, (size_t)c->data_off + slot * c->slot,
                                            src, bytes, c->sig_base + (uint32_t)c->rank,
@@ -253,21 +253,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
     if (ll) {
         char *stage = base + c->stage_off + (size_t)src * c->ll_slot;
 #if !GPURMA_DEV_GPU
-        /* The last packet is the one written last (one thread): poll it
-         * before the packet read, which yields the core early. */
-        if (bytes && c->spin_us) {
-            const uint64_t *last = (const uint64_t *)(base + c->ll_off +
-                                                      slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot)) +
-                                   (gpurma_dev__packet_count(bytes, 8) - 1);
-            uint64_t start = gpurma_sh_now_ns(), budget = (uint64_t)c->spin_us * 1000;
-            uint32_t data, flag;
-            for (;;) {
-                gpurma_sh_load_packet8(last, &data, &flag);
-                if (flag == (uint32_t)e || gpurma_sh_now_ns() - start >= budget)
-                    break;
-                gpurma_sh_pause_n(0);
-            }
-        }
+        /* CPU threads: the sender signals after its packets (see send), so
+         * that a dead sender is noticed here rather than by a timeout. */
+        if (bytes && g->tid == 0)
+            rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)src, e);
+        rc = gpurma_dcoll__agree(g, rc);
+        if (rc != GPURMA_SUCCESS)
+            return rc;
 #endif
         if (bytes)
             rc = gpurma_dev_read_packets_coop(c->win,

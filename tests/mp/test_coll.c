@@ -13,6 +13,8 @@
  * Destinations are poisoned, with guard bytes around them; bad arguments
  * must fail with GPURMA_ERR_INVALID_ARG, a message, and nothing written.
  */
+#include <signal.h>
+
 #include "common.h"
 #include "gpurma_coll.h"
 #include "gpurma_coll_device.h"
@@ -385,8 +387,39 @@ static void test_device_api(void)
     free(send), free(recv);
 }
 
-int main(void)
+/* "death" (tests/mp/test_coll-death.sh, uid bootstrap): the last rank kills
+ * itself between collectives; every other rank must get
+ * GPURMA_ERR_PEER_FAILED from the collective it is in, with a message that
+ * names a dead rank, well within the timeout, whatever the algorithm. */
+static int death(void)
 {
+    t_init("test_coll death", 20000);
+    const int victim = t_size - 1;
+    static double x[4096], y[4096];
+    for (int i = 0; i < 1000; i++) {
+        if (i == 20 && t_rank == victim)
+            raise(SIGKILL);
+        double t0 = t_now();
+        /* small (LL) and large (puts and signals) in turn */
+        size_t n = i % 2 ? 4096 : 3;
+        gpurma_status_t rc = gpurma_allreduce(t_world, x, y, n, GPURMA_FLOAT64, GPURMA_SUM, NULL);
+        if (rc == GPURMA_SUCCESS)
+            continue;
+        /* The victim, or a survivor that saw it first and left (in the
+         * ring, rank 1 waits on rank 0 only). */
+        const char *m = gpurma_last_error_message(t_ctx);
+        if (rc != GPURMA_ERR_PEER_FAILED || !strstr(m, "has died") || t_now() - t0 > 10)
+            T_FAIL("after %.2f s: %d (%s): %s", t_now() - t0, rc, gpurma_strerror(rc), m);
+        printf("rank %d: PEER_FAILED in %.3f s at round %d: %s\n", t_rank, t_now() - t0, i, m);
+        return 0;
+    }
+    T_FAIL("the death of rank %d went unnoticed", victim);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "death"))
+        return death();
     /* Small slots: the counts below then span several steps. */
     setenv("GPURMA_COLL_SLOT_BYTES", "1024", 0);
     t_init("test_coll", 0);
