@@ -17,7 +17,9 @@
  *   stage   [n sources] of `ll_slot` bytes: LL payloads, unpacked
  * Signals: slot src carries "src's data for epoch e has arrived" (SET e),
  * slot n + peer carries "peer has consumed what this member wrote to it up
- * to epoch e" (SET e).
+ * to epoch e" (SET e). The window holds one copy of all this per channel
+ * (regions one after the other, signals from 2n x channel), so that the
+ * parts of a large collective move at once (one block each).
  *
  * Epochs: every step of every collective takes the next epoch (the same
  * number on every member, since collectives run in the same order
@@ -26,7 +28,9 @@
  * epoch this member wrote there, so nothing is ever cleared, no barrier is
  * needed between collectives, and LL flags (the epoch's low 32 bits) never
  * repeat what the slot held before. The epoch lives in the window (device
- * memory for GPU handles), so a replayed CUDA graph continues it.
+ * memory for GPU handles), so a replayed CUDA graph continues it. CPU
+ * threads wait through gpurma_wait_until (a dead member is reported, not
+ * only timed out); kernels poll with the device wait.
  *
  * Results follow gpurma_coll.h: reductions combine contributions in rank
  * order (gpurma/detail/dev_reduce.h), so every member gets the same bytes.
@@ -68,7 +72,8 @@ typedef struct gpurma_dev_coll {
     uint32_t         nchannels, part, nparts, sig_base;
 } gpurma_dev_coll_t;
 
-/* What this member keeps at offset 0 of its own scratch window. */
+/* What this member keeps at the start of each channel's state region in
+ * its own scratch window. */
 typedef struct gpurma_dcoll__state {
     uint64_t epoch;
     uint64_t reserved[7];
