@@ -19,10 +19,16 @@
 static const char *const kind_names[GPURMA_COLL_KINDS] = {
     "allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "alltoallv"};
 
-static int bad(const coll_call_t *a, const char *fmt, const char *detail)
+static int bad(const coll_call_t *a, const char *what, const char *detail)
 {
     return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s: %s%s", a->team->ctx->rank,
-                            kind_names[a->kind], fmt, detail ? detail : "");
+                            kind_names[a->kind], what, detail ? detail : "");
+}
+
+/* A buffer of n bytes at p that runs past the end of the address space. */
+static int wraps(const void *p, size_t n)
+{
+    return (uintptr_t)p > UINTPTR_MAX - n;
 }
 
 /* [a, a + an) and [b, b + bn) share a byte. */
@@ -65,6 +71,8 @@ static int check_call(coll_call_t *a, size_t send_n, size_t recv_n, int check_op
         return bad(a, "send is NULL with count > 0", NULL);
     if (recv_bytes && !a->recv)
         return bad(a, "recv is NULL with count > 0", NULL);
+    if (wraps(a->send, send_bytes) || wraps(a->recv, recv_bytes))
+        return bad(a, "a buffer runs past the end of the address space", NULL);
     /* In place: send == recv, or for allgather send at this rank's slot. */
     const char *in_place = a->kind == GPURMA_COLL_ALLGATHER
                                ? (const char *)a->recv + (size_t)a->team->rank * a->bytes
@@ -276,6 +284,8 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
         return (gpurma_status_t)bad(&a, "send is NULL with counts > 0", NULL);
     if (recv_end && !recv)
         return (gpurma_status_t)bad(&a, "recv is NULL with counts > 0", NULL);
+    if (wraps(send, send_end) || wraps(recv, recv_end))
+        return (gpurma_status_t)bad(&a, "a buffer runs past the end of the address space", NULL);
     if (overlaps(send, send_end, recv, recv_end))
         return (gpurma_status_t)bad(&a, "send and recv overlap (alltoallv has no in-place form)",
                                     NULL);
@@ -322,7 +332,7 @@ GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, s
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "rank %d: coll_register: buffer %p of %zu bytes (NULL or empty)",
                                 team->ctx->rank, buf, bytes);
-    if ((uintptr_t)buf > UINTPTR_MAX - bytes)
+    if (wraps(buf, bytes))
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "rank %d: coll_register: %p + %zu bytes wraps the address space",
                                 team->ctx->rank, buf, bytes);

@@ -300,6 +300,7 @@ static void test_bad_input(void)
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_broadcast(w, send, recv, N, GPURMA_INT32, -1, NULL));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_reduce(w, send, recv, N, GPURMA_INT32, GPURMA_SUM, t_size, NULL));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_allreduce(NULL, send, recv, N, GPURMA_INT32, GPURMA_SUM, NULL));
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_allreduce(w, (void *)(UINTPTR_MAX - 16), recv, N, GPURMA_INT32, GPURMA_SUM, NULL));
     /* Partial overlap: recv one element past send, and allgather's send
      * anywhere but this rank's slot. */
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_allreduce(w, recv, recv + 1, N, GPURMA_INT32, GPURMA_SUM, NULL));
