@@ -273,6 +273,11 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     int rc = check_call(&a, 0, 0, 0);
     if (rc)
         return (gpurma_status_t)rc;
+    if (stream) /* the largest block is agreed on the host, before the run */
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "rank %d: alltoallv on a stream is not supported yet; use "
+                                "stream NULL, or alltoall",
+                                team->ctx->rank);
     if (!send_counts || !send_displs || !recv_counts || !recv_displs)
         return (gpurma_status_t)bad(&a, "a count or displacement array is NULL", NULL);
     size_t es = gpurma_dev_dtype_size(dtype), send_end, recv_end, max_count = 0;

@@ -1,6 +1,7 @@
 /*
  * coll_internal.h - what the collectives' files share (coll_team.c,
- * coll_select.c, coll_api.c). Not installed.
+ * coll_select.c, coll_api.c, coll_stream.c, coll_kernels.cu). Not
+ * installed.
  */
 #ifndef GPURMA_COLL_INTERNAL_H
 #define GPURMA_COLL_INTERNAL_H

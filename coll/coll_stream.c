@@ -1,8 +1,9 @@
 /*
- * coll_stream.c - the collectives on a CUDA stream: one kernel (one block)
- * per part runs the device collective of gpurma_coll_device.h on the team's GPU
- * scratch window, enqueued without host synchronization, so the call can
- * be captured in a CUDA graph (the epochs live in the window, on the GPU).
+ * coll_stream.c - the collectives on a CUDA stream: one kernel, one block
+ * per part, runs the device collective of gpurma_coll_device.h on the
+ * team's GPU scratch window, enqueued without host synchronization, so the
+ * call can be captured in a CUDA graph (the epochs live in the window, on
+ * the GPU).
  * The kernel is in coll_kernels.cu (CUDA builds).
  */
 #include "config.h"
@@ -11,15 +12,9 @@
 #include "gpu.h"
 #include "gpurma_internal.h"
 
-
 int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
                            gpurma_coll_algo_t algo, unsigned parts)
 {
-    if (a->kind == GPURMA_COLL_ALLTOALLV)
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "rank %d: alltoallv on a stream is not supported yet; use "
-                                "stream NULL or alltoall",
-                                a->team->ctx->rank);
 #ifdef HAVE_CUDA
     int rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream);
     if (rc)
