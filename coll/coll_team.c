@@ -75,16 +75,22 @@ int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_
                                 "(host backend); pass stream NULL",
                                 ctx->rank);
     const int n = team->size;
-    /* Slots hold whole 16-byte vectors; LL slots a quarter of a slot, at
-     * most 8 KiB of payload (LL is for small pieces). */
-    size_t slot = (size_t)gpurma_config()->coll_slot_bytes & ~(size_t)15;
+    /* Channels: GPU collectives spread large pieces over that many blocks;
+     * the host runs parts one after the other (two, so that CI covers it). */
+    const unsigned nch = device ? GPURMA_COLL_GPU_CHANNELS : 2;
+    /* Slots hold whole 16-byte vectors; large teams get smaller ones, so
+     * that the data slots of all channels stay near 32 MiB per rank (at
+     * least 1 KiB each). LL slots: a quarter of a slot, at most 8 KiB of
+     * payload (LL is for small pieces). */
+    size_t slot = (size_t)gpurma_config()->coll_slot_bytes;
+    size_t fair = ((size_t)32 << 20) / (2 * (size_t)n * nch);
+    if (slot > fair)
+        slot = fair > 1024 ? fair : 1024;
+    slot &= ~(size_t)15;
     size_t ll_slot = slot / 4 < 8192 ? slot / 4 : 8192;
     coll_scratch_t *s = calloc(1, sizeof(*s));
     if (!s)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "collectives: out of memory");
-    /* Channels: GPU collectives spread large pieces over that many blocks;
-     * the host runs parts one after the other (two, so that CI covers it). */
-    const unsigned nch = device ? GPURMA_COLL_GPU_CHANNELS : 2;
     size_t bytes = 0;
     if (scratch_layout(n, nch, slot, ll_slot, &s->handle, &bytes)) {
         free(s);
