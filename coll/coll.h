@@ -27,5 +27,8 @@ gpurma_exchange_t gpurma_team_exchange(struct gpurma_team_s *team);
  * (stream_barrier.c), if any; for gpurma_team_destroy, before the team
  * goes. Not collective. */
 void gpurma_stream_team_release(struct gpurma_team_s *team);
+/* Frees the collectives' scratch windows of the team (coll_team.c) and
+ * forgets its registered buffers; for gpurma_team_destroy. Not collective. */
+void gpurma_coll_team_release(struct gpurma_team_s *team);
 
 #endif

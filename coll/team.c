@@ -164,6 +164,7 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
 void gpurma_team_destroy(struct gpurma_team_s *t)
 {
     gpurma_stream_team_release(t); /* device window of stream barriers, if any */
+    gpurma_coll_team_release(t);   /* collectives' scratch windows, if any */
     if (t->sys) {
         gpurma_win_destroy(t->sys);
         free(t->sys);

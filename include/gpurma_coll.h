@@ -18,8 +18,8 @@
  * being the same) return GPURMA_ERR_INVALID_ARG with a message
  * (gpurma_last_error) and nothing is written.
  */
-#ifndef GPURMA_COLL_H
-#define GPURMA_COLL_H
+#ifndef GPURMA_COLL_API_H
+#define GPURMA_COLL_API_H
 
 #include "gpurma.h"
 
@@ -65,4 +65,4 @@ GPURMA_API gpurma_status_t gpurma_coll_deregister(gpurma_team_t team, void *buf)
 }
 #endif
 
-#endif /* GPURMA_COLL_H */
+#endif /* GPURMA_COLL_API_H */

@@ -25,6 +25,8 @@
 #define GPURMA_LOG_LEVEL_NAMES  "error", "warn", "info", "debug", "trace"
 /* In gpurma_engine_t's order; gpurma_engine_name() uses the same list. */
 #define GPURMA_ENGINE_NAMES     "auto", "mem", "port", "switch"
+/* In gpurma_coll_algo_t's order (gpurma_coll_device.h). */
+#define GPURMA_COLL_ALGO_NAMES  "auto", "oneshot_ll", "oneshot", "twoshot", "ring"
 #define GPURMA_LOG_SUBSYS_NAMES "init", "boot", "win", "rma", "mem", "port"
 
 /* 7 days: timeouts in nanoseconds stay far from overflowing 64 bits. */
@@ -77,6 +79,12 @@
     X(disable_switch, DISABLE_SWITCH, BOOL, "0", GPURMA_CFG_ANY,                          \
       "Refuse the switch engine")                                                         \
     X(switch_enable, SWITCH, BOOL, "0", GPURMA_CFG_ANY,                                   \
-      "Opt in to the switch engine's NVLink multicast path (refused when GPURMA_DISABLE_SWITCH, NCCL_NVLS_ENABLE=0 or NVSHMEM_DISABLE_NVLS is set)")
+      "Opt in to the switch engine's NVLink multicast path (refused when GPURMA_DISABLE_SWITCH, NCCL_NVLS_ENABLE=0 or NVSHMEM_DISABLE_NVLS is set)") \
+    X(coll_algo,    COLL_ALGO,    ENUM, "auto",                                           \
+      GPURMA_CFG_ONE_OF(GPURMA_COLL_ALGO_NAMES),                                          \
+      "Collectives' algorithm (auto: the selector's table, docs/collectives.md); one that does not apply to a collective falls back to oneshot") \
+    X(coll_slot_bytes, COLL_SLOT_BYTES, INT, "131072",                                    \
+      GPURMA_CFG_RANGE(1024, 67108864, "bytes"),                                          \
+      "Collectives: bytes per peer and step in a team's scratch window (larger pieces go in several steps)")
 
 #endif

@@ -89,7 +89,7 @@ else
     echo "test build_all FAIL(other-targets)" >>"$results"
 fi
 
-gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_switch gpu_bench"
+gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_switch test_gpu_coll gpu_bench"
 # The Makefile builds them (multi-process tests are named *.mp there); if
 # this tree's Makefile does not list one, nvcc builds it against the
 # library just built.
@@ -171,6 +171,7 @@ run2 signal_order 60 "$(prog test_gpu_signal_order)" $rounds
 run2 ll_stress 60 "$(prog test_gpu_ll_stress)" $rounds
 run2 stream 120 "$(prog test_gpu_stream)"
 run2 switch 120 "$(prog test_gpu_switch)"
+run2 coll 300 "$(prog test_gpu_coll)" 1000
 # A stream wait nobody satisfies: a CUDA error on the stream after the
 # timeout (here 1.5 s), not a hang, and a message that names the wait.
 # With one GPU only one rank runs it: two processes trapping a kernel at
@@ -206,7 +207,20 @@ run2 rma_shared_gpu 120 "$(prog test_gpu_rma)"
 run2 signal_order_shared_gpu 60 "$(prog test_gpu_signal_order)" 300
 run2 ll_stress_shared_gpu 60 "$(prog test_gpu_ll_stress)" 300
 run2 stream_shared_gpu 120 "$(prog test_gpu_stream)"
+run2 coll_shared_gpu 300 "$(prog test_gpu_coll)" 200
 RUN_ENV=
+# Collectives with 4 and 8 ranks, several processes per GPU (mpirun).
+if command -v mpirun >/dev/null 2>&1; then
+    for np in 4 8; do
+        timeout -k 10 400 mpirun --allow-run-as-root --oversubscribe -np $np \
+            -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS \
+            "$(prog test_gpu_coll)" 100 >"$out/coll_np$np.log" 2>&1
+        rc=$?
+        case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
+        echo "test coll_np$np $v" >>"$results"
+        note "coll with $np ranks under mpirun: $v"
+    done
+fi
 
 # The port engine forced: kernels push descriptors into the pinned FIFO and
 # the proxy moves the data with the copy engine (atomics, counters and LL

@@ -17,6 +17,8 @@
 #ifndef GPURMA_DETAIL_DEV_SWITCH_H
 #define GPURMA_DETAIL_DEV_SWITCH_H
 
+#include "gpurma/detail/dev_reduce.h" /* element sizes, f16 and bf16 conversions */
+
 #define GPURMA_DEV_SWITCH_MAGIC     0x73776368u /* "swch" */
 /* Host backend: the first uint32_t of the switch struct (see
  * GPURMA_DEV_HOST_WIN_LIVE; the struct is a tombstone once freed). */
@@ -32,88 +34,6 @@ typedef struct gpurma_dev_switch {
     uint32_t magic;
     uint32_t pad;
 } gpurma_dev_switch_t;
-
-/* Bytes of one element of dtype, 0 for an unknown one. */
-GPURMA_HOST_DEVICE size_t gpurma_dev_dtype_size(gpurma_dtype_t t)
-{
-    switch (t) {
-    case GPURMA_INT8: case GPURMA_UINT8: return 1;
-    case GPURMA_FLOAT16: case GPURMA_BFLOAT16: return 2;
-    case GPURMA_INT32: case GPURMA_UINT32: case GPURMA_FLOAT32: return 4;
-    case GPURMA_INT64: case GPURMA_UINT64: case GPURMA_FLOAT64: return 8;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------ half-precision helpers */
-
-GPURMA_HOST_DEVICE float gpurma_dsw__as_float(uint32_t u)
-{
-    union { uint32_t u; float f; } c;
-    c.u = u;
-    return c.f;
-}
-GPURMA_HOST_DEVICE uint32_t gpurma_dsw__float_bits(float f)
-{
-    union { uint32_t u; float f; } c;
-    c.f = f;
-    return c.u;
-}
-
-/* IEEE binary16 to binary32 (exact). */
-GPURMA_HOST_DEVICE float gpurma_dev_f16_to_f32(uint16_t h)
-{
-    uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    if (e == 31)
-        return gpurma_dsw__as_float(s | 0x7f800000u | (m << 13));
-    if (e)
-        return gpurma_dsw__as_float(s | ((e + 112) << 23) | (m << 13));
-    if (!m)
-        return gpurma_dsw__as_float(s);
-    e = 113; /* subnormal: normalize */
-    while (!(m & 0x400u)) {
-        m <<= 1;
-        e--;
-    }
-    return gpurma_dsw__as_float(s | (e << 23) | ((m & 0x3ffu) << 13));
-}
-
-/* binary32 to binary16, rounded to nearest even; NaN stays a (quiet) NaN. */
-GPURMA_HOST_DEVICE uint16_t gpurma_dev_f32_to_f16(float f)
-{
-    uint32_t x = gpurma_dsw__float_bits(f);
-    uint32_t s = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
-    if (ax > 0x7f800000u)
-        return (uint16_t)(s | 0x7e00u | ((ax >> 13) & 0x3ffu));
-    if (ax >= 0x477ff000u) /* 65520 and above round to infinity */
-        return (uint16_t)(s | 0x7c00u);
-    if (ax < 0x38800000u) { /* below 2^-14: a subnormal half, or zero */
-        if (ax <= 0x33000000u)
-            return (uint16_t)s;
-        uint32_t m = (ax & 0x7fffffu) | 0x800000u, shift = 126 - (ax >> 23);
-        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (r & 1)))
-            r++;
-        return (uint16_t)(s | r);
-    }
-    uint32_t r = (ax >> 13) - (112u << 10), rem = ax & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (r & 1)))
-        r++;
-    return (uint16_t)(s | r);
-}
-
-GPURMA_HOST_DEVICE float gpurma_dev_bf16_to_f32(uint16_t b)
-{
-    return gpurma_dsw__as_float((uint32_t)b << 16);
-}
-
-GPURMA_HOST_DEVICE uint16_t gpurma_dev_f32_to_bf16(float f)
-{
-    uint32_t x = gpurma_dsw__float_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((x >> 16) | 0x40u);
-    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
 
 /* ------------------------------------------------------------- checks */
 

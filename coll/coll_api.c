@@ -1,0 +1,398 @@
+/*
+ * coll_api.c - the collectives of gpurma_coll.h: argument checks (bad
+ * input returns GPURMA_ERR_INVALID_ARG with a message before anything is
+ * written or sent), the algorithm from the selector, and the run: on the
+ * host (stream NULL) by the calling thread through the device collectives
+ * of gpurma_coll_device.h on the team's host scratch window; on a stream
+ * by a kernel running the same functions (coll_stream.c).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+#include "coll_internal.h"
+#include "gpu.h"
+#include "gpurma_internal.h"
+
+static const char *const kind_names[GPURMA_COLL_KINDS] = {
+    "allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "alltoallv"};
+
+static int bad(const coll_call_t *a, const char *what, const char *detail)
+{
+    return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s: %s%s", a->team->ctx->rank,
+                            kind_names[a->kind], what, detail ? detail : "");
+}
+
+/* A buffer of n bytes at p that runs past the end of the address space. */
+static int wraps(const void *p, size_t n)
+{
+    return (uintptr_t)p > UINTPTR_MAX - n;
+}
+
+/* [a, a + an) and [b, b + bn) share a byte. */
+static int overlaps(const void *a, size_t an, const void *b, size_t bn)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return an && bn && x < y + bn && y < x + an;
+}
+
+/* The checks every collective shares: team, dtype, op, root, sizes,
+ * buffers present, overlap only in the in-place form. send_n and recv_n
+ * are how many blocks of `bytes` each buffer holds (0: not used here). */
+static int check_call(coll_call_t *a, size_t send_n, size_t recv_n, int check_op)
+{
+    int rc = gpurma_team_check(a->team);
+    if (rc)
+        return rc;
+    size_t es = gpurma_dev_dtype_size(a->dtype);
+    if (!es)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s: unknown dtype %d",
+                                a->team->ctx->rank, kind_names[a->kind], (int)a->dtype);
+    if (check_op && !gpurma_dev_redop_valid(a->dtype, a->op))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s: unknown operator %d",
+                                a->team->ctx->rank, kind_names[a->kind], (int)a->op);
+    if (a->root < 0 || a->root >= a->team->size)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: %s: root %d is not a rank of the team (size %d)",
+                                a->team->ctx->rank, kind_names[a->kind], a->root,
+                                a->team->size);
+    size_t send_bytes, recv_bytes;
+    if (gpurma_size_mul(a->count, es, &a->bytes) ||
+        gpurma_size_mul(a->bytes, send_n, &send_bytes) ||
+        gpurma_size_mul(a->bytes, recv_n, &recv_bytes))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: %s: count %zu of %zu-byte elements for %d ranks "
+                                "overflows a size_t",
+                                a->team->ctx->rank, kind_names[a->kind], a->count, es,
+                                a->team->size);
+    if (send_bytes && !a->send)
+        return bad(a, "send is NULL with count > 0", NULL);
+    if (recv_bytes && !a->recv)
+        return bad(a, "recv is NULL with count > 0", NULL);
+    if (wraps(a->send, send_bytes) || wraps(a->recv, recv_bytes))
+        return bad(a, "a buffer runs past the end of the address space", NULL);
+    /* In place: send == recv, or for allgather send at this rank's slot. */
+    const char *in_place = a->kind == GPURMA_COLL_ALLGATHER
+                               ? (const char *)a->recv + (size_t)a->team->rank * a->bytes
+                               : (const char *)a->recv;
+    if (overlaps(a->send, send_bytes, a->recv, recv_bytes) && (const char *)a->send != in_place)
+        return bad(a, "send and recv overlap without being the in-place form ",
+                   a->kind == GPURMA_COLL_ALLGATHER ? "(send = recv + rank * count)"
+                                                    : "(send == recv)");
+    return GPURMA_SUCCESS;
+}
+
+/* Host buffers for the host path; the stream path takes GPU memory. */
+static int check_memory(const coll_call_t *a, size_t send_bytes, size_t recv_bytes)
+{
+    if (a->team->ctx->device < 0)
+        return GPURMA_SUCCESS; /* host backend: no GPU memory, the stream call says so later */
+    int on_gpu = !a->stream;
+    if ((send_bytes && gpurma_gpu_is_device_ptr(a->send) == on_gpu) ||
+        (recv_bytes && gpurma_gpu_is_device_ptr(a->recv) == on_gpu))
+        return bad(a, a->stream ? "host memory with a stream; stream collectives take GPU memory"
+                                : "GPU memory with stream NULL; pass the stream the buffers "
+                                  "belong to",
+                   NULL);
+    return GPURMA_SUCCESS;
+}
+
+static int run_part(const coll_call_t *a, gpurma_dev_coll_t c, gpurma_coll_algo_t algo)
+{
+    switch (a->kind) {
+    case GPURMA_COLL_ALLREDUCE:
+        return gpurma_dev_coll_allreduce_algo(c, a->recv, a->send, a->count, a->dtype, a->op,
+                                              algo);
+    case GPURMA_COLL_ALLGATHER:
+        return gpurma_dev_coll_allgather_algo(c, a->recv, a->send, a->count, a->dtype, algo);
+    case GPURMA_COLL_REDUCE_SCATTER:
+        return gpurma_dev_coll_reduce_scatter_algo(c, a->recv, a->send, a->count, a->dtype,
+                                                   a->op, algo);
+    case GPURMA_COLL_BROADCAST:
+        return gpurma_dev_coll_broadcast_algo(c, a->recv, a->send, a->count, a->dtype, a->root,
+                                              algo);
+    case GPURMA_COLL_REDUCE:
+        return gpurma_dev_coll_reduce_algo(c, a->recv, a->send, a->count, a->dtype, a->op,
+                                           a->root, algo);
+    case GPURMA_COLL_ALLTOALL:
+        return gpurma_dev_coll_alltoall_algo(c, a->recv, a->send, a->count, a->dtype, algo);
+    case GPURMA_COLL_ALLTOALLV:
+        return gpurma_dev_coll_alltoallv_algo(c, a->recv, a->recv_counts, a->recv_displs,
+                                              a->send, a->send_counts, a->send_displs,
+                                              a->max_count, a->dtype, algo);
+    default:
+        return GPURMA_ERR_INTERNAL;
+    }
+}
+
+/* The parts one after the other (each completes on every rank before the
+ * next starts, so the order is the same everywhere). */
+static int run_host(const coll_call_t *a, gpurma_dev_coll_t c, gpurma_coll_algo_t algo,
+                    unsigned parts)
+{
+    int rc = GPURMA_SUCCESS;
+    for (unsigned p = 0; p < parts && rc == GPURMA_SUCCESS; p++)
+        rc = run_part(a, gpurma_dev_coll_part(c, p, parts), algo);
+    return rc;
+}
+
+/* Say which collective failed; a host wait (a timeout, a dead peer) left
+ * its own message, which follows. */
+static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc)
+{
+    const struct gpurma_ctx_s *ctx = a->team->ctx;
+    char cause[400] = "";
+    const char *text = gpurma_error_text();
+    if (text && *text)
+        snprintf(cause, sizeof(cause), " (%s)", text);
+    if (rc == GPURMA_ERR_TIMEOUT)
+        return gpurma_set_error(rc,
+                                "rank %d: %s (%s): a peer did not take part within the timeout "
+                                "(GPURMA_TIMEOUT_MS): every rank of the team must call the same "
+                                "collectives in the same order%s",
+                                ctx->rank, kind_names[a->kind], gpurma_coll_algo_name(algo), cause);
+    return gpurma_set_error(rc, "rank %d: %s (%s) failed: %s%s", ctx->rank,
+                            kind_names[a->kind], gpurma_coll_algo_name(algo),
+                            gpurma_strerror((gpurma_status_t)rc), cause);
+}
+
+static int coll_run(const coll_call_t *a, size_t piece)
+{
+    gpurma_dev_coll_t c;
+    int rc = gpurma_coll_scratch(a->team, a->stream != NULL, &c);
+    if (rc)
+        return rc;
+    gpurma_coll_algo_t algo = gpurma_coll_select(a->kind, &c, piece);
+    GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
+                 kind_names[a->kind], piece, gpurma_coll_algo_name(algo));
+    unsigned parts = gpurma_coll_parts(&c, piece);
+    if (a->stream)
+        rc = gpurma_coll_stream_run(a, &c, algo, parts);
+    else
+        rc = run_host(a, c, algo, parts);
+    return rc == GPURMA_SUCCESS ? rc : run_error(a, algo, rc);
+}
+
+/* Checks, then runs; the piece one rank sends one peer decides the algorithm. */
+static gpurma_status_t coll(coll_call_t *a, size_t send_n, size_t recv_n, int check_op)
+{
+    int rc = check_call(a, send_n, recv_n, check_op);
+    if (!rc)
+        rc = check_memory(a, send_n * a->bytes, recv_n * a->bytes);
+    return (gpurma_status_t)(rc ? rc : coll_run(a, a->bytes));
+}
+
+#define TEAM_N(team) ((team) && gpurma_team_check(team) == GPURMA_SUCCESS ? (size_t)(team)->size : 1)
+
+GPURMA_API gpurma_status_t gpurma_allreduce(gpurma_team_t team, const void *send, void *recv,
+                                            size_t count, gpurma_dtype_t dtype,
+                                            gpurma_redop_t op, void *stream)
+{
+    coll_call_t a = {.kind = GPURMA_COLL_ALLREDUCE, .team = team, .send = send, .recv = recv,
+                     .count = count, .dtype = dtype, .op = op, .stream = stream};
+    return coll(&a, 1, 1, 1);
+}
+
+GPURMA_API gpurma_status_t gpurma_allgather(gpurma_team_t team, const void *send, void *recv,
+                                            size_t count, gpurma_dtype_t dtype, void *stream)
+{
+    coll_call_t a = {.kind = GPURMA_COLL_ALLGATHER, .team = team, .send = send, .recv = recv,
+                     .count = count, .dtype = dtype, .stream = stream};
+    return coll(&a, 1, TEAM_N(team), 0);
+}
+
+GPURMA_API gpurma_status_t gpurma_reduce_scatter(gpurma_team_t team, const void *send,
+                                                 void *recv, size_t count, gpurma_dtype_t dtype,
+                                                 gpurma_redop_t op, void *stream)
+{
+    coll_call_t a = {.kind = GPURMA_COLL_REDUCE_SCATTER, .team = team, .send = send,
+                     .recv = recv, .count = count, .dtype = dtype, .op = op, .stream = stream};
+    return coll(&a, TEAM_N(team), 1, 1);
+}
+
+GPURMA_API gpurma_status_t gpurma_broadcast(gpurma_team_t team, const void *send, void *recv,
+                                            size_t count, gpurma_dtype_t dtype, int root,
+                                            void *stream)
+{
+    coll_call_t a = {.kind = GPURMA_COLL_BROADCAST, .team = team, .send = send, .recv = recv,
+                     .count = count, .dtype = dtype, .root = root, .stream = stream};
+    /* Only the root's send is read. */
+    int is_root = team && gpurma_team_check(team) == GPURMA_SUCCESS && team->rank == root;
+    return coll(&a, is_root, 1, 0);
+}
+
+GPURMA_API gpurma_status_t gpurma_reduce(gpurma_team_t team, const void *send, void *recv,
+                                         size_t count, gpurma_dtype_t dtype, gpurma_redop_t op,
+                                         int root, void *stream)
+{
+    coll_call_t a = {.kind = GPURMA_COLL_REDUCE, .team = team, .send = send, .recv = recv,
+                     .count = count, .dtype = dtype, .op = op, .root = root, .stream = stream};
+    /* Only the root's recv is written. */
+    int is_root = team && gpurma_team_check(team) == GPURMA_SUCCESS && team->rank == root;
+    return coll(&a, 1, is_root, 1);
+}
+
+GPURMA_API gpurma_status_t gpurma_alltoall(gpurma_team_t team, const void *send, void *recv,
+                                           size_t count, gpurma_dtype_t dtype, void *stream)
+{
+    coll_call_t a = {.kind = GPURMA_COLL_ALLTOALL, .team = team, .send = send, .recv = recv,
+                     .count = count, .dtype = dtype, .stream = stream};
+    return coll(&a, TEAM_N(team), TEAM_N(team), 0);
+}
+
+/* The end (in bytes) of the furthest block of counts/displs, and the
+ * largest count; 1 on overflow. */
+static int extent(const size_t *counts, const size_t *displs, int n, size_t es, size_t *end,
+                  size_t *max_count)
+{
+    *end = 0;
+    for (int r = 0; r < n; r++) {
+        size_t e;
+        if (gpurma_size_add(counts[r], displs[r], &e) || gpurma_size_mul(e, es, &e))
+            return 1;
+        if (counts[r] && e > *end)
+            *end = e;
+        if (counts[r] > *max_count)
+            *max_count = counts[r];
+    }
+    return 0;
+}
+
+GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send,
+                                            const size_t *send_counts, const size_t *send_displs,
+                                            void *recv, const size_t *recv_counts,
+                                            const size_t *recv_displs, gpurma_dtype_t dtype,
+                                            void *stream)
+{
+    coll_call_t a = {.kind = GPURMA_COLL_ALLTOALLV, .team = team, .send = send, .recv = recv,
+                     .dtype = dtype, .stream = stream, .send_counts = send_counts,
+                     .send_displs = send_displs, .recv_counts = recv_counts,
+                     .recv_displs = recv_displs};
+    int rc = check_call(&a, 0, 0, 0);
+    if (rc)
+        return (gpurma_status_t)rc;
+    if (stream) /* the largest block is agreed on the host, before the run */
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "rank %d: alltoallv on a stream is not supported yet; use "
+                                "stream NULL, or alltoall",
+                                team->ctx->rank);
+    if (!send_counts || !send_displs || !recv_counts || !recv_displs)
+        return (gpurma_status_t)bad(&a, "a count or displacement array is NULL", NULL);
+    size_t es = gpurma_dev_dtype_size(dtype), send_end, recv_end, max_count = 0;
+    if (extent(send_counts, send_displs, team->size, es, &send_end, &max_count) ||
+        extent(recv_counts, recv_displs, team->size, es, &recv_end, &max_count))
+        return (gpurma_status_t)bad(&a, "a count plus its displacement overflows a size_t",
+                                    NULL);
+    if (send_end && !send)
+        return (gpurma_status_t)bad(&a, "send is NULL with counts > 0", NULL);
+    if (recv_end && !recv)
+        return (gpurma_status_t)bad(&a, "recv is NULL with counts > 0", NULL);
+    if (wraps(send, send_end) || wraps(recv, recv_end))
+        return (gpurma_status_t)bad(&a, "a buffer runs past the end of the address space", NULL);
+    if (overlaps(send, send_end, recv, recv_end))
+        return (gpurma_status_t)bad(&a, "send and recv overlap (alltoallv has no in-place form)",
+                                    NULL);
+    rc = check_memory(&a, send_end, recv_end);
+    if (rc)
+        return (gpurma_status_t)rc;
+    /* Every rank steps through the largest block of the team. */
+    uint64_t mine = max_count, most = 0;
+    gpurma_dev_coll_t c;
+    rc = gpurma_coll_scratch(team, 0, &c);
+    if (!rc && gpurma_dev_coll_allreduce(c, &most, &mine, 1, GPURMA_UINT64, GPURMA_MAX))
+        rc = gpurma_set_error(GPURMA_ERR_TIMEOUT,
+                              "rank %d: alltoallv: the team did not agree on its largest block",
+                              team->ctx->rank);
+    if (rc)
+        return (gpurma_status_t)rc;
+    a.max_count = (size_t)most;
+    if (gpurma_size_mul(a.max_count, es, &a.bytes))
+        return (gpurma_status_t)bad(&a, "a peer's count overflows a size_t", NULL);
+    return (gpurma_status_t)coll_run(&a, a.bytes);
+}
+
+/* ------------------------------------------------------------ registration */
+
+/* Buffers registered per team: collectives copy through the scratch
+ * windows in this version, so registration only records the buffer (the
+ * call is the hook later zero-copy paths take), checked like a window. */
+typedef struct coll_reg {
+    struct gpurma_team_s *team;
+    void *buf;
+    size_t bytes;
+    struct coll_reg *next;
+} coll_reg_t;
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static coll_reg_t *regs;
+
+GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, size_t bytes)
+{
+    int rc = gpurma_team_check(team);
+    if (rc)
+        return (gpurma_status_t)rc;
+    if (!buf || !bytes)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: coll_register: buffer %p of %zu bytes (NULL or empty)",
+                                team->ctx->rank, buf, bytes);
+    if (wraps(buf, bytes))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: coll_register: %p + %zu bytes wraps the address space",
+                                team->ctx->rank, buf, bytes);
+    coll_reg_t *r = calloc(1, sizeof(*r));
+    if (!r)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "coll_register: out of memory");
+    pthread_mutex_lock(&reg_lock);
+    for (coll_reg_t *o = regs; o; o = o->next)
+        if (o->team == team && overlaps(o->buf, o->bytes, buf, bytes)) {
+            pthread_mutex_unlock(&reg_lock);
+            free(r);
+            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                    "rank %d: coll_register: %p (%zu bytes) overlaps %p, "
+                                    "registered already",
+                                    team->ctx->rank, buf, bytes, o->buf);
+        }
+    *r = (coll_reg_t){team, buf, bytes, regs};
+    regs = r;
+    pthread_mutex_unlock(&reg_lock);
+    return team->sync->barrier(team); /* collective, like a window */
+}
+
+GPURMA_API gpurma_status_t gpurma_coll_deregister(gpurma_team_t team, void *buf)
+{
+    int rc = gpurma_team_check(team);
+    if (rc)
+        return (gpurma_status_t)rc;
+    coll_reg_t *found = NULL;
+    pthread_mutex_lock(&reg_lock);
+    for (coll_reg_t **p = &regs; *p; p = &(*p)->next)
+        if ((*p)->team == team && (*p)->buf == buf) {
+            found = *p;
+            *p = found->next;
+            break;
+        }
+    pthread_mutex_unlock(&reg_lock);
+    if (!found)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: coll_deregister: %p is not registered on this team",
+                                team->ctx->rank, buf);
+    free(found);
+    return team->sync->barrier(team);
+}
+
+void gpurma_coll_reg_release(struct gpurma_team_s *team)
+{
+    pthread_mutex_lock(&reg_lock);
+    for (coll_reg_t **p = &regs; *p;) {
+        if ((*p)->team == team) {
+            coll_reg_t *dead = *p;
+            *p = dead->next;
+            free(dead);
+        } else {
+            p = &(*p)->next;
+        }
+    }
+    pthread_mutex_unlock(&reg_lock);
+}

@@ -1,0 +1,73 @@
+/*
+ * coll_internal.h - what the collectives' files share (coll_team.c,
+ * coll_select.c, coll_api.c, coll_stream.c, coll_kernels.cu). Not
+ * installed.
+ */
+#ifndef GPURMA_COLL_INTERNAL_H
+#define GPURMA_COLL_INTERNAL_H
+
+#include "gpurma_coll.h"
+#include "gpurma_coll_device.h"
+#include "coll.h"
+
+typedef enum {
+    GPURMA_COLL_ALLREDUCE = 0, GPURMA_COLL_ALLGATHER, GPURMA_COLL_REDUCE_SCATTER,
+    GPURMA_COLL_BROADCAST, GPURMA_COLL_REDUCE, GPURMA_COLL_ALLTOALL, GPURMA_COLL_ALLTOALLV,
+    GPURMA_COLL_KINDS
+} gpurma_coll_kind_t;
+
+/* One call, as checked: what the run needs. */
+typedef struct {
+    gpurma_coll_kind_t kind;
+    struct gpurma_team_s *team;
+    const void *send;
+    void *recv;
+    size_t count;        /* elements per rank (per pair for alltoall) */
+    size_t bytes;        /* count * element size                      */
+    gpurma_dtype_t dtype;
+    gpurma_redop_t op;
+    int root;
+    void *stream;
+    /* alltoallv */
+    const size_t *send_counts, *send_displs, *recv_counts, *recv_displs;
+    size_t max_count;
+} coll_call_t;
+
+/* The stream path (coll_stream.c): enqueues the kernel that runs the call
+ * with algo on c (GPU scratch); UNSUPPORTED in builds without CUDA. */
+int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
+                           gpurma_coll_algo_t algo, unsigned parts);
+
+#ifdef HAVE_CUDA
+/* coll_kernels.cu: the kernel that runs one collective (kind a
+ * gpurma_coll_kind_t) enqueued on stream, and its loading when a team's
+ * GPU scratch window is made (lazy loading would wait for kernels already
+ * spinning on the GPU). */
+int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsigned parts, int kind,
+                       void *recv, const void *send, size_t count, int dtype, int op, int root,
+                       int algo);
+int gpurma_coll_preload_kernels(void);
+#endif
+
+/* Forgets team's registered buffers (coll_api.c), when the team goes. */
+void gpurma_coll_reg_release(struct gpurma_team_s *team);
+
+/* Blocks (channels) a stream collective spreads over at most. */
+#define GPURMA_COLL_GPU_CHANNELS 8
+
+/* Parts a collective is cut into: one per two data slots of the piece one
+ * rank sends one peer, at most the handle's channels. */
+unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece);
+
+/* The handle of team's scratch window in host memory (device 0) or GPU
+ * memory (device 1), made collectively on the first call (coll_team.c). */
+int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out);
+
+/* The algorithm for one call (coll_select.c): GPURMA_COLL_ALGO when set and
+ * applicable, else the first row of the table that fits. bytes: the largest
+ * piece one rank sends to one peer. */
+gpurma_coll_algo_t gpurma_coll_select(gpurma_coll_kind_t kind, const gpurma_dev_coll_t *c,
+                                      size_t bytes);
+const char *gpurma_coll_algo_name(gpurma_coll_algo_t algo);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * coll_kernels.cu - the kernel behind the collectives on a stream: block b
+ * of `parts` runs the device collective (gpurma_coll_device.h, block scope)
+ * on part b of the data, on channel b of the team's GPU scratch window
+ * (one SM per part: large pieces take up to GPURMA_COLL_GPU_CHANNELS). Everything it needs is in its arguments
+ * (by value) and in the window (the epochs), so a captured graph replays
+ * it as it is. A collective that fails on the GPU (a peer that never came:
+ * the wait timed out) stops the kernel with a trap, after a message; the
+ * stream then reports the error, as the stream waits of rma/ do.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <cstdio>
+
+#include <cuda_runtime_api.h>
+
+#include "gpurma_coll_device.h"
+extern "C" {
+#include "coll_internal.h"
+#include "gpurma_internal.h"
+}
+
+/* 512 threads per block move 8 KiB per round with 16-byte vectors. */
+#define GPURMA_COLL_THREADS 512
+
+__global__ void __launch_bounds__(GPURMA_COLL_THREADS)
+gpurma_k_coll(gpurma_dev_coll_t c, int kind, void *recv, const void *send, size_t count,
+              int dtype, int op, int root, int algo)
+{
+    /* Block b moves part b of the data on channel b. */
+    c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
+    gpurma_dtype_t t = (gpurma_dtype_t)dtype;
+    gpurma_redop_t o = (gpurma_redop_t)op;
+    gpurma_status_t rc;
+    switch (kind) {
+    case GPURMA_COLL_ALLREDUCE:
+        rc = gpurma_dev_coll_allreduce_algo_block(c, recv, send, count, t, o, algo);
+        break;
+    case GPURMA_COLL_ALLGATHER:
+        rc = gpurma_dev_coll_allgather_algo_block(c, recv, send, count, t, algo);
+        break;
+    case GPURMA_COLL_REDUCE_SCATTER:
+        rc = gpurma_dev_coll_reduce_scatter_algo_block(c, recv, send, count, t, o, algo);
+        break;
+    case GPURMA_COLL_BROADCAST:
+        rc = gpurma_dev_coll_broadcast_algo_block(c, recv, send, count, t, root, algo);
+        break;
+    case GPURMA_COLL_REDUCE:
+        rc = gpurma_dev_coll_reduce_algo_block(c, recv, send, count, t, o, root, algo);
+        break;
+    case GPURMA_COLL_ALLTOALL:
+        rc = gpurma_dev_coll_alltoall_algo_block(c, recv, send, count, t, algo);
+        break;
+    default:
+        rc = GPURMA_ERR_INTERNAL;
+        break;
+    }
+    if (rc != GPURMA_SUCCESS) {
+        if (threadIdx.x == 0)
+            printf("gpurma: rank %d: collective %d on a stream failed with status %d (a peer "
+                   "did not take part within the timeout?)\n",
+                   c.rank, kind, (int)rc);
+        __trap();
+    }
+}
+
+extern "C" int gpurma_coll_preload_kernels(void)
+{
+    cudaFuncAttributes a;
+    if (cudaFuncGetAttributes(&a, gpurma_k_coll) == cudaSuccess)
+        return GPURMA_SUCCESS;
+    return gpurma_set_error(GPURMA_ERR_GPU, "loading the collectives' kernel: %s",
+                            cudaGetErrorString(cudaGetLastError()));
+}
+
+extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
+                                  int kind, void *recv, const void *send, size_t count, int dtype,
+                                  int op, int root, int algo)
+{
+    gpurma_k_coll<<<parts, GPURMA_COLL_THREADS, 0, (cudaStream_t)stream>>>(
+        *c, kind, recv, send, count, dtype, op, root, algo);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        return GPURMA_SUCCESS;
+    return gpurma_set_error(GPURMA_ERR_GPU, "collective kernel launch: %s", cudaGetErrorString(e));
+}

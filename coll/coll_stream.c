@@ -1,0 +1,30 @@
+/*
+ * coll_stream.c - the collectives on a CUDA stream: one kernel, one block
+ * per part, runs the device collective of gpurma_coll_device.h on the
+ * team's GPU scratch window, enqueued without host synchronization, so the
+ * call can be captured in a CUDA graph (the epochs live in the window, on
+ * the GPU).
+ * The kernel is in coll_kernels.cu (CUDA builds).
+ */
+#include "config.h"
+
+#include "coll_internal.h"
+#include "gpu.h"
+#include "gpurma_internal.h"
+
+int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
+                           gpurma_coll_algo_t algo, unsigned parts)
+{
+#ifdef HAVE_CUDA
+    int rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream);
+    if (rc)
+        return rc;
+    return gpurma_coll_launch(a->stream, c, parts, (int)a->kind, a->recv, a->send, a->count,
+                              (int)a->dtype, (int)a->op, a->root, (int)algo);
+#else
+    (void)c, (void)algo, (void)parts;
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                            "rank %d: collectives on a stream need a build with CUDA",
+                            a->team->ctx->rank);
+#endif
+}

@@ -1,0 +1,331 @@
+/*
+ * coll_proto.h - the collectives' protocol on a team's scratch
+ * window: the handle, channels and parts, epochs, sends (after the
+ * peer's acknowledgement), receives, acknowledgements, the barrier. The
+ * algorithms (coll_oneshot.h, coll_twoshot.h, coll_ring.h) are built
+ * from these.
+ * Part of gpurma_coll_device.h (include that); compiles as CUDA, HIP and
+ * plain C. Not ABI.
+ */
+#ifndef GPURMA_DETAIL_COLL_PROTO_H
+#define GPURMA_DETAIL_COLL_PROTO_H
+
+#include "gpurma_device.h"
+#include "gpurma/detail/dev_reduce.h"
+
+#define GPURMA_DEV_COLL_MAGIC 0x636f6c6cu /* "coll" */
+
+/* Algorithms (the host selector picks one per call; the device calls
+ * without _algo pick ONESHOT_LL when a rank's share fits an LL slot and
+ * ONESHOT otherwise). */
+typedef enum {
+    GPURMA_COLL_ALGO_AUTO       = 0,
+    GPURMA_COLL_ALGO_ONESHOT_LL = 1, /* everything to everyone, LL packets       */
+    GPURMA_COLL_ALGO_ONESHOT    = 2, /* everything to everyone, puts + signals   */
+    GPURMA_COLL_ALGO_TWOSHOT    = 3, /* allreduce: reduce-scatter, then allgather */
+    GPURMA_COLL_ALGO_RING       = 4  /* allreduce: pipelined chain in rank order  */
+} gpurma_coll_algo_t;
+
+typedef struct gpurma_dev_coll {
+    gpurma_dev_win_t win;       /* the team's scratch window                   */
+    uint64_t         slot;      /* bytes of one data slot                      */
+    uint64_t         ll_slot;   /* payload bytes of one LL slot (multiple of 8) */
+    /* The regions of this handle's channel, the same in every member. */
+    uint64_t         state_off, data_off, ll_off, stage_off;
+    int32_t          rank, size;
+    uint32_t         magic;
+    uint32_t         pad;
+    /* Channels: independent copies of the regions and signals, so that
+     * several blocks (or steps) work on parts of one collective at once.
+     * This handle moves part `part` of `nparts` of the data, on channel
+     * `part`; gpurma_coll_device gives part 0 of 1 (everything). */
+    uint32_t         nchannels, part, nparts, sig_base;
+} gpurma_dev_coll_t;
+
+/* What this member keeps at the start of each channel's state region in
+ * its own scratch window. */
+typedef struct gpurma_dcoll__state {
+    uint64_t epoch;
+    uint64_t reserved[7];
+    uint64_t last_write[]; /* [peer * 2 + parity] */
+} gpurma_dcoll__state_t;
+
+/* Bytes of the state region for a team of n (64-byte aligned); the host
+ * sizes the window with it. */
+GPURMA_HOST_DEVICE size_t gpurma_dcoll__state_bytes(int n)
+{
+    return (64 + (size_t)n * 2 * sizeof(uint64_t) + 63) & ~(size_t)63;
+}
+
+/* The calling group: tid of nthreads, and how it synchronizes. */
+typedef struct {
+    unsigned tid, nthreads;
+    int      scope; /* 0 one thread, 1 warp, 2 block */
+} gpurma_dcoll__grp_t;
+
+GPURMA_DEVICE void gpurma_dcoll__sync(const gpurma_dcoll__grp_t *g)
+{
+#if GPURMA_DEV_GPU
+    if (g->scope == 1)
+        gpurma_sh_sync_warp();
+    else if (g->scope == 2)
+        gpurma_sh_sync_block();
+#else
+    (void)g;
+#endif
+}
+
+/* One status for the whole group: thread 0's, after a sync (waits and
+ * signals are made by thread 0 only). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__agree(const gpurma_dcoll__grp_t *g,
+                                                  gpurma_status_t rc)
+{
+#if GPURMA_DEV_GPU
+    if (g->scope == 2)
+        return gpurma_sh_block_any(rc != GPURMA_SUCCESS) ? (rc ? rc : GPURMA_ERR_INTERNAL) : rc;
+    if (g->scope == 1)
+        return gpurma_sh_warp_any(rc != GPURMA_SUCCESS) ? (rc ? rc : GPURMA_ERR_INTERNAL) : rc;
+#else
+    (void)g;
+#endif
+    return rc;
+}
+
+GPURMA_DEVICE gpurma_dcoll__state_t *gpurma_dcoll__state(const gpurma_dev_coll_t *c)
+{
+    return (gpurma_dcoll__state_t *)(c->win.peers[c->rank].base + c->state_off);
+}
+
+/* Packet bytes of one LL slot. */
+GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__ll_span(uint64_t ll_slot)
+{
+    return ll_slot * 2; /* 8-byte packets carry 4 bytes */
+}
+
+/* Bytes of one channel's copy of each region, for a team of n: state,
+ * data, LL and stage (the window holds nchannels of each). */
+GPURMA_HOST_DEVICE void gpurma_dcoll__channel_bytes(int n, uint64_t slot, uint64_t ll_slot,
+                                                    uint64_t sizes[4])
+{
+    sizes[0] = gpurma_dcoll__state_bytes(n);
+    sizes[1] = 2 * (uint64_t)n * slot;
+    sizes[2] = 2 * (uint64_t)n * gpurma_dcoll__ll_span(ll_slot);
+    sizes[3] = (uint64_t)n * ll_slot;
+}
+
+/* The handle for part `part` of `nparts` (on channel `part`), from the
+ * handle of channel 0; nparts 0 when the window has too few channels (the
+ * calls then return INVALID_ARG). */
+GPURMA_HOST_DEVICE gpurma_dev_coll_t gpurma_dev_coll_part(gpurma_dev_coll_t c, unsigned part,
+                                                         unsigned nparts)
+{
+    uint64_t sz[4];
+    gpurma_dcoll__channel_bytes(c.size, c.slot, c.ll_slot, sz);
+    unsigned k = c.part; /* back to channel 0 first */
+    c.state_off -= k * sz[0], c.data_off -= k * sz[1], c.ll_off -= k * sz[2], c.stage_off -= k * sz[3];
+    if (part >= nparts || nparts > c.nchannels) {
+        c.part = 0, c.nparts = 0, c.sig_base = 0;
+        return c;
+    }
+    c.state_off += part * sz[0], c.data_off += part * sz[1], c.ll_off += part * sz[2];
+    c.stage_off += part * sz[3];
+    c.part = part, c.nparts = nparts, c.sig_base = part * 2u * (uint32_t)c.size;
+    return c;
+}
+
+/* This part's elements [*lo, *lo + *len) of count. */
+GPURMA_DEVICE void gpurma_dcoll__share(const gpurma_dev_coll_t *c, size_t count, size_t *lo,
+                                       size_t *len)
+{
+    size_t p = c->part, np = c->nparts;
+    size_t a = count / np * p + count % np * p / np;
+    size_t b = count / np * (p + 1) + count % np * (p + 1) / np;
+    *lo = a, *len = b - a;
+}
+
+/* Waits until this member's signal sig reaches v. On CPU threads through
+ * the host call gpurma_wait_until: it spins while each rank has a core,
+ * then yields, and notices a dead member (GPURMA_ERR_PEER_FAILED, with a
+ * message naming it) instead of only timing out. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__wait(const gpurma_dev_coll_t *c, uint32_t sig,
+                                                 uint64_t v)
+{
+#if !GPURMA_DEV_GPU
+    gpurma_status_t rc = gpurma_dev__check_win(&c->win);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    return gpurma_wait_until((gpurma_win_t)c->win.host_win, sig, GPURMA_CMP_GE, v);
+#else
+    return gpurma_dev_wait_until(c->win, sig, GPURMA_CMP_GE, v);
+#endif
+}
+
+/* Sends bytes at src to peer's slot of this member for epoch e: after the
+ * peer acknowledged the last epoch written to that parity. ll: as LL
+ * packets (the flag is the epoch), else a put and the data signal. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
+                                                 const gpurma_dcoll__grp_t *g, int peer,
+                                                 const void *src, size_t bytes, uint64_t e,
+                                                 int ll)
+{
+    const int n = c->size, q = (int)(e & 1);
+    gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    if (ll && !bytes)
+        return GPURMA_SUCCESS; /* nothing to carry, nothing to wait for */
+    if (g->tid == 0)
+        rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)(n + peer), st->last_write[peer * 2 + q]);
+    rc = gpurma_dcoll__agree(g, rc);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    size_t slot = (size_t)(q * n + c->rank);
+    if (ll) {
+        rc = gpurma_dev_put_packets_coop(c->win, peer,
+                                         (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
+                                         src, bytes, (uint32_t)e, g->tid, g->nthreads);
+        gpurma_dcoll__sync(g);
+#if !GPURMA_DEV_GPU
+        /* CPU threads wait for a signal, not for the flags (see recv). */
+        if (rc == GPURMA_SUCCESS && g->tid == 0)
+            rc = gpurma_dev_signal(c->win, peer, c->sig_base + (uint32_t)c->rank,
+                                   GPURMA_SIGNAL_SET, e);
+#endif
+    } else if (g->nthreads == 1) {
+        rc = bytes ? gpurma_dev_put_signal(c->win, peer, (size_t)c->data_off + slot * c->slot,
+                                           src, bytes, c->sig_base + (uint32_t)c->rank,
+                                           GPURMA_SIGNAL_SET, e)
+                   : gpurma_dev_signal(c->win, peer, c->sig_base + (uint32_t)c->rank,
+                                       GPURMA_SIGNAL_SET, e);
+    } else {
+        if (bytes)
+            rc = gpurma_dev_put_coop(c->win, peer, (size_t)c->data_off + slot * c->slot, src,
+                                     bytes, g->tid, g->nthreads);
+        gpurma_dcoll__sync(g);
+        if (g->tid == 0 && rc == GPURMA_SUCCESS) {
+#if GPURMA_DEV_GPU /* the group's stores, then the signal (one thread: the signal orders) */
+            gpurma_sh_fence_release_system();
+#endif
+            rc = gpurma_dev_signal(c->win, peer, c->sig_base + (uint32_t)c->rank,
+                                   GPURMA_SIGNAL_SET, e);
+        }
+    }
+    if (g->tid == 0)
+        st->last_write[peer * 2 + q] = e;
+    return gpurma_dcoll__agree(g, rc);
+}
+
+/* Waits for src's data of epoch e (bytes long) and sets *data to it, in
+ * this member's window. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
+                                                 const gpurma_dcoll__grp_t *g, int src,
+                                                 size_t bytes, uint64_t e, int ll,
+                                                 const char **data)
+{
+    const int n = c->size, q = (int)(e & 1);
+    char *base = c->win.peers[c->rank].base;
+    size_t slot = (size_t)(q * n + src);
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    if (ll) {
+        char *stage = base + c->stage_off + (size_t)src * c->ll_slot;
+#if !GPURMA_DEV_GPU
+        /* CPU threads: the sender signals after its packets (see send), so
+         * that a dead sender is noticed here rather than by a timeout. */
+        if (bytes && g->tid == 0)
+            rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)src, e);
+        rc = gpurma_dcoll__agree(g, rc);
+        if (rc != GPURMA_SUCCESS)
+            return rc;
+#endif
+        if (bytes)
+            rc = gpurma_dev_read_packets_coop(c->win,
+                                               (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
+                                               stage, bytes, (uint32_t)e, g->tid, g->nthreads);
+        *data = stage;
+    } else {
+        if (g->tid == 0)
+            rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)src, e);
+        *data = base + c->data_off + slot * c->slot;
+    }
+    return gpurma_dcoll__agree(g, rc);
+}
+
+/* After the group is done with src's data of epoch e: src may reuse the slot. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__consumed(const gpurma_dev_coll_t *c,
+                                                     const gpurma_dcoll__grp_t *g, int src,
+                                                     uint64_t e)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    gpurma_dcoll__sync(g);
+    if (g->tid == 0)
+        rc = gpurma_dev_signal(c->win, src, c->sig_base + (uint32_t)(c->size + c->rank),
+                               GPURMA_SIGNAL_SET, e);
+    return gpurma_dcoll__agree(g, rc);
+}
+
+/* Sources of the user's buffers may be reused, and in-place destinations
+ * overwritten, once the puts that read them completed locally. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__flush(const gpurma_dev_coll_t *c,
+                                                  const gpurma_dcoll__grp_t *g)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    gpurma_dcoll__sync(g);
+    if (g->tid == 0 && c->win.nports)
+        rc = gpurma_dev_flush(c->win, GPURMA_ALL_PEERS);
+    return gpurma_dcoll__agree(g, rc);
+}
+
+GPURMA_DEVICE uint64_t gpurma_dcoll__epoch(const gpurma_dev_coll_t *c)
+{
+    return gpurma_dcoll__state(c)->epoch;
+}
+
+/* Every thread has read the old epoch before thread 0 stores the new one. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__finish(const gpurma_dev_coll_t *c,
+                                                   const gpurma_dcoll__grp_t *g, uint64_t e,
+                                                   gpurma_status_t rc)
+{
+    rc = gpurma_dcoll__agree(g, rc);
+    if (g->tid == 0)
+        gpurma_dcoll__state(c)->epoch = e;
+    gpurma_dcoll__sync(g);
+    return rc;
+}
+
+/* Bytes a step carries per rank: an LL slot or a data slot. */
+GPURMA_DEVICE size_t gpurma_dcoll__step_bytes(const gpurma_dev_coll_t *c, int ll, size_t es)
+{
+    size_t b = ll ? (size_t)c->ll_slot : (size_t)c->slot;
+    return b / es * es;
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c,
+                                                  gpurma_dtype_t dtype, gpurma_redop_t op,
+                                                  int root)
+{
+    gpurma_status_t rc = c->magic == GPURMA_DEV_COLL_MAGIC && c->part < c->nparts
+                             ? gpurma_dev__check_win(&c->win)
+                             : GPURMA_ERR_INVALID_ARG;
+    if (rc == GPURMA_SUCCESS && (!gpurma_dev_redop_valid(dtype, op) || root < 0 ||
+                                 root >= c->size))
+        rc = GPURMA_ERR_INVALID_ARG;
+    return rc;
+}
+
+/* ------------------------------------------------------------ collectives */
+
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *c,
+                                                    const gpurma_dcoll__grp_t *g)
+{
+    gpurma_status_t rc = gpurma_dcoll__check(c, GPURMA_UINT8, GPURMA_SUM, 0);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    uint64_t e = gpurma_dcoll__epoch(c) + 1;
+    for (int i = 0; i < c->size && g->tid == 0 && rc == GPURMA_SUCCESS; i++)
+        rc = gpurma_dev_signal(c->win, (c->rank + i) % c->size, c->sig_base + (uint32_t)c->rank,
+                               GPURMA_SIGNAL_SET, e);
+    for (int i = 0; i < c->size && g->tid == 0 && rc == GPURMA_SUCCESS; i++)
+        rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)i, e);
+    return gpurma_dcoll__finish(c, g, e, rc);
+}
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * gpurma_coll_bench.h - what gpurma-coll-bench's host part (gpurma_coll_bench.c:
+ * options, host backend, table) and its GPU part (gpurma_coll_bench_gpu.cu:
+ * gpurma on streams and graphs, and the NCCL harness) share.
+ */
+#ifndef GPURMA_COLL_BENCH_H
+#define GPURMA_COLL_BENCH_H
+
+#include <stddef.h>
+
+#include "gpurma.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { CB_ALLREDUCE, CB_ALLGATHER, CB_REDUCE_SCATTER, CB_BROADCAST, CB_REDUCE, CB_ALLTOALL,
+       CB_KINDS };
+
+/* Who runs the collective: gpurma, NCCL on cudaMalloc'd buffers, NCCL on
+ * symmetric buffers (ncclMemAlloc + ncclCommWindowRegister). */
+enum { CB_GPURMA, CB_NCCL_PLAIN, CB_NCCL_SYM, CB_IMPLS };
+
+typedef struct {
+    int            kind;
+    size_t         count; /* per rank (allgather, reduce_scatter), per pair (alltoall) */
+    gpurma_dtype_t dtype;
+    gpurma_redop_t op;
+    int            root;
+} cb_op_t;
+
+/* GPU part (CUDA builds). Buffers of send_max and recv_max bytes per
+ * implementation; nccl: also set up NCCL (builds with nccl.h). Every call
+ * returns 0 or prints why and returns nonzero. */
+int  cbg_have_gpu(void);
+int  cbg_setup(gpurma_team_t team, size_t send_max, size_t recv_max, int nccl);
+int  cbg_available(int impl);
+int  cbg_upload(int impl, const void *host, size_t bytes);
+int  cbg_poison(int impl, size_t bytes);
+int  cbg_download(int impl, void *host, size_t bytes);
+/* Runs op once (for the check). */
+int  cbg_run(int impl, const cb_op_t *op);
+/* Microseconds per op over iters ops, on this rank: back to back on the
+ * stream, or captured into one CUDA graph (graph) and launched. */
+int  cbg_time(int impl, const cb_op_t *op, int iters, int graph, double *us);
+void cbg_teardown(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

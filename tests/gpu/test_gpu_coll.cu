@@ -1,0 +1,318 @@
+/*
+ * test_gpu_coll.cu - the collectives of gpurma_coll.h on GPU buffers and a
+ * stream, and the device collectives of gpurma_coll_device.h inside a user
+ * kernel. Exits 77 without a GPU.
+ *
+ *   test_gpu_coll [REPLAYS]     (default 1000)
+ *
+ * 1. every collective x dtype x operator x in/out of place at odd counts
+ *    (one LL step up to several data steps), results checked on the host
+ *    against tests/mp/test_coll_ref.h (integers exact, floats within the
+ *    stated tolerance), poison around the results, the same bytes on every
+ *    rank;
+ * 2. a CUDA graph of (change the input, allreduce, check on the GPU)
+ *    replayed REPLAYS times at an LL size and a multi-step size: every
+ *    replay's result is checked by the graph's own kernel (epochs live on
+ *    the GPU; nothing is updated from the host between replays);
+ * 3. a user kernel calling gpurma_dev_coll_barrier_block and
+ *    gpurma_dev_coll_allreduce_block;
+ * 4. bad input: host memory with a stream.
+ * Runs with any number of ranks, several per GPU included.
+ */
+#include "gpu_common.h"
+#include "gpurma_coll.h"
+#include "gpurma_coll_device.h"
+#include "../mp/test_coll_ref.h"
+
+gpurma_ctx_t g_ctx;
+static int me, nranks;
+static long failures;
+static gpurma_team_t world;
+static cudaStream_t stream;
+static uint64_t round_no;
+
+#define EXPECT(cond, ...)                                                                     \
+    do {                                                                                      \
+        if (!(cond)) {                                                                        \
+            fprintf(stderr, "rank %d: %s:%d: ", me, __FILE__, __LINE__);                      \
+            fprintf(stderr, __VA_ARGS__);                                                     \
+            fputc('\n', stderr);                                                              \
+            failures++;                                                                       \
+        }                                                                                     \
+    } while (0)
+
+#define POISON 0xA5
+#define GUARD 64
+
+/* A device buffer of n bytes between poisoned guards. */
+struct dbuf {
+    unsigned char *base = nullptr, *p = nullptr;
+    size_t n = 0;
+    explicit dbuf(size_t bytes) : n(bytes)
+    {
+        CK(cudaMalloc(&base, bytes + 2 * GUARD));
+        CK(cudaMemset(base, POISON, bytes + 2 * GUARD));
+        p = base + GUARD;
+    }
+    ~dbuf() { cudaFree(base); }
+    std::vector<unsigned char> all() const
+    {
+        std::vector<unsigned char> h(n + 2 * GUARD);
+        CK(cudaMemcpy(h.data(), base, h.size(), cudaMemcpyDeviceToHost));
+        return h;
+    }
+};
+
+static long poison_left(const unsigned char *h, size_t n)
+{
+    long bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += h[i] != POISON;
+    return bad;
+}
+
+static std::vector<std::vector<unsigned char>> inputs(size_t elems, gpurma_dtype_t t,
+                                                      gpurma_redop_t op, uint64_t rd)
+{
+    std::vector<std::vector<unsigned char>> in(nranks);
+    for (int r = 0; r < nranks; r++) {
+        in[r].resize(elems * cr_esize(t) + 1);
+        cr_gen(in[r].data(), elems, t, op, r, rd);
+    }
+    return in;
+}
+
+/* Every rank holds the same bytes: hashes gathered by the host path. */
+static void same_everywhere(const unsigned char *h, size_t n, const char *what)
+{
+    uint64_t x = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        x = (x ^ h[i]) * 1099511628211ull;
+    std::vector<uint64_t> all(nranks);
+    GK(gpurma_allgather(world, &x, all.data(), 1, GPURMA_UINT64, NULL));
+    for (int r = 0; r < nranks; r++)
+        EXPECT(all[r] == x, "%s: rank %d holds other bytes", what, r);
+}
+
+enum { K_ALLREDUCE, K_REDUCE_SCATTER, K_REDUCE, K_ALLGATHER, K_ALLTOALL, K_BROADCAST };
+static const char *const kind_names[] = {"allreduce", "reduce_scatter", "reduce",
+                                         "allgather", "alltoall",       "broadcast"};
+
+static void one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t count, int inplace)
+{
+    const size_t es = cr_esize(t), n = (size_t)nranks, block = count * es;
+    const uint64_t rd = ++round_no;
+    const int root = (int)(rd % n);
+    const int scatter_in = kind == K_REDUCE_SCATTER || kind == K_ALLTOALL;
+    const int gather_out = kind == K_ALLGATHER || kind == K_ALLTOALL || kind == K_REDUCE_SCATTER;
+    const size_t in_elems = scatter_in ? n * count : count;
+    const size_t out_bytes = gather_out ? n * block : block;
+    auto in = inputs(in_elems, t, op, rd);
+    std::vector<void *> inp(nranks);
+    for (int r = 0; r < nranks; r++)
+        inp[r] = in[r].data();
+    dbuf send(in_elems * es), recv(out_bytes);
+    CK(cudaMemcpy(send.p, in[me].data(), in_elems * es, cudaMemcpyHostToDevice));
+    const void *s = send.p;
+    if (inplace) {
+        size_t at = kind == K_ALLGATHER ? (size_t)me * block : 0;
+        if (kind != K_BROADCAST || me == root)
+            CK(cudaMemcpy(recv.p + at, in[me].data(), kind == K_ALLGATHER ? block : in_elems * es,
+                          cudaMemcpyHostToDevice));
+        s = recv.p + at;
+    }
+    char what[160];
+    snprintf(what, sizeof(what), "%s %s %s count %zu%s", kind_names[kind], cr_dtype_names[t],
+             cr_op_names[op], count, inplace ? " in place" : "");
+    int rc = GPURMA_ERR_INTERNAL;
+    switch (kind) {
+    case K_ALLREDUCE: rc = gpurma_allreduce(world, s, recv.p, count, t, op, stream); break;
+    case K_REDUCE_SCATTER: rc = gpurma_reduce_scatter(world, s, recv.p, count, t, op, stream); break;
+    case K_REDUCE: rc = gpurma_reduce(world, s, recv.p, count, t, op, root, stream); break;
+    case K_ALLGATHER: rc = gpurma_allgather(world, s, recv.p, count, t, stream); break;
+    case K_ALLTOALL: rc = gpurma_alltoall(world, s, recv.p, count, t, stream); break;
+    case K_BROADCAST: rc = gpurma_broadcast(world, s, recv.p, count, t, root, stream); break;
+    }
+    GK(rc);
+    CK(cudaStreamSynchronize(stream));
+    auto h = recv.all();
+    const unsigned char *got = h.data() + GUARD;
+    EXPECT(!poison_left(h.data(), GUARD) && !poison_left(got + out_bytes, GUARD),
+           "%s: a guard byte was written", what);
+    long bad = 0;
+    switch (kind) {
+    case K_ALLREDUCE:
+        bad = cr_check_reduced(got, inp.data(), nranks, 0, count, t, op, what);
+        same_everywhere(got, block, what);
+        break;
+    case K_REDUCE_SCATTER:
+        bad = cr_check_reduced(got, inp.data(), nranks, (size_t)me * count, count, t, op, what);
+        break;
+    case K_REDUCE:
+        if (me == root)
+            bad = cr_check_reduced(got, inp.data(), nranks, 0, count, t, op, what);
+        else if (!inplace)
+            bad = poison_left(got, block);
+        break;
+    case K_ALLGATHER:
+        for (int r = 0; r < nranks; r++)
+            bad += memcmp(got + (size_t)r * block, in[r].data(), block) != 0;
+        break;
+    case K_ALLTOALL:
+        for (int r = 0; r < nranks; r++)
+            bad += memcmp(got + (size_t)r * block, in[r].data() + (size_t)me * block, block) != 0;
+        break;
+    case K_BROADCAST:
+        bad = memcmp(got, in[root].data(), block) != 0;
+        break;
+    }
+    EXPECT(!bad, "%s: %ld wrong", what, bad);
+}
+
+/* ------------------------------------------------------------ graph replay */
+
+__global__ void bump(int32_t *send, size_t count, int32_t by)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x)
+        send[i] += by;
+}
+
+/* Replay k (1, 2, ...) expects base[i] + k * n(n+1)/2 (wrapping); counts
+ * wrong elements of wrong replays, then moves the replay counter on. */
+__global__ void verify_replay(const int32_t *recv, const int32_t *base, size_t count,
+                              uint32_t step, unsigned long long *replays,
+                              unsigned long long *bad)
+{
+    uint32_t k = (uint32_t)*replays + 1;
+    for (size_t i = threadIdx.x; i < count; i += blockDim.x)
+        if ((uint32_t)recv[i] != (uint32_t)base[i] + k * step)
+            atomicAdd(bad, 1ull);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        *replays = k;
+}
+
+static void graph_replay(size_t count, int replays)
+{
+    auto in = inputs(count, GPURMA_INT32, GPURMA_SUM, ++round_no);
+    std::vector<int32_t> base(count);
+    for (size_t i = 0; i < count; i++) {
+        uint32_t acc = 0;
+        for (int r = 0; r < nranks; r++)
+            acc += (uint32_t)((int32_t *)in[r].data())[i];
+        base[i] = (int32_t)acc;
+    }
+    int32_t *send, *recv, *dbase;
+    unsigned long long *ctr;
+    CK(cudaMalloc(&send, count * 4));
+    CK(cudaMalloc(&recv, count * 4));
+    CK(cudaMalloc(&dbase, count * 4));
+    CK(cudaMalloc(&ctr, 16));
+    CK(cudaMemset(ctr, 0, 16));
+    CK(cudaMemcpy(send, in[me].data(), count * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dbase, base.data(), count * 4, cudaMemcpyHostToDevice));
+    /* The first call makes the GPU scratch window (collective setup,
+     * outside any graph); later ones are captured. */
+    GK(gpurma_barrier_on_stream(world, stream));
+    CK(cudaStreamSynchronize(stream));
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    bump<<<64, 256, 0, stream>>>(send, count, me + 1);
+    GK(gpurma_allreduce(world, send, recv, count, GPURMA_INT32, GPURMA_SUM, stream));
+    verify_replay<<<1, 512, 0, stream>>>(recv, dbase, count,
+                                         (uint32_t)(nranks * (nranks + 1) / 2), ctr, ctr + 1);
+    CK(cudaStreamEndCapture(stream, &graph));
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int i = 0; i < replays; i++)
+        CK(cudaGraphLaunch(exec, stream));
+    CK(cudaStreamSynchronize(stream));
+    unsigned long long h[2];
+    CK(cudaMemcpy(h, ctr, 16, cudaMemcpyDeviceToHost));
+    EXPECT(h[0] == (unsigned long long)replays && h[1] == 0,
+           "graph replay, count %zu: %llu of %d replays ran, %llu wrong elements", count, h[0],
+           replays, h[1]);
+    CK(cudaGraphExecDestroy(exec));
+    CK(cudaGraphDestroy(graph));
+    cudaFree(send), cudaFree(recv), cudaFree(dbase), cudaFree(ctr);
+}
+
+/* ------------------------------------------------------------ device API */
+
+__global__ void user_kernel(gpurma_dev_coll_t c, float *recv, const float *send, size_t count,
+                            int *status)
+{
+    gpurma_status_t rc = gpurma_dev_coll_barrier_block(c);
+    if (rc == GPURMA_SUCCESS)
+        rc = gpurma_dev_coll_allreduce_block(c, recv, send, count, GPURMA_FLOAT32, GPURMA_MAX);
+    if (threadIdx.x == 0)
+        *status = (int)rc;
+}
+
+static void device_api(void)
+{
+    gpurma_dev_coll_t c;
+    GK(gpurma_coll_device(world, GPURMA_MEM_DEVICE, &c));
+    const size_t count = 1001;
+    auto in = inputs(count, GPURMA_FLOAT32, GPURMA_MAX, ++round_no);
+    std::vector<void *> inp(nranks);
+    for (int r = 0; r < nranks; r++)
+        inp[r] = in[r].data();
+    dbuf send(count * 4), recv(count * 4);
+    int *status;
+    CK(cudaMalloc(&status, sizeof(int)));
+    CK(cudaMemcpy(send.p, in[me].data(), count * 4, cudaMemcpyHostToDevice));
+    user_kernel<<<1, 256, 0, stream>>>(c, (float *)recv.p, (const float *)send.p, count, status);
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(stream));
+    int st = -1;
+    CK(cudaMemcpy(&st, status, sizeof(int), cudaMemcpyDeviceToHost));
+    EXPECT(st == GPURMA_SUCCESS, "user kernel: status %d", st);
+    auto h = recv.all();
+    EXPECT(!cr_check_reduced(h.data() + GUARD, inp.data(), nranks, 0, count, GPURMA_FLOAT32,
+                             GPURMA_MAX, "user kernel allreduce"),
+           "user kernel allreduce wrong");
+    cudaFree(status);
+}
+
+int main(int argc, char **argv)
+{
+    skip_without_gpu("test_gpu_coll");
+    int replays = argc > 1 ? atoi(argv[1]) : 1000;
+    init_bounded();
+    world = gpurma_team_world(g_ctx);
+    me = gpurma_team_rank(world);
+    nranks = gpurma_team_size(world);
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+    /* Bad input first: host memory with a stream. */
+    std::vector<float> hostbuf(16);
+    int rc = gpurma_allreduce(world, hostbuf.data(), hostbuf.data(), 16, GPURMA_FLOAT32,
+                              GPURMA_SUM, stream);
+    EXPECT(rc == GPURMA_ERR_INVALID_ARG, "host memory with a stream: %d", rc);
+
+    /* Odd counts: one LL step, one data step, several (128 KiB slots). */
+    static const size_t counts[] = {1, 37, 4099, 300007};
+    for (int kind = K_ALLREDUCE; kind <= K_BROADCAST; kind++)
+        for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++)
+            for (size_t ci = 0; ci < 4; ci++) {
+                /* the multi-step count for two types, the rest for all */
+                if (ci == 3 && t != GPURMA_INT32 && t != GPURMA_FLOAT32)
+                    continue;
+                int nops = kind <= K_REDUCE ? CR_NOPS : 1;
+                for (int op = 0; op < nops; op++)
+                    for (int inplace = 0; inplace < 2; inplace++)
+                        one(kind, (gpurma_dtype_t)t, (gpurma_redop_t)op, counts[ci], inplace);
+            }
+    graph_replay(100, replays);
+    graph_replay(70001, replays);
+    device_api();
+
+    GK(gpurma_barrier(world));
+    if (me == 0)
+        printf("%s test_gpu_coll: %d ranks, %d graph replays\n", failures ? "FAIL" : "PASS",
+               nranks, replays);
+    GK(gpurma_finalize(g_ctx));
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,31 @@
+#!/bin/sh
+# test_coll-algos.sh - tests/mp/test_coll.mp again with every algorithm
+# forced (GPURMA_COLL_ALGO), at 3 and 4 ranks; then ring and twoshot with
+# the ranks split over two "nodes" (port engine, UCX), when UCX is built.
+# The automatic choice runs in test_coll.mp itself (make check), and over
+# two nodes in engines-nodes.sh.
+here=$(cd "$(dirname "$0")" && pwd)
+build=${top_builddir:-.}
+prog=$build/tests/mp/test_coll.mp
+status=0
+run() {
+    label=$1
+    shift
+    log=$build/tests/mp/coll-algos-$label.log
+    env "$@" "$here/run-mp.sh" "$prog" >"$log" 2>&1
+    rc=$?
+    case $rc in
+        0) echo "ok: $label" ;;
+        77) echo "skip: $label" ;;
+        *) echo "FAIL: $label, see $log"; tail -5 "$log"; status=1 ;;
+    esac
+}
+for algo in oneshot_ll oneshot twoshot ring; do
+    run "$algo" GPURMA_COLL_ALGO=$algo GPURMA_TEST_RANKS="3 4"
+done
+if test "${HAVE_UCX:-yes}" != no; then
+    for algo in ring twoshot; do
+        run "$algo-nodes" GPURMA_COLL_ALGO=$algo GPURMA_TEST_NODES=2 GPURMA_TEST_RANKS="3"
+    done
+fi
+exit $status
