@@ -338,10 +338,7 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
     int n = gpurma_size(L->ctx);
     /* Barrier counters: two 64-bit words per PE; the teams' collective
      * handles; then the user's heap. */
-    size_t counters, handles = 0;
-#if GPURMA_NVSHMEMI_DEVICE_COLL
-    handles = GPURMA_NVSHMEMI_MAX_TEAMS * sizeof(gpurma_dev_coll_t);
-#endif
+    size_t counters, handles = GPURMA_NVSHMEMI_MAX_TEAMS * sizeof(gpurma_dev_coll_t);
     if (gpurma_size_array((size_t)n, 16, 64, &counters) ||
         gpurma_size_add(counters, handles, &sync_bytes) ||
         gpurma_size_round_up(sync_bytes, 4096, &sync_bytes) ||

@@ -33,7 +33,6 @@ void gpurma_nvshmemi_describe_team(int slot)
             d.stride = 0;
     }
     L->st.teams[slot] = d;
-#if GPURMA_NVSHMEMI_DEVICE_COLL
     /* The team's device-collective handle, into this PE's heap (collective
      * over the team the first time). */
     gpurma_dev_coll_t h;
@@ -51,7 +50,6 @@ void gpurma_nvshmemi_describe_team(int slot)
                                  gpurma_put(L->win, L->st.my_pe, off, &h, sizeof h));
         gpurma_nvshmemi_check_rc("team creation", gpurma_quiet(L->win));
     }
-#endif
 }
 
 GPURMA_API int gpurma_nvshmemi_team_my_pe(nvshmem_team_t team)

@@ -2,10 +2,8 @@
  * collectives.c - NVSHMEM collectives on the world and on a split team:
  * sum/min/max reduce of random ints and doubles, reducescatter, broadcast
  * from every root, fcollect and alltoall, with exact checks. They map onto
- * gpurma's collectives (issue 11): with a libgpurma that has none yet, the
- * test skips (77).
+ * gpurma's collectives (gpurma_coll.h, gpurma_coll_device.h).
  */
-#include <dlfcn.h>
 
 #include "nvtest.h"
 
@@ -84,12 +82,6 @@ int main(void)
     nv_init("collectives");
     me = nvshmem_my_pe();
     npes = nvshmem_n_pes();
-    if (!dlsym(RTLD_DEFAULT, "gpurma_allreduce")) {
-        if (me == 0)
-            printf("SKIP collectives: this libgpurma has no collectives yet (issue 11)\n");
-        nvshmem_finalize();
-        return 77;
-    }
     src = (int *)nvshmem_malloc((size_t)npes * N * sizeof(int));
     dst = (int *)nvshmem_malloc((size_t)npes * N * sizeof(int));
     dsrc = (double *)nvshmem_malloc(N * sizeof(double));

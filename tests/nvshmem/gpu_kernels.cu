@@ -89,7 +89,6 @@ static __global__ void atomics(int *i32, long long *i64, unsigned *u32, uint64_t
     }
 }
 
-#if GPURMA_NVSHMEMI_DEVICE_COLL
 /* A device reduction of the world by one block (gpurma's device collectives). */
 static __global__ void reduce_block(int *dest, const int *source, size_t n)
 {
@@ -100,9 +99,6 @@ int launch_reduce_block(int *dest, const int *source, size_t n, cudaStream_t s)
     reduce_block<<<1, 256, 0, s>>>(dest, source, n);
     return 1;
 }
-#else
-int launch_reduce_block(int *, const int *, size_t, cudaStream_t) { return 0; }
-#endif
 
 void launch_atomics(int *i32, long long *i64, unsigned *u32, uint64_t *u64, cudaStream_t s)
 {

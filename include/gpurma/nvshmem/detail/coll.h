@@ -66,7 +66,6 @@ static inline int gpurma_nvshmemi__coll_blocking(const char *call, int kind,
 }
 #endif
 
-#if GPURMA_NVSHMEMI_DEVICE_COLL
 /* Host-and-device collectives; the device path runs gpurma's device
  * collective of the team's handle (kept in the heap, see types.h). */
 #define GPURMA_NVSHMEMI_COLL_FN GPURMA_NVSHMEMI_HD
@@ -151,12 +150,6 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__dcoll(const char *call, int kind, nvshmem
         return gpurma_nvshmemi__dcoll(call "_block", kind, team, d, s, n, dt, op, root,     \
                                       GPURMA_NVSHMEMI_BLOCK);                               \
     }
-#else /* no device collectives: host calls only */
-#define GPURMA_NVSHMEMI_COLL_FN static inline
-#define GPURMA_NVSHMEMI_COLL_BODY(call, kind, team, d, s, n, dt, op, root)                  \
-    return gpurma_nvshmemi__coll_blocking(call, kind, team, d, s, n, dt, op, root);
-#define GPURMA_NVSHMEMI_COLL_GROUP(FN, ARGS, call, kind, team, d, s, n, dt, op, root)
-#endif
 
 #define GPURMA_NVSHMEMI_REDUCE_DEF(NAME, TYPE, DTYPE, OPNAME, REDOP)                        \
     GPURMA_NVSHMEMI_COLL_FN int nvshmem_##NAME##_##OPNAME##_reduce(                         \

@@ -11,17 +11,8 @@
 
 #include "gpurma_device.h"
 
-/* Device collectives come from gpurma_coll_device.h where this gpurma has
- * it (the library is built against the same headers). */
-#if defined(__has_include)
-#if __has_include("gpurma_coll_device.h")
+/* Device collectives: gpurma's, on each team's scratch window. */
 #include "gpurma_coll_device.h"
-#define GPURMA_NVSHMEMI_DEVICE_COLL 1
-#endif
-#endif
-#ifndef GPURMA_NVSHMEMI_DEVICE_COLL
-#define GPURMA_NVSHMEMI_DEVICE_COLL 0
-#endif
 
 /* The NVSHMEM release whose names and semantics this layer follows. */
 #define NVSHMEM_MAJOR_VERSION  3
