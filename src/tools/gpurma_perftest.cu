@@ -50,28 +50,14 @@
 #define PERF_HAVE_DEV_BARRIER 0
 #endif
 #include "bench_util.h"
+#include "gpurma_perftest_common.cuh"
 
 namespace {
 
-enum { SIG_PING = 0, MAX_CTA_LIST = 16, P_ELEM = 4 };
-enum { PAT_BW = 1, PAT_P = 2, PAT_PUT_SIGNAL = 4, PAT_FETCH_ADD = 8, PAT_BARRIER = 16,
-       PAT_ALL = 31 };
-
-/* A grid barrier or a wait that takes longer than this has lost its peer. */
-constexpr uint64_t SPIN_LIMIT_NS = 20ull * 1000 * 1000 * 1000;
-
-struct Opts {
-    long ctas[MAX_CTA_LIST];
-    int nctas;
-    long bw_threads, p_threads, block_threads;
-    size_t bw_min, bw_max, p_max, ps_max;
-    long bw_iters, bw_warmup, lat_iters, lat_warmup;
-    unsigned patterns;
-    bool shared_gpu;
-};
+enum { SIG_PING = 0 };
 
 struct Perf {
-    Opts o;
+    PerfOpts o;
     gpurma_ctx_t ctx;
     gpurma_team_t world;
     int rank, peer, nsm;
@@ -118,58 +104,10 @@ struct Perf {
 
 /* ------------------------------------------------------------ data, checks */
 
-/* Byte i of the source for a seed: a hash, so shifted or lost bytes show. */
-__host__ __device__ inline uint8_t pattern_byte(uint64_t seed, uint64_t i)
-{
-    uint64_t z = (i + seed) * 0x9e3779b97f4a7c15ull + 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    z *= 0xbf58476d1ce4e5b9ull;
-    return (uint8_t)(z ^ (z >> 29));
-}
-
-/* invert: the poison, which differs from the pattern in every byte. */
-__global__ void k_fill(uint8_t *dst, size_t n, uint64_t seed, int invert)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        uint8_t b = pattern_byte(seed, i);
-        dst[i] = invert ? (uint8_t)~b : b;
-    }
-}
-
-/* Counts bytes of [0, n) that differ from the pattern (or, with invert,
- * from the poison). */
-__global__ void k_check(const uint8_t *got, size_t n, uint64_t seed, int invert,
-                        unsigned long long *bad)
-{
-    unsigned long long b = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        uint8_t want = pattern_byte(seed, i);
-        b += got[i] != (invert ? (uint8_t)~want : want);
-    }
-    if (b)
-        atomicAdd(bad, b);
-}
-
-unsigned fill_blocks(size_t n)
-{
-    size_t b = (n + 255) / 256;
-    return (unsigned)(b < 1 ? 1 : b > 2048 ? 2048 : b);
-}
-
-__device__ inline void note_status(int *status, int rc)
-{
-    if (rc)
-        atomicCAS(status, 0, rc);
-}
-
 /* Poisons [0, n) of this rank's window. */
 int poison(Perf *p, size_t n)
 {
-    k_fill<<<fill_blocks(n), 256, 0, p->s>>>((uint8_t *)p->base, n, p->seed, 1);
-    CUDA_TRY(p, cudaGetLastError());
-    CUDA_TRY(p, cudaStreamSynchronize(p->s));
+    CUDA_TRY(p, perf_fill(p->base, n, p->seed, 1, p->s));
     return 0;
 }
 
@@ -177,35 +115,18 @@ int poison(Perf *p, size_t n)
  * the poison. */
 int check_window(Perf *p, const char *what, size_t got, size_t n)
 {
-    unsigned long long bad[2] = {0, 0};
-    CUDA_TRY(p, cudaMemsetAsync(p->scratch + 1, 0, 2 * sizeof(*p->scratch), p->s));
-    if (got)
-        k_check<<<fill_blocks(got), 256, 0, p->s>>>((const uint8_t *)p->base, got, p->seed, 0,
-                                                    p->scratch + 1);
-    if (n > got)
-        k_check<<<fill_blocks(n - got), 256, 0, p->s>>>((const uint8_t *)p->base + got,
-                                                        n - got, p->seed + got, 1,
-                                                        p->scratch + 2);
-    CUDA_TRY(p, cudaGetLastError());
-    CUDA_TRY(p, cudaMemcpyAsync(bad, p->scratch + 1, sizeof(bad), cudaMemcpyDeviceToHost, p->s));
-    CUDA_TRY(p, cudaStreamSynchronize(p->s));
-    if (bad[0] || bad[1]) {
-        fprintf(stderr, "gpurma-perftest: rank %d: %s of %zu B: %llu of %zu delivered bytes "
-                        "differ from the source, %llu bytes past them were overwritten\n",
-                p->rank, what, n, bad[0], got, bad[1]);
-        return 1;
-    }
-    return 0;
+    return perf_check("gpurma-perftest", p->rank, what, p->base, got, n, p->seed,
+                      p->scratch + 1, p->s);
 }
 
-/* The first failing status a kernel recorded (then cleared). */
+/* The first failing status a kernel recorded (a failure ends the run). */
 int kernel_status(Perf *p, const char *what, size_t n)
 {
     int st = 0;
     CUDA_TRY(p, cudaMemcpy(&st, p->status, sizeof(st), cudaMemcpyDeviceToHost));
     if (st) {
         fprintf(stderr, "gpurma-perftest: rank %d: %s of %zu B failed: %s\n", p->rank, what, n,
-                st > 0 ? "a grid barrier or wait spun too long"
+                st == PERF_SPIN_TIMEOUT ? "a grid barrier spun too long"
                        : gpurma_strerror((gpurma_status_t)st));
         return 1;
     }
@@ -226,34 +147,10 @@ template <typename F> int time_ms(Perf *p, F launch, float *ms)
 
 void row(Perf *p, const char *pattern, size_t size, long ctas, double value, const char *unit)
 {
-    if (p->rank == 0) {
-        printf("perf %-22s %12zu %5ld %14.4f %s\n", pattern, size, ctas, value, unit);
-        fflush(stdout);
-    }
+    perf_row(p->rank, pattern, size, ctas, value, unit);
 }
 
 /* ---------------------------------------------------------------- put_bw */
-
-/* All blocks of the grid meet: a counter of arrivals, which every block
- * waits to reach round * gridDim.x (the grid is co-resident: checked at
- * launch). Status 1 when the wait spins past SPIN_LIMIT_NS. */
-__device__ inline void grid_meet(unsigned long long *arrivals, unsigned long long round,
-                                 int *status)
-{
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicAdd(arrivals, 1ull);
-        unsigned long long want = round * gridDim.x;
-        uint64_t t0 = gpurma_sh_now_ns();
-        for (unsigned k = 0; *(volatile unsigned long long *)arrivals < want; k++)
-            if ((k & 1023) == 1023 && gpurma_sh_now_ns() - t0 > SPIN_LIMIT_NS) {
-                note_status(status, 1);
-                break;
-            }
-    }
-    __syncthreads();
-}
 
 __global__ void k_put_bw(gpurma_dev_win_t w, int peer, const char *src, size_t slice,
                          unsigned rounds, unsigned long long *arrivals, int *status)
@@ -266,19 +163,19 @@ __global__ void k_put_bw(gpurma_dev_win_t w, int peer, const char *src, size_t s
             int s = gpurma_dev_chan_put_block(c, off, src + off, slice);
             rc = rc ? rc : s;
         }
-        grid_meet(arrivals, i + 1, status);
+        perf_grid_meet(arrivals, i + 1, status);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         int s = gpurma_dev_quiet(w);
         rc = rc ? rc : s;
     }
     if (threadIdx.x == 0)
-        note_status(status, rc);
+        perf_note_status(status, rc);
 }
 
 int put_bw(Perf *p)
 {
-    const Opts &o = p->o;
+    const PerfOpts &o = p->o;
     int per_sm = 0;
     CUDA_TRY(p, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_put_bw,
                                                               (int)o.bw_threads, 0));
@@ -336,7 +233,7 @@ __global__ void k_p_lat(gpurma_dev_win_t w, int peer, const uint32_t *src, size_
     int rc = 0;
     for (unsigned i = 0; i < rounds; i++) {
         for (size_t j = threadIdx.x; j < nelems; j += blockDim.x) {
-            int s = gpurma_dev_chan_put_value(c, j * P_ELEM, src[j], P_ELEM);
+            int s = gpurma_dev_chan_put_value(c, j * PERF_P_ELEM, src[j], PERF_P_ELEM);
             rc = rc ? rc : s;
         }
         __syncthreads();
@@ -346,14 +243,14 @@ __global__ void k_p_lat(gpurma_dev_win_t w, int peer, const uint32_t *src, size_
         }
         __syncthreads();
     }
-    note_status(status, rc);
+    perf_note_status(status, rc);
 }
 
 int p_lat(Perf *p)
 {
-    const Opts &o = p->o;
+    const PerfOpts &o = p->o;
     for (size_t n = 8; n <= o.p_max; n *= 2) {
-        size_t nelems = n / P_ELEM;
+        size_t nelems = n / PERF_P_ELEM;
         if (p->rank == 1)
             TRY(poison(p, n));
         GPURMA_TRY(p, gpurma_barrier(p->world));
@@ -424,7 +321,7 @@ __global__ void k_put_signal(gpurma_dev_win_t w, int peer, const char *src, size
         int s = gpurma_dev_quiet(w);
         rc = rc ? rc : s;
     }
-    note_status(status, rc);
+    perf_note_status(status, rc);
 }
 
 typedef void (*PsKernel)(gpurma_dev_win_t, int, const char *, size_t, uint64_t, unsigned, int,
@@ -445,7 +342,7 @@ int ps_run(Perf *p, PsKernel k, unsigned threads, size_t n, unsigned rounds, flo
 
 int put_signal_rtt(Perf *p)
 {
-    const Opts &o = p->o;
+    const PerfOpts &o = p->o;
     static const struct {
         PsKernel k;
         const char *name;
@@ -481,12 +378,12 @@ __global__ void k_fetch_add(gpurma_dev_win_t w, int peer, size_t off, unsigned r
     if (!rc)
         rc = gpurma_dev_quiet(w);
     *last_old = old;
-    note_status(status, rc);
+    perf_note_status(status, rc);
 }
 
 int fetch_add_lat(Perf *p)
 {
-    const Opts &o = p->o;
+    const PerfOpts &o = p->o;
     const size_t off = p->data_len; /* the atomic word, past the data */
     const uint64_t start = p->seed | 1;
     if (p->rank == 1)
@@ -540,12 +437,12 @@ template <int SCOPE> __global__ void k_barrier(gpurma_dev_coll_t c, unsigned rou
         else
             rc = gpurma_dev_coll_barrier_block(c);
     }
-    note_status(status, rc);
+    perf_note_status(status, rc);
 }
 
 int barrier_lat(Perf *p)
 {
-    const Opts &o = p->o;
+    const PerfOpts &o = p->o;
     gpurma_dev_coll_t c;
     GPURMA_TRY(p, gpurma_coll_device(p->world, GPURMA_MEM_DEVICE, &c));
     typedef void (*BarrierKernel)(gpurma_dev_coll_t, unsigned, int *);
@@ -614,7 +511,7 @@ int run(Perf *p)
                    "not peer figures\n");
         printf("# %-20s %12s %5s %14s %s\n", "pattern", "size(B)", "ctas", "value", "unit");
     }
-    const Opts &o = p->o;
+    const PerfOpts &o = p->o;
     size_t data = o.bw_max;
     if (o.p_max > data)
         data = o.p_max;
@@ -635,21 +532,18 @@ int run(Perf *p)
     CUDA_TRY(p, cudaEventCreate(&p->e1));
     /* Both ranks derive the same source: the checks compare with it. */
     p->seed = 0x5eed0000ull + (uint64_t)o.bw_max;
-    k_fill<<<fill_blocks(p->data_len), 256, 0, p->s>>>((uint8_t *)p->src, p->data_len, p->seed,
-                                                       0);
-    CUDA_TRY(p, cudaGetLastError());
-    CUDA_TRY(p, cudaStreamSynchronize(p->s));
+    CUDA_TRY(p, perf_fill(p->src, p->data_len, p->seed, 0, p->s));
     GPURMA_TRY(p, gpurma_barrier(p->world));
 
-    if (o.patterns & PAT_BW)
+    if (o.patterns & PERF_PAT_BW)
         TRY(put_bw(p));
-    if (o.patterns & PAT_P)
+    if (o.patterns & PERF_PAT_P)
         TRY(p_lat(p));
-    if (o.patterns & PAT_PUT_SIGNAL)
+    if (o.patterns & PERF_PAT_PUT_SIGNAL)
         TRY(put_signal_rtt(p));
-    if (o.patterns & PAT_FETCH_ADD)
+    if (o.patterns & PERF_PAT_FETCH_ADD)
         TRY(fetch_add_lat(p));
-    if (o.patterns & PAT_BARRIER)
+    if (o.patterns & PERF_PAT_BARRIER)
         TRY(barrier_lat(p));
 
     GPURMA_TRY(p, gpurma_barrier(p->world));
@@ -664,159 +558,15 @@ int run(Perf *p)
     return 0;
 }
 
-/* ------------------------------------------------------------------ options */
-
-void usage(FILE *f)
-{
-    fprintf(f,
-        "Usage: gpurma-perftest [options]   (2 ranks: mpirun -np 2, or the uid bootstrap)\n"
-        "NVSHMEM perftest patterns on gpurma's device API; rank 0 prints\n"
-        "\"perf PATTERN SIZE CTAS VALUE UNIT\" lines.\n"
-        "  --patterns LIST   of bw,p,put_signal,fetch_add,barrier (default all)\n"
-        "  --ctas LIST       CTA counts of put_bw, comma-separated (default 4,132)\n"
-        "  --threads N       threads per CTA of put_bw (default 1024)\n"
-        "  --min SIZE        smallest put_bw size (default 1k; k, m, g suffixes)\n"
-        "  --max SIZE        largest put_bw size (default 1g)\n"
-        "  --p-max SIZE      largest p_lat size (default 64k; 4-byte elements)\n"
-        "  --p-threads N     threads of p_lat (default 512)\n"
-        "  --ps-max SIZE     largest put_signal ping-pong size (default 1m)\n"
-        "  --block-threads N threads of the block-scope rows (default 512)\n"
-        "  --iters N         timed rounds of put_bw (default 200), --warmup N (20)\n"
-        "  --lat-iters N     timed rounds of latencies (default 500), --lat-warmup N (50)\n"
-        "  --quick           fewer rounds (a smoke test)\n"
-        "  --shared-gpu      run with one GPU for both ranks (correctness only, flagged)\n"
-        "Sizes double from the smallest. Exits 77 without 2 GPUs (or 1 with\n"
-        "--shared-gpu) or without 2 ranks.\n");
-}
-
-int parse_list(const char *s, Opts *o)
-{
-    o->nctas = 0;
-    while (*s) {
-        char *end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        if (errno || end == s || v < 1 || v > 65535 || o->nctas == MAX_CTA_LIST)
-            return -1;
-        o->ctas[o->nctas++] = v;
-        if (*end == ',')
-            end++;
-        else if (*end)
-            return -1;
-        s = end;
-    }
-    return o->nctas ? 0 : -1;
-}
-
-int parse_patterns(const char *s, unsigned *out)
-{
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } names[] = {{"bw", PAT_BW}, {"p", PAT_P}, {"put_signal", PAT_PUT_SIGNAL},
-                 {"fetch_add", PAT_FETCH_ADD}, {"barrier", PAT_BARRIER}, {"all", PAT_ALL}};
-    *out = 0;
-    while (*s) {
-        size_t len = strcspn(s, ",");
-        unsigned bit = 0;
-        for (const auto &n : names)
-            if (strlen(n.name) == len && !strncmp(s, n.name, len))
-                bit = n.bit;
-        if (!bit)
-            return -1;
-        *out |= bit;
-        s += len + (s[len] == ',');
-    }
-    return *out ? 0 : -1;
-}
-
-/* 0, 2 on a usage error, or -1 after --help. */
-int parse_args(int argc, char **argv, Opts *o)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return -1;
-        } else if (!strcmp(a, "--quick")) {
-            o->bw_iters = 20;
-            o->bw_warmup = 2;
-            o->lat_iters = 50;
-            o->lat_warmup = 5;
-            continue;
-        } else if (!strcmp(a, "--shared-gpu")) {
-            o->shared_gpu = true;
-            continue;
-        } else if (!v) {
-            bad = 1;
-        } else if (!strcmp(a, "--patterns")) {
-            bad = parse_patterns(v, &o->patterns);
-        } else if (!strcmp(a, "--ctas")) {
-            bad = parse_list(v, o);
-        } else if (!strcmp(a, "--threads")) {
-            bad = parse_long(v, 1, &o->bw_threads) || o->bw_threads > 1024;
-        } else if (!strcmp(a, "--p-threads")) {
-            bad = parse_long(v, 1, &o->p_threads) || o->p_threads > 1024;
-        } else if (!strcmp(a, "--block-threads")) {
-            bad = parse_long(v, 32, &o->block_threads) || o->block_threads > 1024;
-        } else if (!strcmp(a, "--min")) {
-            bad = parse_size(v, (size_t)1 << 40, &o->bw_min);
-        } else if (!strcmp(a, "--max")) {
-            bad = parse_size(v, (size_t)1 << 40, &o->bw_max);
-        } else if (!strcmp(a, "--p-max")) {
-            bad = parse_size(v, (size_t)1 << 30, &o->p_max) || o->p_max < 8;
-        } else if (!strcmp(a, "--ps-max")) {
-            bad = parse_size(v, (size_t)1 << 30, &o->ps_max) || o->ps_max < 8;
-        } else if (!strcmp(a, "--iters")) {
-            bad = parse_long(v, 1, &o->bw_iters) || o->bw_iters > (1l << 30);
-        } else if (!strcmp(a, "--warmup")) {
-            bad = parse_long(v, 0, &o->bw_warmup) || o->bw_warmup > (1l << 30);
-        } else if (!strcmp(a, "--lat-iters")) {
-            bad = parse_long(v, 1, &o->lat_iters) || o->lat_iters > (1l << 30);
-        } else if (!strcmp(a, "--lat-warmup")) {
-            bad = parse_long(v, 0, &o->lat_warmup) || o->lat_warmup > (1l << 30);
-        } else {
-            bad = 1;
-        }
-        if (bad) {
-            fprintf(stderr, "gpurma-perftest: bad argument %s%s%s (see --help)\n", a,
-                    v ? " " : "", v ? v : "");
-            return 2;
-        }
-        i++;
-    }
-    if (o->bw_min < 8 || o->bw_min > o->bw_max) {
-        fprintf(stderr, "gpurma-perftest: --min must be at least 8 and at most --max\n");
-        return 2;
-    }
-    return 0;
-}
-
 } // namespace
 
 int main(int argc, char **argv)
 {
     Perf p;
     memset(&p, 0, sizeof(p));
-    Opts &o = p.o;
-    o.ctas[0] = 4;
-    o.ctas[1] = 132;
-    o.nctas = 2;
-    o.bw_threads = 1024;
-    o.p_threads = 512;
-    o.block_threads = 512;
-    o.bw_min = 1024;
-    o.bw_max = (size_t)1 << 30;
-    o.p_max = 64 * 1024;
-    o.ps_max = 1024 * 1024;
-    o.bw_iters = 200;
-    o.bw_warmup = 20;
-    o.lat_iters = 500;
-    o.lat_warmup = 50;
-    o.patterns = PAT_ALL;
-    int rc = parse_args(argc, argv, &o);
+    PerfOpts &o = p.o;
+    perf_default_opts(&o);
+    int rc = perf_parse_args("gpurma-perftest", "on gpurma's device API", argc, argv, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* Ping-pong kernels wait for kernels the peer launches later; with lazy
@@ -826,12 +576,6 @@ int main(int argc, char **argv)
     if (cudaGetDeviceCount(&ngpu) != cudaSuccess || ngpu == 0) {
         printf("gpurma-perftest: no GPU here, nothing measured\n");
         return 77;
-    }
-    if (o.shared_gpu) {
-        /* Kernels of the two ranks take turns on one GPU: a ping-pong
-         * round costs a time slice, so run few of them. */
-        o.lat_iters = o.lat_iters < 20 ? o.lat_iters : 20;
-        o.lat_warmup = o.lat_warmup < 2 ? o.lat_warmup : 2;
     }
     rc = run(&p);
     fflush(stdout);
