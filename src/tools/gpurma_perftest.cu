@@ -31,7 +31,6 @@
  * Rank 0 prints "perf PATTERN SIZE CTAS VALUE UNIT" lines (the script's
  * input, readable as a table) and "# ..." comments.
  */
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
