@@ -10,8 +10,8 @@
 #      (skipped, with the reason, when those or nvml.h are missing);
 #   2. tests/bench/nvshmem_api_perf.cu built against NVSHMEM (-rdc);
 #   3. gpurma-perftest (src/tools/gpurma_perftest.cu, gpurma's device API);
-#   4. nvshmem_api_perf.cu built against gpurma's NVSHMEM layer (no -rdc),
-#      when this tree has include/gpurma/nvshmem/nvshmem.h.
+#   4. nvshmem_api_perf.cu built against gpurma's NVSHMEM layer (no -rdc; the
+#      Makefile's tests/bench/nvshmem_api_perf), when the tree has that layer.
 #
 # All run as 2 ranks under mpirun, each launch under a timeout, with NVLink
 # multicast off (NVSHMEM_DISABLE_NVLS=1, NCCL_NVLS_ENABLE=0). The table:
@@ -282,12 +282,10 @@ run gpurma 900 -- "$gperf" $perf_args
 
 # ------------------------------------------------------------ 4. NVSHMEM-API program on gpurma's layer
 if [ -f "$top/include/gpurma/nvshmem/nvshmem.h" ]; then
-    (cd "$build" && make -j16 libgpurma_nvshmem.la) >"$logs/build-api-gpurma.log" 2>&1
-    if $nvcc -std=c++17 -O2 -arch=$arch -I"$top/include/gpurma/nvshmem" -I"$top/include" \
-        -I"$top/src/tools" -o "$bin/api_gpurma" "$api" -L"$build/.libs" -lgpurma_nvshmem -lgpurma \
-        -Xlinker -rpath="$build/.libs" >>"$logs/build-api-gpurma.log" 2>&1; then
+    # The Makefile's rule: plain nvcc, no -rdc, as gpurma's layer is used.
+    if (cd "$build" && make -j16 tests/bench/nvshmem_api_perf) >"$logs/build-api-gpurma.log" 2>&1; then
         # shellcheck disable=SC2086
-        run api_gpurma 900 -- "$bin/api_gpurma" $perf_args
+        run api_gpurma 900 -- "$build/tests/bench/nvshmem_api_perf" $perf_args
     else
         note "nvshmem_api_perf against gpurma's NVSHMEM layer: build failed (build-api-gpurma.log)"
         echo "run api_gpurma FAIL(build)" >>"$logs/results.txt"
