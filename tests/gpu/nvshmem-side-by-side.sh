@@ -7,7 +7,7 @@
 #      shmem_put_signal_ping_pong_latency, shmem_atomic_latency -a
 #      fetch_add, barrier_latency), built with nvcc -rdc from the sources
 #      that tests/gpu/prepare-nvshmem-src.sh unpacked into .nvshmem-src/
-#      (skipped, with the reason, when those or nvml.h are missing);
+#      (skipped, with the reason, when those are missing);
 #   2. tests/bench/nvshmem_api_perf.cu built against NVSHMEM (-rdc);
 #   3. gpurma-perftest (src/tools/gpurma_perftest.cu, gpurma's device API);
 #   4. nvshmem_api_perf.cu built against gpurma's NVSHMEM layer (no -rdc; the
@@ -147,7 +147,9 @@ for d in "${NVSHMEM_HOME:-}" /opt/torch/.venv/lib/python3.12/site-packages/nvidi
         break
     fi
 done
-first() { find "$1" -name "$2" 2>/dev/null | sort | head -1; }
+# The shortest path of a file named $2 under $1 (include/nvshmem.h before
+# any deeper namesake).
+first() { find "$1" -name "$2" 2>/dev/null | awk '{print length($0), $0}' | sort -n | head -1 | cut -d' ' -f2-; }
 if [ -n "$nvhome" ]; then
     nvinc=$(dirname "$(first "$nvhome" nvshmem.h)")
     nvhost=$(first "$nvhome" 'libnvshmem_host.so*')
@@ -205,9 +207,25 @@ if [ $have_nv = no ]; then
     :
 elif [ ! -f "$src/common/utils.cu" ]; then
     note "no .nvshmem-src (run tests/gpu/prepare-nvshmem-src.sh and carry it): NVSHMEM's perftests skipped"
-elif [ -z "$nvml_inc" ]; then
-    note "no nvml.h (NVSHMEM's perftest helpers include it): NVSHMEM's perftests skipped"
 else
+    if [ -z "$nvml_inc" ]; then
+        # The helpers include nvml.h but call NVML (through dlopen) only for
+        # --mmap buffers, which no run here asks for: the types suffice. API
+        # version 11 makes them declare the fabric types themselves.
+        nvml_inc=$bin/nvml-types
+        mkdir -p "$nvml_inc"
+        cat >"$nvml_inc/nvml.h" <<'NVML'
+/* Written by nvshmem-side-by-side.sh: NVML's types, no functions. */
+#pragma once
+#define NVML_API_VERSION 11
+#define NVML_SUCCESS 0
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef int nvmlGpuP2PCapsIndex_enum;
+typedef int nvmlGpuP2PStatus_t;
+NVML
+        note "no nvml.h on this machine: NVSHMEM's perftests built with NVML's types only (--mmap not used)"
+    fi
     note "NVSHMEM perftests from $(cat "$top/.nvshmem-src/SOURCE" 2>/dev/null)"
     # With mpi.h the helpers take NVSHMEMTEST_USE_MPI_LAUNCHER=1 (MPI_Init
     # by the test, then nvshmemx_init_attr on MPI_COMM_WORLD).
