@@ -189,9 +189,10 @@ for kv in $nv_env; do export "$kv"; nv_x="$nv_x ${kv%%=*}"; done
 
 bin=$logs/bin
 mkdir -p "$bin"
-# The host library by path when the wheel has no unversioned .so link.
+# The host library by path, to the linker, when the wheel has no
+# unversioned .so link (nvcc takes no .so.N input).
 nv_link() {
-    if [ -e "$nvlib/libnvshmem_host.so" ]; then echo "-L$nvlib -lnvshmem_host"; else echo "$nvhost"; fi
+    if [ -e "$nvlib/libnvshmem_host.so" ]; then echo "-L$nvlib -lnvshmem_host"; else echo "-Xlinker $nvhost"; fi
 }
 NVCC_RDC="$nvcc -std=c++17 -O2 -rdc=true -arch=$arch"
 
@@ -237,15 +238,26 @@ NVML
     pt_libs="$(nv_link) $nvdev -L/usr/local/cuda/lib64/stubs -lcuda -ldl -Xlinker -rpath=$nvlib"
     # shellcheck disable=SC2086
     if $NVCC_RDC $pt_flags -c -o "$bin/utils.o" "$src/common/utils.cu" >"$logs/build-perftests.log" 2>&1; then
-        for t in device/pt-to-pt/shmem_put_bw device/pt-to-pt/shmem_p_latency \
-            device/pt-to-pt/shmem_put_signal_ping_pong_latency \
-            device/pt-to-pt/shmem_atomic_latency device/coll/barrier_latency; do
-            n=$(basename $t)
-            [ -f "$src/$t.cu" ] || { note "perftest $n: not in this NVSHMEM tree"; continue; }
+        # In parallel: -rdc compiles take a while, and the device call is bounded.
+        tests="device/pt-to-pt/shmem_put_bw device/pt-to-pt/shmem_p_latency
+            device/pt-to-pt/shmem_put_signal_ping_pong_latency
+            device/pt-to-pt/shmem_atomic_latency device/coll/barrier_latency"
+        for t in $tests; do
+            n=$(basename "$t")
+            [ -f "$src/$t.cu" ] || continue
             # shellcheck disable=SC2086
-            $NVCC_RDC $pt_flags -I"$src/$(dirname $t)" -o "$bin/$n" "$src/$t.cu" "$bin/utils.o" \
-                $pt_libs >>"$logs/build-perftests.log" 2>&1 &&
-                perftests="$perftests $n" || note "perftest $n: build failed (build-perftests.log)"
+            $NVCC_RDC $pt_flags -I"$src/$(dirname "$t")" -o "$bin/$n" "$src/$t.cu" "$bin/utils.o" \
+                $pt_libs >"$logs/build-perftest-$n.log" 2>&1 &
+        done
+        wait
+        for t in $tests; do
+            n=$(basename "$t")
+            if [ -x "$bin/$n" ]; then
+                perftests="$perftests $n"
+            else
+                note "perftest $n: not built (build-perftest-$n.log, or not in this NVSHMEM tree)"
+                echo "run perftest_$n NOT-BUILT" >>"$logs/results.txt"
+            fi
         done
     else
         note "NVSHMEM perftest helpers did not build (build-perftests.log)"
