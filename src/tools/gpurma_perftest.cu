@@ -73,32 +73,19 @@ struct Perf {
     cudaEvent_t e0, e1;
 };
 
-#define CUDA_TRY(p, x)                                                                        \
-    do {                                                                                      \
-        cudaError_t e_ = (x);                                                                 \
-        if (e_ != cudaSuccess) {                                                              \
-            fprintf(stderr, "gpurma-perftest: rank %d: %s:%d: %s: %s\n", (p)->rank, __FILE__, \
-                    __LINE__, #x, cudaGetErrorString(e_));                                    \
-            return 1;                                                                         \
-        }                                                                                     \
-    } while (0)
+const char *const PROG = "gpurma-perftest";
+#define CUDA_TRY(p, x) PERF_CUDA_TRY(PROG, (p)->rank, x)
+#define TRY(x) PERF_TRY(x)
 
 #define GPURMA_TRY(p, x)                                                                      \
     do {                                                                                      \
         int s_ = (x);                                                                         \
         if (s_ != GPURMA_SUCCESS) {                                                           \
-            fprintf(stderr, "gpurma-perftest: rank %d: %s:%d: %s: %s (%s)\n", (p)->rank,      \
+            fprintf(stderr, "%s: rank %d: %s:%d: %s: %s (%s)\n", PROG, (p)->rank,             \
                     __FILE__, __LINE__, #x, gpurma_strerror((gpurma_status_t)s_),             \
                     gpurma_last_error_message((p)->ctx));                                     \
             return 1;                                                                         \
         }                                                                                     \
-    } while (0)
-
-#define TRY(x)                                                                                \
-    do {                                                                                      \
-        int r_ = (x);                                                                         \
-        if (r_)                                                                               \
-            return r_;                                                                        \
     } while (0)
 
 /* ------------------------------------------------------------ data, checks */
@@ -114,7 +101,7 @@ int poison(Perf *p, size_t n)
  * the poison. */
 int check_window(Perf *p, const char *what, size_t got, size_t n)
 {
-    return perf_check("gpurma-perftest", p->rank, what, p->base, got, n, p->seed,
+    return perf_check(PROG, p->rank, what, p->base, got, n, p->seed,
                       p->scratch + 1, p->s);
 }
 
@@ -135,13 +122,7 @@ int kernel_status(Perf *p, const char *what, size_t n)
 /* Milliseconds of launch() between two events on the stream. */
 template <typename F> int time_ms(Perf *p, F launch, float *ms)
 {
-    CUDA_TRY(p, cudaEventRecord(p->e0, p->s));
-    launch();
-    CUDA_TRY(p, cudaGetLastError());
-    CUDA_TRY(p, cudaEventRecord(p->e1, p->s));
-    CUDA_TRY(p, cudaEventSynchronize(p->e1));
-    CUDA_TRY(p, cudaEventElapsedTime(ms, p->e0, p->e1));
-    return 0;
+    return perf_time_ms(PROG, p->rank, p->s, p->e0, p->e1, launch, ms);
 }
 
 void row(Perf *p, const char *pattern, size_t size, long ctas, double value, const char *unit)
@@ -207,6 +188,7 @@ int put_bw(Perf *p)
                 TRY(time_ms(p, [&] {
                     k_put_bw<<<(unsigned)ctas, (unsigned)o.bw_threads, 0, p->s>>>(
                         p->dw, p->peer, p->src, slice, (unsigned)iters, p->scratch, p->status);
+                    return 0;
                 }, &ms));
                 TRY(kernel_status(p, "put_bw", n));
                 row(p, "put_bw", n, ctas, (double)n * (double)iters / (ms * 1e-3) / 1e9, "GB/s");
@@ -262,6 +244,7 @@ int p_lat(Perf *p)
             TRY(time_ms(p, [&] {
                 k_p_lat<<<1, (unsigned)o.p_threads, 0, p->s>>>(p->dw, p->peer, src, nelems,
                                                                (unsigned)o.lat_iters, p->status);
+                return 0;
             }, &ms));
             TRY(kernel_status(p, "p_lat", n));
             row(p, "p_lat", n, 1, ms * 1e3 / (double)o.lat_iters, "us");
@@ -335,6 +318,7 @@ int ps_run(Perf *p, PsKernel k, unsigned threads, size_t n, unsigned rounds, flo
     TRY(time_ms(p, [&] {
         k<<<1, threads, 0, p->s>>>(p->dw, p->peer, p->src, n, base, rounds, p->rank == 0,
                                    p->status);
+        return 0;
     }, ms));
     return kernel_status(p, "put_signal ping-pong", n);
 }
@@ -397,6 +381,7 @@ int fetch_add_lat(Perf *p)
         TRY(time_ms(p, [&] {
             k_fetch_add<<<1, 1, 0, p->s>>>(p->dw, p->peer, off, (unsigned)o.lat_iters, last,
                                            p->status);
+            return 0;
         }, &ms));
         TRY(kernel_status(p, "fetch_add", 8));
         unsigned long long old = 0;
@@ -457,8 +442,10 @@ int barrier_lat(Perf *p)
         for (int timed = 0; timed < 2; timed++) {
             unsigned rounds = (unsigned)(timed ? o.lat_iters : o.lat_warmup);
             GPURMA_TRY(p, gpurma_barrier(p->world));
-            TRY(time_ms(p, [&] { scopes[sc].k<<<1, threads[sc], 0, p->s>>>(c, rounds,
-                                                                           p->status); }, &ms));
+            TRY(time_ms(p, [&] {
+                scopes[sc].k<<<1, threads[sc], 0, p->s>>>(c, rounds, p->status);
+                return 0;
+            }, &ms));
             TRY(kernel_status(p, scopes[sc].name, 0));
         }
         row(p, scopes[sc].name, 0, 1, ms * 1e3 / (double)o.lat_iters, "us");
@@ -565,7 +552,7 @@ int main(int argc, char **argv)
     memset(&p, 0, sizeof(p));
     PerfOpts &o = p.o;
     perf_default_opts(&o);
-    int rc = perf_parse_args("gpurma-perftest", "on gpurma's device API", argc, argv, &o);
+    int rc = perf_parse_args(PROG, "on gpurma's device API", argc, argv, &o);
     if (rc)
         return rc < 0 ? 0 : rc;
     /* Ping-pong kernels wait for kernels the peer launches later; with lazy

@@ -25,6 +25,40 @@ constexpr uint64_t PERF_SPIN_LIMIT_NS = 20ull * 1000 * 1000 * 1000;
  * for NVSHMEM, absent). */
 enum { PERF_SPIN_TIMEOUT = 1 };
 
+/* Return 1 from the calling function, after a message naming prog, rank and
+ * the call, when a CUDA call fails (PERF_CUDA_TRY) or a step did (PERF_TRY). */
+#define PERF_CUDA_TRY(prog, rank, x)                                                          \
+    do {                                                                                      \
+        cudaError_t e_ = (x);                                                                 \
+        if (e_ != cudaSuccess) {                                                              \
+            fprintf(stderr, "%s: rank %d: %s:%d: %s: %s\n", prog, rank, __FILE__, __LINE__,   \
+                    #x, cudaGetErrorString(e_));                                              \
+            return 1;                                                                         \
+        }                                                                                     \
+    } while (0)
+
+#define PERF_TRY(x)                                                                           \
+    do {                                                                                      \
+        int r_ = (x);                                                                         \
+        if (r_)                                                                               \
+            return r_;                                                                        \
+    } while (0)
+
+/* Milliseconds of launch() (which returns 0, or 1 after its own message)
+ * between two events recorded on s, as NVSHMEM's perftests time. */
+template <typename F>
+int perf_time_ms(const char *prog, int rank, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1,
+                 F launch, float *ms)
+{
+    PERF_CUDA_TRY(prog, rank, cudaEventRecord(e0, s));
+    PERF_TRY(launch());
+    PERF_CUDA_TRY(prog, rank, cudaGetLastError());
+    PERF_CUDA_TRY(prog, rank, cudaEventRecord(e1, s));
+    PERF_CUDA_TRY(prog, rank, cudaEventSynchronize(e1));
+    PERF_CUDA_TRY(prog, rank, cudaEventElapsedTime(ms, e0, e1));
+    return 0;
+}
+
 /* Byte i of the source for a seed: a hash, so shifted or lost bytes show. */
 __host__ __device__ inline uint8_t perf_pattern_byte(uint64_t seed, uint64_t i)
 {

@@ -52,22 +52,8 @@ struct Api {
     cudaEvent_t e0, e1;
 };
 
-#define CUDA_TRY(a, x)                                                                        \
-    do {                                                                                      \
-        cudaError_t e_ = (x);                                                                 \
-        if (e_ != cudaSuccess) {                                                              \
-            fprintf(stderr, "%s: rank %d: %s:%d: %s: %s\n", PROG, (a)->rank, __FILE__,        \
-                    __LINE__, #x, cudaGetErrorString(e_));                                    \
-            return 1;                                                                         \
-        }                                                                                     \
-    } while (0)
-
-#define TRY(x)                                                                                \
-    do {                                                                                      \
-        int r_ = (x);                                                                         \
-        if (r_)                                                                               \
-            return r_;                                                                        \
-    } while (0)
+#define CUDA_TRY(a, x) PERF_CUDA_TRY(PROG, (a)->rank, x)
+#define TRY(x) PERF_TRY(x)
 
 int kernel_status(Api *a, const char *what, size_t n)
 {
@@ -83,13 +69,7 @@ int kernel_status(Api *a, const char *what, size_t n)
 
 template <typename F> int time_ms(Api *a, F launch, float *ms)
 {
-    CUDA_TRY(a, cudaEventRecord(a->e0, a->s));
-    TRY(launch());
-    CUDA_TRY(a, cudaGetLastError());
-    CUDA_TRY(a, cudaEventRecord(a->e1, a->s));
-    CUDA_TRY(a, cudaEventSynchronize(a->e1));
-    CUDA_TRY(a, cudaEventElapsedTime(ms, a->e0, a->e1));
-    return 0;
+    return perf_time_ms(PROG, a->rank, a->s, a->e0, a->e1, launch, ms);
 }
 
 /* A kernel every PE must run at once, through the launch NVSHMEM provides
