@@ -107,7 +107,7 @@ test -x "$gperf" || gperf=$build/gpurma-perftest
 export LD_LIBRARY_PATH="$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # run NAME LIMIT ENV... -- PROG ARGS...: two ranks under mpirun and a
-# timeout; rank 0's output in NAME.log. Returns the launcher's status.
+# timeout; both ranks' output in NAME.log. Returns the launcher's status.
 run() {
     name=$1 limit=$2
     shift 2
