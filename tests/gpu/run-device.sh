@@ -5,7 +5,7 @@
 # print a short table last. Exit status: 0 when every test passed or
 # skipped, 1 otherwise.
 #
-#   tests/gpu/run-device.sh [--quick] [--bench]
+#   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem]
 #
 # --quick: fewer rounds and sizes; --bench: build, then the benchmark only.
 #
@@ -29,11 +29,12 @@ bundle() {
     fi
 }
 trap bundle EXIT
-quick=no tests=yes
+quick=no tests=yes nvshmem=no
 for a in "$@"; do
     case $a in
     --quick) quick=yes ;;
     --bench) tests=no ;;
+    --nvshmem) nvshmem=yes ;; # after the build, only tests/gpu/nvshmem-side-by-side.sh
     -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
@@ -88,6 +89,8 @@ if (cd "$build" && make -j16) >>"$out/build.log" 2>&1; then
 else
     echo "test build_all FAIL(other-targets)" >>"$results"
 fi
+# --nvshmem (carry .nvshmem-src too): gpurma against NVSHMEM's perftests, in one table.
+[ $nvshmem = yes ] && { sh "$top/tests/gpu/nvshmem-side-by-side.sh" $(test $quick = yes && echo --quick) --build "$build" --logs "$out/nvshmem"; exit $?; }
 
 gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_switch test_gpu_coll gpu_bench"
 # The Makefile builds them (multi-process tests are named *.mp there); if
