@@ -260,29 +260,54 @@ static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
     return n;
 }
 
-/* drain, with the registry's read lock held. */
+/* Whether f certainly holds nothing to take: a host FIFO whose reservation
+ * counter the proxy can read (head at tail). Checked before the ring is
+ * touched: an idle poll then reads one shared line instead of copying a
+ * slot of the previous lap and hashing it, which also took that line from
+ * the pusher about to write it. Kernels' FIFOs keep their counter in GPU
+ * memory: for them the ring itself says. */
+static int fifo_idle(const gpurma_port_fifo_t *f)
+{
+    return f->head_ptr == &f->head &&
+           __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) == __atomic_load_n(&f->tail, __ATOMIC_RELAXED);
+}
+
+/* drain, with the registry's read lock held. The committed descriptors
+ * are taken first and their slots freed with one store of tail (one
+ * doorbell for the pushers per batch, not per descriptor), then executed. */
 static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
 {
     gpurma_port_desc_t batch[PORT_BATCH];
     uint64_t pos = f->tail;
+    /* Host FIFOs: no slot past the reserved ones is looked at (it holds
+     * the previous lap's descriptor, hashed in vain). */
+    uint64_t most = PORT_BATCH;
+    if (f->head_ptr == &f->head) {
+        uint64_t reserved = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) - pos;
+        most = reserved < most ? reserved : most;
+    }
     int n = 0;
-    while (n < PORT_BATCH) {
-        gpurma_port_desc_t *slot = &f->ring[(pos + (uint64_t)n) & (f->capacity - 1)];
+    while ((uint64_t)n < most) {
+        const gpurma_port_desc_t *slot = &f->ring[(pos + (uint64_t)n) & (f->capacity - 1)];
         uint64_t lap = (pos + (uint64_t)n) / f->capacity + 1;
         uint32_t commit = __atomic_load_n(&slot->commit, __ATOMIC_ACQUIRE);
-        if (!commit)
-            break;
-        batch[n] = *slot;
-        if (gpurma_port_seal(&batch[n], lap) != commit)
+        /* Hashed in place, then copied: the slot stays as it is until
+         * tail passes it. */
+        if (!commit || gpurma_port_seal(slot, lap) != commit)
             break; /* not this lap's, or not all of it has landed yet */
-        /* The slot is copied: pushers may refill it. */
-        __atomic_store_n(&f->tail, pos + (uint64_t)n + 1, __ATOMIC_RELEASE);
-        execute(port, f, &batch[n], pos + (uint64_t)n);
+        batch[n++] = *slot;
+    }
+    if (!n)
+        return 0;
+    /* The slots are copied: pushers may refill them. */
+    __atomic_store_n(&f->tail, pos + (uint64_t)n, __ATOMIC_RELEASE);
+    for (int i = 0; i < n; i++) {
+        execute(port, f, &batch[i], pos + (uint64_t)i);
         int on_gpu = 0;
-        uint64_t *c = counter_of(port, f, &batch[n], &on_gpu);
+        uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
         if (c && on_gpu) { /* bumped by the transport, after the data */
-            struct gpurma_win_s *w = port->wins[batch[n].win_id];
-            int x = gpurma_port_win(w)->xport[batch[n].peer];
+            struct gpurma_win_s *w = port->wins[batch[i].win_id];
+            int x = gpurma_port_win(w)->xport[batch[i].peer];
             const gpurma_port_xport_t *t = gpurma_port_xports[x];
             int rc = t->count ? t->count(port, xstate(port, x), c)
                               : gpurma_set_error(GPURMA_ERR_INTERNAL, "no GPU counters on %s",
@@ -290,21 +315,17 @@ static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
             if (rc)
                 batch_error(port, rc, "counting on the GPU");
         }
-        n++;
     }
-    if (n) {
-        int rc = EACH_TRANSPORT(port, complete);
-        if (rc)
-            batch_error(port, rc, "completing a batch");
-        for (int i = 0; i < n; i++) {
-            int on_gpu = 0;
-            uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
-            if (c && !on_gpu)
-                gpurma_sh_fetch_add_u64(c, 1);
-        }
+    int rc = EACH_TRANSPORT(port, complete);
+    if (rc)
+        batch_error(port, rc, "completing a batch");
+    for (int i = 0; i < n; i++) {
+        int on_gpu = 0;
+        uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
+        if (c && !on_gpu)
+            gpurma_sh_fetch_add_u64(c, 1);
     }
-    if (n)
-        __atomic_store_n(&f->done, pos + (uint64_t)n, __ATOMIC_RELEASE);
+    __atomic_store_n(&f->done, pos + (uint64_t)n, __ATOMIC_RELEASE);
     return n;
 }
 
@@ -321,9 +342,22 @@ static int progress(gpurma_port_t *port)
     return n;
 }
 
+/* Whether a transport here has state to progress (UCX's worker). */
+static int has_progress(const gpurma_port_t *port)
+{
+    for (int i = 0; i < gpurma_port_nxports; i++)
+        if (gpurma_port_xports[i]->progress && xstate(port, i))
+            return 1;
+    return 0;
+}
+
+/* A waiting thread's turn: nothing to do (no lock taken) when the host
+ * FIFO is empty and nothing needs progress, which is every poll of a wait
+ * whose work the proxy already did. */
 static int poll_one(gpurma_port_t *port)
 {
-    if (!port || pthread_mutex_trylock(&port->exec_lock))
+    if (!port || (fifo_idle(port->fifo) && !has_progress(port)) ||
+        pthread_mutex_trylock(&port->exec_lock))
         return 0;
     int n = drain(port, port->fifo) + progress(port);
     pthread_mutex_unlock(&port->exec_lock);
@@ -597,15 +631,21 @@ static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
 static int port_wait(gpurma_port_t *port, uint64_t pos)
 {
     gpurma_port_fifo_t *f = port->fifo;
-    uint64_t start = gpurma_now_ns(), spin = port->ctx->spin_ns, slow = 0;
+    uint64_t start = 0, spin = port->ctx->spin_ns, slow = 0;
     int spinning = 1;
+    /* The clock is first read after 64 polls: most waits (a flush this
+     * thread executes itself) end before, and a clock read costs as much
+     * as the rest of a small put's round trip on a VM. */
     for (uint64_t i = 0; __atomic_load_n(&f->done, __ATOMIC_ACQUIRE) <= pos; i++) {
         if (gpurma_port_poll(port->ctx)) {
             slow = 0;
             continue;
         }
         if ((i & 63) == 63) {
-            uint64_t t = gpurma_now_ns() - start;
+            uint64_t now = gpurma_now_ns();
+            if (!start)
+                start = now;
+            uint64_t t = now - start;
             if (f->timeout_ns && t > f->timeout_ns)
                 return GPURMA_ERR_TIMEOUT;
             spinning = t <= spin;
