@@ -272,6 +272,30 @@ static int fifo_idle(const gpurma_port_fifo_t *f)
            __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) == __atomic_load_n(&f->tail, __ATOMIC_RELAXED);
 }
 
+/* The transport that can publish the batch's completion itself: every
+ * descriptor is a data operation of one transport with complete_async and
+ * bumps no host counter (the proxy bumps those after completion); -1
+ * otherwise, and always for quiet and fence. */
+static int async_transport(gpurma_port_t *port, const gpurma_port_fifo_t *f,
+                           const gpurma_port_desc_t *batch, int n)
+{
+    int x = -1;
+    for (int i = 0; i < n; i++) {
+        const gpurma_port_desc_t *d = &batch[i];
+        int on_gpu = 0;
+        if (d->op == GPURMA_PORT_OP_QUIET || d->op == GPURMA_PORT_OP_FENCE ||
+            d->win_id >= port->nwins || !port->wins[d->win_id] || d->peer < 0 ||
+            d->peer >= port->wins[d->win_id]->size ||
+            (counter_of(port, f, d, &on_gpu) && !on_gpu))
+            return -1;
+        int xi = gpurma_port_win(port->wins[d->win_id])->xport[d->peer];
+        if ((x >= 0 && xi != x) || !gpurma_port_xports[xi]->complete_async)
+            return -1;
+        x = xi;
+    }
+    return x;
+}
+
 /* drain, with the registry's read lock held. The committed descriptors
  * are taken first and their slots freed with one store of tail (one
  * doorbell for the pushers per batch, not per descriptor), then executed. */
@@ -282,6 +306,10 @@ static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
     /* Host FIFOs: no slot past the reserved ones is looked at (it holds
      * the previous lap's descriptor, hashed in vain). */
     uint64_t most = PORT_BATCH;
+    /* Batches completing asynchronously: at most a ring's worth in flight
+     * past done, so the copy engine's queue stays bounded. */
+    uint64_t ahead = pos - __atomic_load_n(&f->done, __ATOMIC_ACQUIRE);
+    most = ahead >= f->capacity ? 0 : f->capacity - ahead < most ? f->capacity - ahead : most;
     if (f->head_ptr == &f->head) {
         uint64_t reserved = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) - pos;
         most = reserved < most ? reserved : most;
@@ -316,6 +344,10 @@ static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
                 batch_error(port, rc, "counting on the GPU");
         }
     }
+    int x = async_transport(port, f, batch, n);
+    if (x >= 0 &&
+        !gpurma_port_xports[x]->complete_async(port, xstate(port, x), &f->done, pos + (uint64_t)n))
+        return n;
     int rc = EACH_TRANSPORT(port, complete);
     if (rc)
         batch_error(port, rc, "completing a batch");
