@@ -19,7 +19,10 @@
  *   putflush (only when asked for) one put, then a flush, again and again:
  *            what a pusher waits for per operation (with GPURMA_ENGINE=port,
  *            the round trip through the proxy). The reference is one memcpy
- *            of the same size.
+ *            of the same size. Measured twice: through the host API, and
+ *            through the device API called by this thread (what a kernel
+ *            does; on the host backend it runs on the CPU, and its flush
+ *            waits for the proxy thread instead of executing descriptors).
  *
  * Every value is the median of several batches; the batches of each
  * reference alternate with gpurma's, so that load from other work on a
@@ -44,6 +47,7 @@
 #include <unistd.h>
 
 #include "gpurma.h"
+#include "gpurma_device.h"
 #ifdef HAVE_CUDA
 #include "gpurma_bench_gpu.h"
 #endif
@@ -53,6 +57,7 @@
 enum { SIG_PING = 0, SIG_PONG, SIG_BW_DONE, SIG_BW_ACK, SIG_ATOMIC_DONE, NUM_SIGS };
 /* putflush is not part of all: it is the port engine's row (GPURMA_ENGINE=port). */
 enum { TEST_LATENCY = 1, TEST_BW = 2, TEST_ATOMIC = 4, TEST_ALL = 7, TEST_PUTFLUSH = 8 };
+enum { FROM_HOST_API = 0, FROM_DEVICE_API = 1 }; /* who pushes putflush's puts */
 
 typedef struct {
     size_t min_size, max_size;
@@ -278,9 +283,20 @@ static void measure_bw(bench_t *b, size_t size, result_t *res)
     free(batch_peak);
 }
 
+static int put_then_flush(bench_t *b, const gpurma_dev_win_t *dw, size_t size)
+{
+    if (!dw) {
+        int rc = gpurma_put(b->win, 1, 0, b->src, size);
+        return rc ? rc : gpurma_flush(b->win, 1);
+    }
+    gpurma_status_t rc = gpurma_dev_put(*dw, 1, 0, b->src, size);
+    return rc ? rc : gpurma_dev_flush(*dw, 1);
+}
+
 /* put + flush in GB/s, rank 0's view; batches alternate with memcpy of
- * the same size. The destination is checked after a quiet. */
-static void measure_putflush(bench_t *b, size_t size, result_t *res)
+ * the same size. The destination is checked after a quiet. dw: through
+ * the device API. */
+static void measure_putflush(bench_t *b, const gpurma_dev_win_t *dw, size_t size, result_t *res)
 {
     long n = lat_iters(b->opt.iters, size);
     double *batch_gbs = calloc((size_t)b->opt.batches, sizeof(double));
@@ -289,10 +305,8 @@ static void measure_putflush(bench_t *b, size_t size, result_t *res)
         gpurma_abort(b->ctx, 1, "out of memory");
     for (long bi = -1; b->rank == 0 && bi < b->opt.batches; bi++) { /* batch -1 warms up */
         double t0 = now_s();
-        for (long i = 0; i < n; i++) {
-            CHECK(b, gpurma_put(b->win, 1, 0, b->src, size));
-            CHECK(b, gpurma_flush(b->win, 1));
-        }
+        for (long i = 0; i < n; i++)
+            CHECK(b, put_then_flush(b, dw, size));
         if (bi >= 0) {
             batch_gbs[bi] = (double)size * (double)n / (now_s() - t0) / 1e9;
             batch_copy[bi] = (double)size / memcpy_time_us(b, size, n) / 1e3;
@@ -435,20 +449,27 @@ static void run_bw(bench_t *b)
     progress_done(b);
 }
 
-static void run_putflush(bench_t *b)
+static void run_putflush(bench_t *b, int from)
 {
-    table_head(b, "putflush", "put, then flush, one at a time; peer = memcpy of the same size",
+    const char *test = from == FROM_DEVICE_API ? "devputflush" : "putflush";
+    gpurma_dev_win_t dw;
+    if (from == FROM_DEVICE_API)
+        CHECK(b, gpurma_win_device(b->win, &dw));
+    table_head(b, test,
+               from == FROM_DEVICE_API
+                   ? "gpurma_dev_put, then gpurma_dev_flush, by this thread; peer = memcpy"
+                   : "put, then flush, one at a time; peer = memcpy of the same size",
                "gpurma(GB/s)", "memcpy(GB/s)", "fraction");
     for (size_t s = b->opt.min_size; s <= b->opt.max_size; s *= 2) {
-        progress(b, "putflush", s);
+        progress(b, test, s);
         step_begin(b, s);
         result_t r = {0, 0, 0};
         if (b->rank < 2)
-            measure_putflush(b, s, &r);
+            measure_putflush(b, from == FROM_DEVICE_API ? &dw : NULL, s, &r);
         else
             CHECK(b, gpurma_barrier(b->world)); /* measure_putflush's barrier */
         step_end(b);
-        table_row(b, "putflush", s, &r, "GB/s");
+        table_row(b, test, s, &r, "GB/s");
     }
     progress_done(b);
 }
@@ -478,7 +499,8 @@ static void usage(FILE *f)
             "(further ranks only wait at barriers).\n"
             "\n"
             "  --test T       latency, bw, atomic, all (default: the three), or putflush\n"
-            "                 (put then flush, one at a time: the port engine's row)\n"
+            "                 (put then flush, one at a time, through the host API and\n"
+            "                 through the device API: the port engine's rows)\n"
             "  --min SIZE     smallest message (default 8); k, m suffixes allowed\n"
             "  --max SIZE     largest message (default 4m); sizes double from --min\n"
             "  --iters N      round trips (latency) or repetitions of 64 puts (bw) per\n"
@@ -674,8 +696,10 @@ int main(int argc, char **argv)
         run_bw(&b);
     if (b.opt.tests & TEST_ATOMIC)
         run_atomic(&b);
-    if (b.opt.tests & TEST_PUTFLUSH)
-        run_putflush(&b);
+    if (b.opt.tests & TEST_PUTFLUSH) {
+        run_putflush(&b, FROM_HOST_API);
+        run_putflush(&b, FROM_DEVICE_API);
+    }
 
     CHECK(&b, gpurma_win_free(&b.win));
     free(b.src);
