@@ -268,8 +268,8 @@ static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
  * memory: for them the ring itself says. */
 static int fifo_idle(const gpurma_port_fifo_t *f)
 {
-    return f->head_ptr == &f->head &&
-           __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) == __atomic_load_n(&f->tail, __ATOMIC_RELAXED);
+    return f->head_ptr == &f->head && __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) ==
+                                          __atomic_load_n(&f->tail, __ATOMIC_RELAXED);
 }
 
 /* The transport that can publish the batch's completion itself: every
@@ -302,14 +302,14 @@ static int async_transport(gpurma_port_t *port, const gpurma_port_fifo_t *f,
 static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
 {
     gpurma_port_desc_t batch[PORT_BATCH];
-    uint64_t pos = f->tail;
-    /* Host FIFOs: no slot past the reserved ones is looked at (it holds
-     * the previous lap's descriptor, hashed in vain). */
-    uint64_t most = PORT_BATCH;
+    uint64_t pos = f->tail, most = PORT_BATCH;
     /* Batches completing asynchronously: at most a ring's worth in flight
      * past done, so the copy engine's queue stays bounded. */
-    uint64_t ahead = pos - __atomic_load_n(&f->done, __ATOMIC_ACQUIRE);
-    most = ahead >= f->capacity ? 0 : f->capacity - ahead < most ? f->capacity - ahead : most;
+    uint64_t in_flight = pos - __atomic_load_n(&f->done, __ATOMIC_ACQUIRE);
+    if (in_flight + most > f->capacity)
+        most = in_flight >= f->capacity ? 0 : f->capacity - in_flight;
+    /* Host FIFOs: no slot past the reserved ones is looked at (it holds
+     * the previous lap's descriptor, hashed in vain). */
     if (f->head_ptr == &f->head) {
         uint64_t reserved = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) - pos;
         most = reserved < most ? reserved : most;
