@@ -14,6 +14,7 @@
  * peer out of range, or bytes outside either window: it counts the error,
  * records the reason, and the pusher's next flush/quiet reports it.
  */
+#define _GNU_SOURCE /* CPU_COUNT */
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -392,6 +393,8 @@ static int poll_one(gpurma_port_t *port)
         pthread_mutex_trylock(&port->exec_lock))
         return 0;
     int n = drain(port, port->fifo) + progress(port);
+    /* Under exec_lock: a plain increment, read by the proxy (proxy_main). */
+    __atomic_store_n(&port->waiter_polls, port->waiter_polls + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&port->exec_lock);
     return n;
 }
@@ -412,10 +415,36 @@ int gpurma_port_poll(struct gpurma_ctx_s *ctx)
     return n;
 }
 
+/* Past this many backoff steps the idle proxy sleeps (gpurma_backoff);
+ * while waiters poll it sleeps PROXY_WAITER_SLEEP_NS instead. */
+#define PROXY_SLEEPY 16384
+#define PROXY_WAITER_SLEEP_NS 1000000
+
+/* Whether other threads polled the context since the last look. */
+static int waiters_polled(const gpurma_port_t *port, uint64_t *seen)
+{
+    uint64_t now = __atomic_load_n(&port->waiter_polls, __ATOMIC_RELAXED);
+    int polled = now != *seen;
+    *seen = now;
+    return polled;
+}
+
+/* The proxy spins after work only where it has a core of its own beside
+ * the ranks of the node: sharing one, it takes the core from the thread
+ * it serves, which waits by executing descriptors itself anyway (measured
+ * on 2 cores: both spinning, every hand-over waited for a time slice). Its
+ * affinity is read after the transports started (the copy engine pins it). */
+static uint64_t proxy_spin_ns(const gpurma_port_t *port)
+{
+    cpu_set_t cpus;
+    int ncpu = sched_getaffinity(0, sizeof(cpus), &cpus) ? 1 : CPU_COUNT(&cpus);
+    return ncpu >= 2 * port->ctx->bs->local_size ? port->ctx->spin_ns : 0;
+}
+
 static void *proxy_main(void *arg)
 {
     gpurma_port_t *port = arg;
-    uint64_t idle = 0, slow = 0, last_work = gpurma_now_ns();
+    uint64_t idle = 0, slow = 0, last_work = gpurma_now_ns(), polls_seen = 0;
     int spinning = 1;
     gpurma_log_set_rank(port->ctx->rank);
     for (int i = 0; i < gpurma_port_nxports; i++) {
@@ -425,6 +454,8 @@ static void *proxy_main(void *arg)
             gpurma_port_error(port, rc, "port proxy of rank %d: starting %s: %s",
                               port->ctx->rank, t->name, gpurma_error_text());
     }
+    const uint64_t spin_ns = proxy_spin_ns(port);
+    __atomic_store_n(&port->spin_ns, spin_ns, __ATOMIC_RELAXED);
     while (!__atomic_load_n(&port->stop, __ATOMIC_ACQUIRE)) {
         int n = 0;
         /* Busy means a waiting thread executes (gpurma_port_poll). */
@@ -445,11 +476,20 @@ static void *proxy_main(void *arg)
             continue;
         }
         /* Right after work the next descriptor is likely close: spin for
-         * the context's spin budget (zero when ranks outnumber cores). */
+         * the proxy's spin budget (proxy_spin_ns). */
         if (!last_work)
             last_work = gpurma_now_ns();
         if ((idle++ & 63) == 0)
-            spinning = gpurma_now_ns() - last_work < port->ctx->spin_ns;
+            spinning = gpurma_now_ns() - last_work < spin_ns;
+        if (!spinning && slow >= PROXY_SLEEPY && waiters_polled(port, &polls_seen)) {
+            /* A waiting thread polls this context (and progresses UCX):
+             * waking every 100 us would only take its core from it, each
+             * wakeup two context switches (20,000 a second measured at a
+             * fetch_add target on 2 cores). */
+            struct timespec ts = {0, PROXY_WAITER_SLEEP_NS};
+            nanosleep(&ts, NULL);
+            continue;
+        }
         gpurma_backoff(spinning ? 0 : slow < 20000 ? slow++ : slow);
     }
     return NULL;
@@ -656,7 +696,8 @@ static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
 
 /* Waits until pos is complete, executing it here when the proxy is not
  * (gpurma_port_poll). Spins for the context's spin budget first (the proxy
- * answers in microseconds when it has a core); past it, while the proxy is
+ * answers in microseconds when it has a core; when it has none, a wait
+ * for what it executes yields at once); past it, while the proxy is
  * executing pos (a large copy), only yields, since a sleep (timer slack,
  * about 50 us) would be a tenth of a 256 MiB transfer; otherwise backs off
  * like any wait. */
@@ -682,9 +723,14 @@ static int port_wait(gpurma_port_t *port, uint64_t pos)
                 return GPURMA_ERR_TIMEOUT;
             spinning = t <= spin;
         }
-        if (spinning)
+        /* Taken: the proxy (or another waiter) executes it; a proxy
+         * without a core of its own needs this one. */
+        int taken = __atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) > pos;
+        if (taken && !__atomic_load_n(&port->spin_ns, __ATOMIC_RELAXED))
+            sched_yield();
+        else if (spinning)
             gpurma_backoff(0);
-        else if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) > pos)
+        else if (taken)
             sched_yield();
         else
             gpurma_backoff(slow++);

@@ -47,6 +47,8 @@ typedef struct gpurma_port {
     struct gpurma_win_s   **wins;
     uint32_t                nwins;
     uint64_t                errors_seen; /* fifo->errors already reported */
+    uint64_t                waiter_polls; /* polls by waiting threads (gpurma_port_poll) */
+    uint64_t                spin_ns;      /* the proxy's spin budget; 0: it shares a core */
     /* The last error found while executing (any thread may execute), for
      * the next flush or quiet to report; error_lock guards both. */
     pthread_mutex_t         error_lock;

@@ -95,7 +95,14 @@ const gpurma_port_xport_t gpurma_port_xport_ucx = {
  * a header, a request and a handler call, and 8 KiB messages held 8-64 KiB
  * puts to a third of the bandwidth of 64 KiB ones (docs/benchmarks.md).
  * The target buffers a whole eager message: the bound keeps that small. */
-enum { AM_PUT_SIGNAL = 0x6701, AM_QUIET_PROBE, AM_QUIET_REPLY, AM_ATOMIC, AM_ATOMIC_REPLY };
+enum {
+    AM_PUT_SIGNAL = 0x6701,
+    AM_QUIET_PROBE,
+    AM_QUIET_REPLY,
+    AM_ATOMIC,
+    AM_ATOMIC_REPLY,
+    AM_BYE /* the sender is in finalize: its endpoint closing next is no death */
+};
 #define AM_MAX_PAYLOAD (64u << 10)
 #define AM_HDR_RING 256
 #define AM_PROBED   2 /* am_sent[r] while quiet waits for r's answer */
@@ -121,6 +128,10 @@ typedef struct am_atomic {
     uint32_t kind;    /* gpurma_atomic_kind_t; the reply: 0, or 1 refused */
     uint32_t pad;
 } am_atomic_t;
+
+/* What this rank knows of a peer (peer_flags). */
+#define PEER_NATIVE_AMO 0x1 /* its endpoint has a lane with network atomics */
+#define PEER_FINISHED   0x2 /* it said bye: it is in finalize */
 
 /* An atomic in flight: where its old value goes. */
 typedef struct atomic_slot {
@@ -153,7 +164,7 @@ struct gpurma_port_ucx {
     int           natomic;   /* entries used since wait_local          */
     int           aopen;     /* replies still to come                  */
     uint64_t      aseq;
-    unsigned char *native_amo; /* [world size] the endpoint has an amo lane */
+    unsigned char *peer_flags; /* [world size] PEER_* */
     uint32_t      me;        /* world rank: the quiet probe's header      */
     uint64_t      scratch;   /* reply of SET signals on device windows   */
     unsigned char *am_sent;  /* [world size] messages since the last quiet (1) */
@@ -367,6 +378,22 @@ static ucs_status_t am_atomic_reply(void *arg, const void *header, size_t header
     return UCS_OK;
 }
 
+/* A peer in finalize: its endpoint is about to close. */
+static ucs_status_t am_bye(void *arg, const void *header, size_t header_len, void *data,
+                           size_t len, const ucp_am_recv_param_t *param)
+{
+    gpurma_port_t *port = arg;
+    uint32_t origin;
+    (void)data, (void)len, (void)param;
+    if (header_len != sizeof(origin))
+        return am_refuse(port, "malformed bye");
+    memcpy(&origin, header, sizeof(origin));
+    if (origin >= (uint32_t)port->ctx->size)
+        return am_refuse(port, "bye from an unknown rank");
+    __atomic_or_fetch(&ucx_of(port)->peer_flags[origin], PEER_FINISHED, __ATOMIC_RELEASE);
+    return UCS_OK;
+}
+
 static ucs_status_t set_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t cb,
                                 void *arg)
 {
@@ -479,7 +506,7 @@ static int ucx_open(gpurma_port_t *port)
     struct gpurma_port_ucx *u = calloc(1, sizeof(*u));
     if (!u || !(u->eps = calloc((size_t)ctx->size, sizeof(ucp_ep_h))) ||
         !(u->am_sent = calloc((size_t)ctx->size, 1)) ||
-        !(u->native_amo = calloc((size_t)ctx->size, 1))) {
+        !(u->peer_flags = calloc((size_t)ctx->size, 1))) {
         if (u) {
             free(u->eps);
             free(u->am_sent);
@@ -502,7 +529,7 @@ static int ucx_open(gpurma_port_t *port)
     if (st != UCS_OK) {
         free(u->eps);
         free(u->am_sent);
-        free(u->native_amo);
+        free(u->peer_flags);
         free(u);
         return ucx_error(st, "init");
     }
@@ -516,13 +543,14 @@ static int ucx_open(gpurma_port_t *port)
          (st = set_handler(u->worker, AM_QUIET_PROBE, am_quiet_probe, port)) != UCS_OK ||
          (st = set_handler(u->worker, AM_QUIET_REPLY, am_quiet_reply, port)) != UCS_OK ||
          (st = set_handler(u->worker, AM_ATOMIC, am_atomic, port)) != UCS_OK ||
-         (st = set_handler(u->worker, AM_ATOMIC_REPLY, am_atomic_reply, port)) != UCS_OK))
+         (st = set_handler(u->worker, AM_ATOMIC_REPLY, am_atomic_reply, port)) != UCS_OK ||
+         (st = set_handler(u->worker, AM_BYE, am_bye, port)) != UCS_OK))
         ucp_worker_destroy(u->worker);
     if (st != UCS_OK) {
         ucp_cleanup(u->context);
         free(u->eps);
         free(u->am_sent);
-        free(u->native_amo);
+        free(u->peer_flags);
         free(u);
         return ucx_error(st, "worker_create");
     }
@@ -538,8 +566,9 @@ static int ucx_open(gpurma_port_t *port)
 
 /* UCX notices a peer's process or node going away (its connection closes,
  * or keepalive times out) faster than any timeout: before finalize, that
- * is the peer's death. Once every rank is in finalize it is a peer that
- * finished first. */
+ * is the peer's death. Once every rank is in finalize, or once the peer
+ * said bye (it left finalize's barrier while this rank is still in it),
+ * it is a peer that finished first. */
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
     gpurma_port_t *port = arg;
@@ -548,7 +577,8 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
     for (int r = 0; r < ctx->size && world < 0; r++)
         if (ucx_of(port) && ucx_of(port)->eps[r] == ep)
             world = r;
-    if (__atomic_load_n(&ctx->finalizing, __ATOMIC_ACQUIRE) || world < 0) {
+    if (__atomic_load_n(&ctx->finalizing, __ATOMIC_ACQUIRE) || world < 0 ||
+        (__atomic_load_n(&ucx_of(port)->peer_flags[world], __ATOMIC_ACQUIRE) & PEER_FINISHED)) {
         GPURMA_INFO(GPURMA_SUB_PORT, "rank %d: UCX endpoint to rank %d closed: %s", ctx->rank,
                     world, ucs_status_string(st));
         return;
@@ -655,10 +685,12 @@ static int connect_peer(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
         st = ucp_ep_create(u->worker, &ep, &u->eps[world]);
         if (st != UCS_OK)
             return ucx_error(st, "ep_create");
-        u->native_amo[world] = (unsigned char)has_amo_lane(u->eps[world]);
+        int native = has_amo_lane(u->eps[world]);
+        if (native)
+            __atomic_or_fetch(&u->peer_flags[world], PEER_NATIVE_AMO, __ATOMIC_RELAXED);
         GPURMA_INFO(GPURMA_SUB_PORT, "UCX atomics to rank %d: %s", world,
-                    u->native_amo[world] ? "UCX's (a lane with network atomics)"
-                                         : "active message request and reply");
+                    native ? "UCX's (a lane with network atomics)"
+                           : "active message request and reply");
     }
     uw->data_raddr[peer] = b->data_addr;
     uw->sig_raddr[peer] = b->sig_addr;
@@ -750,12 +782,43 @@ static void ucx_win_release(gpurma_port_t *port, struct gpurma_win_s *w)
     gpurma_port_win(w)->xwin[ucx_slot()] = NULL;
 }
 
+/* Before the endpoints close: every live peer is told (AM_BYE), so that
+ * one still in finalize's barrier does not take the close for a death.
+ * Waits for the messages at most BYE_WAIT_NS: the dead hold nothing up. */
+#define BYE_WAIT_NS 100000000ull
+static void say_bye(gpurma_port_t *port, struct gpurma_port_ucx *u)
+{
+    struct gpurma_ctx_s *ctx = port->ctx;
+    void **reqs = calloc((size_t)ctx->size, sizeof(void *));
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof(p));
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    for (int r = 0; reqs && r < ctx->size; r++) {
+        if (!u->eps[r] || __atomic_load_n(&ctx->dead[r], __ATOMIC_ACQUIRE))
+            continue;
+        ucs_status_ptr_t req =
+            ucp_am_send_nbx(u->eps[r], AM_BYE, &u->me, sizeof(u->me), NULL, 0, &p);
+        reqs[r] = UCS_PTR_IS_PTR(req) ? req : NULL;
+    }
+    uint64_t start = gpurma_now_ns();
+    for (int r = 0; reqs && r < ctx->size; r++) {
+        while (reqs[r] && ucp_request_check_status(reqs[r]) == UCS_INPROGRESS &&
+               gpurma_now_ns() - start < BYE_WAIT_NS)
+            ucp_worker_progress(u->worker);
+        if (reqs[r])
+            ucp_request_free(reqs[r]); /* UCX releases it when it is done */
+    }
+    free(reqs);
+}
+
 static void ucx_close(gpurma_port_t *port)
 {
     struct gpurma_port_ucx *u = ucx_of(port);
     if (!u)
         return;
     ucx_wait_local(port);
+    say_bye(port, u);
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -776,7 +839,7 @@ static void ucx_close(gpurma_port_t *port)
     free(u->regions);
     free(u->eps);
     free(u->am_sent);
-    free(u->native_amo);
+    free(u->peer_flags);
     free(u->pending);
     free(u);
     __atomic_store_n(&port->xstate[ucx_slot()], NULL, __ATOMIC_RELEASE);
@@ -983,7 +1046,7 @@ static int ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
                            const uint64_t *compare, uint64_t *old)
 {
     struct gpurma_port_ucx *u = ucx_of(port);
-    if (!w->gpu && !u->native_amo[w->team->world_ranks[peer]])
+    if (!w->gpu && !(u->peer_flags[w->team->world_ranks[peer]] & PEER_NATIVE_AMO))
         return am_atomic_send(port, w, peer, kind, off, *value, *compare, old);
     uint64_t raddr = ucx_win(w)->data_raddr[peer] + off;
     ucp_rkey_h rkey = ucx_win(w)->data_rkey[peer];
