@@ -117,7 +117,7 @@ typedef struct am_hdr {
 #define AM_NO_SIGNAL 0xffu /* a put: payload only */
 
 /* An atomic request and its reply; slot and seq name the origin's entry in
- * its table of atomics in flight (atomic_t), checked on the way back. */
+ * its table of atomics in flight (atomic_slot_t), checked on the way back. */
 typedef struct am_atomic {
     uint64_t addr;    /* target address of the 64-bit word             */
     uint64_t value;   /* operand; the reply: the old value             */
