@@ -165,6 +165,7 @@ struct gpurma_port_ucx {
     int           aopen;     /* replies still to come                  */
     uint64_t      aseq;
     unsigned char *peer_flags; /* [world size] PEER_* */
+    int           nfinished; /* peers that said bye                   */
     uint32_t      me;        /* world rank: the quiet probe's header      */
     uint64_t      scratch;   /* reply of SET signals on device windows   */
     unsigned char *am_sent;  /* [world size] messages since the last quiet (1) */
@@ -230,6 +231,24 @@ static int ucx_error(ucs_status_t st, const char *what)
 }
 
 /* ------------------------------------------------------ active messages */
+
+/* An eager active message: never rendezvous, which would need the target
+ * to fetch the data in a second step. */
+static ucp_request_param_t eager_params(void)
+{
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof(p));
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    return p;
+}
+
+/* What a send returns once this context is stuck (ucx_wait_local). */
+static int stuck_error(void)
+{
+    return gpurma_set_error(GPURMA_ERR_TIMEOUT, "UCX: earlier requests of this rank never "
+                                                "completed (timeout); its UCX sends no more");
+}
 
 /* Whether [data, data + len) and (with_sig) the signal slot at sig lie in
  * one window this rank registered (what a message may write). */
@@ -340,13 +359,10 @@ static ucs_status_t am_atomic(void *arg, const void *header, size_t header_len, 
     if (!reply) /* the origin's wait times out: better than a wrong value */
         return am_refuse(port, "out of memory for an atomic's reply");
     *reply = a;
-    ucp_request_param_t p;
-    memset(&p, 0, sizeof(p));
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                     UCP_OP_ATTR_FIELD_FLAGS;
+    ucp_request_param_t p = eager_params();
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send = reply_sent;
     p.user_data = reply;
-    p.flags = UCP_AM_SEND_FLAG_EAGER;
     ucs_status_ptr_t r =
         ucp_am_send_nbx(u->eps[a.origin], AM_ATOMIC_REPLY, reply, sizeof(*reply), NULL, 0, &p);
     if (!UCS_PTR_IS_PTR(r))
@@ -390,8 +406,27 @@ static ucs_status_t am_bye(void *arg, const void *header, size_t header_len, voi
     memcpy(&origin, header, sizeof(origin));
     if (origin >= (uint32_t)port->ctx->size)
         return am_refuse(port, "bye from an unknown rank");
-    __atomic_or_fetch(&ucx_of(port)->peer_flags[origin], PEER_FINISHED, __ATOMIC_RELEASE);
+    struct gpurma_port_ucx *u = ucx_of(port);
+    if (!(__atomic_fetch_or(&u->peer_flags[origin], PEER_FINISHED, __ATOMIC_RELEASE) &
+          PEER_FINISHED))
+        __atomic_fetch_add(&u->nfinished, 1, __ATOMIC_RELEASE);
     return UCS_OK;
+}
+
+/* Whether world rank r will never answer: dead, or finished (said bye:
+ * a peer in finalize answers no probe and no atomic, and a healthy job
+ * has none in flight to it by then). */
+static int peer_gone(const gpurma_port_t *port, const struct gpurma_port_ucx *u, int r)
+{
+    return __atomic_load_n(&port->ctx->dead[r], __ATOMIC_ACQUIRE) ||
+           (__atomic_load_n(&u->peer_flags[r], __ATOMIC_ACQUIRE) & PEER_FINISHED);
+}
+
+/* Whether any peer may be gone (the cheap test before a scan). */
+static int any_gone(const gpurma_port_t *port, const struct gpurma_port_ucx *u)
+{
+    return __atomic_load_n(&port->ctx->ndead, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&u->nfinished, __ATOMIC_ACQUIRE);
 }
 
 static ucs_status_t set_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t cb,
@@ -790,10 +825,7 @@ static void say_bye(gpurma_port_t *port, struct gpurma_port_ucx *u)
 {
     struct gpurma_ctx_s *ctx = port->ctx;
     void **reqs = calloc((size_t)ctx->size, sizeof(void *));
-    ucp_request_param_t p;
-    memset(&p, 0, sizeof(p));
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    ucp_request_param_t p = eager_params();
     for (int r = 0; reqs && r < ctx->size; r++) {
         if (!u->eps[r] || __atomic_load_n(&ctx->dead[r], __ATOMIC_ACQUIRE))
             continue;
@@ -888,8 +920,7 @@ static int am_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const 
     struct gpurma_port_ucx *u = ucx_of(port);
     int rc;
     if (u->stuck)
-        return gpurma_set_error(GPURMA_ERR_TIMEOUT, "UCX: earlier requests of this rank never "
-                                                    "completed (timeout); its UCX sends no more");
+        return stuck_error();
     if (u->nhdr == AM_HDR_RING && (rc = ucx_wait_local(port)))
         return rc;
     am_hdr_t *h = &u->hdr[u->nhdr++];
@@ -901,10 +932,7 @@ static int am_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const 
     h->origin = (uint32_t)w->rank;
     h->op = op;
     u->am_sent[w->team->world_ranks[peer]] = 1;
-    ucp_request_param_t p;
-    memset(&p, 0, sizeof(p));
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    ucp_request_param_t p = eager_params();
     return track(u, ucp_am_send_nbx(ep_of(port, w, peer), AM_PUT_SIGNAL, h, sizeof(*h), src, n, &p),
                  op == AM_NO_SIGNAL ? "put" : "put_signal");
 }
@@ -1017,8 +1045,7 @@ static int am_atomic_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
     struct gpurma_port_ucx *u = ucx_of(port);
     int rc;
     if (u->stuck)
-        return gpurma_set_error(GPURMA_ERR_TIMEOUT, "UCX: earlier requests of this rank never "
-                                                    "completed (timeout); its UCX sends no more");
+        return stuck_error();
     if (u->natomic == AM_HDR_RING && (rc = ucx_wait_local(port)))
         return rc;
     int i = u->natomic++, world = w->team->world_ranks[peer];
@@ -1027,10 +1054,7 @@ static int am_atomic_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
     u->areq[i] = (am_atomic_t){.addr = ucx_win(w)->data_raddr[peer] + off, .value = value,
                                .compare = compare, .seq = u->aseq, .slot = (uint32_t)i,
                                .origin = u->me, .kind = (uint32_t)kind};
-    ucp_request_param_t p;
-    memset(&p, 0, sizeof(p));
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    ucp_request_param_t p = eager_params();
     rc = track(u, ucp_am_send_nbx(u->eps[world], AM_ATOMIC, &u->areq[i], sizeof(u->areq[i]),
                                   NULL, 0, &p),
                "atomic");
@@ -1083,9 +1107,9 @@ static int wait_atomics(gpurma_port_t *port, struct gpurma_port_ucx *u, uint64_t
     while (u->aopen) {
         if (ucp_worker_progress(u->worker))
             continue;
-        for (int i = 0; __atomic_load_n(&ctx->ndead, __ATOMIC_ACQUIRE) && i < u->natomic; i++) {
+        for (int i = 0; any_gone(port, u) && i < u->natomic; i++) {
             atomic_slot_t *s = &u->aslot[i];
-            if (s->world >= 0 && __atomic_load_n(&ctx->dead[s->world], __ATOMIC_ACQUIRE)) {
+            if (s->world >= 0 && peer_gone(port, u, s->world)) {
                 dead = s->world;
                 s->world = -1;
                 u->aopen--;
@@ -1102,7 +1126,8 @@ static int wait_atomics(gpurma_port_t *port, struct gpurma_port_ucx *u, uint64_t
     u->natomic = 0;
     if (dead >= 0 && !rc)
         rc = gpurma_set_error(GPURMA_ERR_PEER_FAILED,
-                              "UCX atomic: rank %d has died before it answered", dead);
+                              "UCX atomic: rank %d has died or finished before it answered",
+                              dead);
     return rc;
 }
 
@@ -1161,7 +1186,7 @@ static int ucx_quiet(gpurma_port_t *port, void *state)
         if (!u->am_sent[r] || !u->eps[r])
             continue;
         u->am_sent[r] = 0;
-        if (__atomic_load_n(&port->ctx->dead[r], __ATOMIC_ACQUIRE)) {
+        if (peer_gone(port, u, r)) {
             dead = r; /* its messages are lost with it: no probe to wait for */
             continue;
         }
@@ -1176,9 +1201,9 @@ static int ucx_quiet(gpurma_port_t *port, void *state)
     uint64_t start = gpurma_now_ns();
     while (!rc && dead < 0 && __atomic_load_n(&u->replies, __ATOMIC_ACQUIRE) < want) {
         ucp_worker_progress(u->worker);
-        if (__atomic_load_n(&port->ctx->ndead, __ATOMIC_ACQUIRE))
+        if (any_gone(port, u))
             for (int r = 0; r < port->ctx->size && dead < 0; r++)
-                if (u->am_sent[r] == AM_PROBED && port->ctx->dead[r])
+                if (u->am_sent[r] == AM_PROBED && peer_gone(port, u, r))
                     dead = r;
         if (gpurma_now_ns() - start > port->ctx->timeout_ns)
             rc = gpurma_set_error(GPURMA_ERR_TIMEOUT,
@@ -1190,7 +1215,9 @@ static int ucx_quiet(gpurma_port_t *port, void *state)
             u->am_sent[r] = 0;
     if (!rc && dead >= 0)
         rc = gpurma_set_error(GPURMA_ERR_PEER_FAILED,
-                              "UCX quiet: rank %d has died; what was sent to it is lost", dead);
+                              "UCX quiet: rank %d has died (or finished); what was sent to it "
+                              "is lost",
+                              dead);
     return rc;
 }
 
