@@ -14,6 +14,7 @@
  * peer out of range, or bytes outside either window: it counts the error,
  * records the reason, and the pusher's next flush/quiet reports it.
  */
+#define _GNU_SOURCE /* CPU_COUNT */
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -260,29 +261,82 @@ static int drain(gpurma_port_t *port, gpurma_port_fifo_t *f)
     return n;
 }
 
-/* drain, with the registry's read lock held. */
+/* Whether f certainly holds nothing to take: a host FIFO whose reservation
+ * counter the proxy can read (head at tail). Checked before the ring is
+ * touched: an idle poll then reads one shared line instead of copying a
+ * slot of the previous lap and hashing it, which also took that line from
+ * the pusher about to write it. Kernels' FIFOs keep their counter in GPU
+ * memory: for them the ring itself says. */
+static int fifo_idle(const gpurma_port_fifo_t *f)
+{
+    return f->head_ptr == &f->head && __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) ==
+                                          __atomic_load_n(&f->tail, __ATOMIC_RELAXED);
+}
+
+/* The transport that can publish the batch's completion itself: every
+ * descriptor is a data operation of one transport with complete_async and
+ * bumps no host counter (the proxy bumps those after completion); -1
+ * otherwise, and always for quiet and fence. */
+static int async_transport(gpurma_port_t *port, const gpurma_port_fifo_t *f,
+                           const gpurma_port_desc_t *batch, int n)
+{
+    int x = -1;
+    for (int i = 0; i < n; i++) {
+        const gpurma_port_desc_t *d = &batch[i];
+        int on_gpu = 0;
+        if (d->op == GPURMA_PORT_OP_QUIET || d->op == GPURMA_PORT_OP_FENCE ||
+            d->win_id >= port->nwins || !port->wins[d->win_id] || d->peer < 0 ||
+            d->peer >= port->wins[d->win_id]->size ||
+            (counter_of(port, f, d, &on_gpu) && !on_gpu))
+            return -1;
+        int xi = gpurma_port_win(port->wins[d->win_id])->xport[d->peer];
+        if ((x >= 0 && xi != x) || !gpurma_port_xports[xi]->complete_async)
+            return -1;
+        x = xi;
+    }
+    return x;
+}
+
+/* drain, with the registry's read lock held. The committed descriptors
+ * are taken first and their slots freed with one store of tail (one
+ * doorbell for the pushers per batch, not per descriptor), then executed. */
 static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
 {
     gpurma_port_desc_t batch[PORT_BATCH];
-    uint64_t pos = f->tail;
+    uint64_t pos = f->tail, most = PORT_BATCH;
+    /* Batches completing asynchronously: at most a ring's worth in flight
+     * past done, so the copy engine's queue stays bounded. */
+    uint64_t in_flight = pos - __atomic_load_n(&f->done, __ATOMIC_ACQUIRE);
+    if (in_flight + most > f->capacity)
+        most = in_flight >= f->capacity ? 0 : f->capacity - in_flight;
+    /* Host FIFOs: no slot past the reserved ones is looked at (it holds
+     * the previous lap's descriptor, hashed in vain). */
+    if (f->head_ptr == &f->head) {
+        uint64_t reserved = __atomic_load_n(&f->head, __ATOMIC_ACQUIRE) - pos;
+        most = reserved < most ? reserved : most;
+    }
     int n = 0;
-    while (n < PORT_BATCH) {
-        gpurma_port_desc_t *slot = &f->ring[(pos + (uint64_t)n) & (f->capacity - 1)];
+    while ((uint64_t)n < most) {
+        const gpurma_port_desc_t *slot = &f->ring[(pos + (uint64_t)n) & (f->capacity - 1)];
         uint64_t lap = (pos + (uint64_t)n) / f->capacity + 1;
         uint32_t commit = __atomic_load_n(&slot->commit, __ATOMIC_ACQUIRE);
-        if (!commit)
-            break;
-        batch[n] = *slot;
-        if (gpurma_port_seal(&batch[n], lap) != commit)
+        /* Hashed in place, then copied: the slot stays as it is until
+         * tail passes it. */
+        if (!commit || gpurma_port_seal(slot, lap) != commit)
             break; /* not this lap's, or not all of it has landed yet */
-        /* The slot is copied: pushers may refill it. */
-        __atomic_store_n(&f->tail, pos + (uint64_t)n + 1, __ATOMIC_RELEASE);
-        execute(port, f, &batch[n], pos + (uint64_t)n);
+        batch[n++] = *slot;
+    }
+    if (!n)
+        return 0;
+    /* The slots are copied: pushers may refill them. */
+    __atomic_store_n(&f->tail, pos + (uint64_t)n, __ATOMIC_RELEASE);
+    for (int i = 0; i < n; i++) {
+        execute(port, f, &batch[i], pos + (uint64_t)i);
         int on_gpu = 0;
-        uint64_t *c = counter_of(port, f, &batch[n], &on_gpu);
+        uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
         if (c && on_gpu) { /* bumped by the transport, after the data */
-            struct gpurma_win_s *w = port->wins[batch[n].win_id];
-            int x = gpurma_port_win(w)->xport[batch[n].peer];
+            struct gpurma_win_s *w = port->wins[batch[i].win_id];
+            int x = gpurma_port_win(w)->xport[batch[i].peer];
             const gpurma_port_xport_t *t = gpurma_port_xports[x];
             int rc = t->count ? t->count(port, xstate(port, x), c)
                               : gpurma_set_error(GPURMA_ERR_INTERNAL, "no GPU counters on %s",
@@ -290,21 +344,21 @@ static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
             if (rc)
                 batch_error(port, rc, "counting on the GPU");
         }
-        n++;
     }
-    if (n) {
-        int rc = EACH_TRANSPORT(port, complete);
-        if (rc)
-            batch_error(port, rc, "completing a batch");
-        for (int i = 0; i < n; i++) {
-            int on_gpu = 0;
-            uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
-            if (c && !on_gpu)
-                gpurma_sh_fetch_add_u64(c, 1);
-        }
+    int x = async_transport(port, f, batch, n);
+    if (x >= 0 &&
+        !gpurma_port_xports[x]->complete_async(port, xstate(port, x), &f->done, pos + (uint64_t)n))
+        return n;
+    int rc = EACH_TRANSPORT(port, complete);
+    if (rc)
+        batch_error(port, rc, "completing a batch");
+    for (int i = 0; i < n; i++) {
+        int on_gpu = 0;
+        uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
+        if (c && !on_gpu)
+            gpurma_sh_fetch_add_u64(c, 1);
     }
-    if (n)
-        __atomic_store_n(&f->done, pos + (uint64_t)n, __ATOMIC_RELEASE);
+    __atomic_store_n(&f->done, pos + (uint64_t)n, __ATOMIC_RELEASE);
     return n;
 }
 
@@ -321,11 +375,26 @@ static int progress(gpurma_port_t *port)
     return n;
 }
 
+/* Whether a transport here has state to progress (UCX's worker). */
+static int has_progress(const gpurma_port_t *port)
+{
+    for (int i = 0; i < gpurma_port_nxports; i++)
+        if (gpurma_port_xports[i]->progress && xstate(port, i))
+            return 1;
+    return 0;
+}
+
+/* A waiting thread's turn: nothing to do (no lock taken) when the host
+ * FIFO is empty and nothing needs progress, which is every poll of a wait
+ * whose work the proxy already did. */
 static int poll_one(gpurma_port_t *port)
 {
-    if (!port || pthread_mutex_trylock(&port->exec_lock))
+    if (!port || (fifo_idle(port->fifo) && !has_progress(port)) ||
+        pthread_mutex_trylock(&port->exec_lock))
         return 0;
     int n = drain(port, port->fifo) + progress(port);
+    /* Under exec_lock: a plain increment, read by the proxy (proxy_main). */
+    __atomic_store_n(&port->waiter_polls, port->waiter_polls + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&port->exec_lock);
     return n;
 }
@@ -346,10 +415,36 @@ int gpurma_port_poll(struct gpurma_ctx_s *ctx)
     return n;
 }
 
+/* Past this many backoff steps the idle proxy sleeps (gpurma_backoff);
+ * while waiters poll it sleeps PROXY_WAITER_SLEEP_NS instead. */
+#define PROXY_SLEEPY 16384
+#define PROXY_WAITER_SLEEP_NS 1000000
+
+/* Whether other threads polled the context since the last look. */
+static int waiters_polled(const gpurma_port_t *port, uint64_t *seen)
+{
+    uint64_t now = __atomic_load_n(&port->waiter_polls, __ATOMIC_RELAXED);
+    int polled = now != *seen;
+    *seen = now;
+    return polled;
+}
+
+/* The proxy spins after work only where it has a core of its own beside
+ * the ranks of the node: sharing one, it takes the core from the thread
+ * it serves, which waits by executing descriptors itself anyway (measured
+ * on 2 cores: both spinning, every hand-over waited for a time slice). Its
+ * affinity is read after the transports started (the copy engine pins it). */
+static uint64_t proxy_spin_ns(const gpurma_port_t *port)
+{
+    cpu_set_t cpus;
+    int ncpu = sched_getaffinity(0, sizeof(cpus), &cpus) ? 1 : CPU_COUNT(&cpus);
+    return ncpu >= 2 * port->ctx->bs->local_size ? port->ctx->spin_ns : 0;
+}
+
 static void *proxy_main(void *arg)
 {
     gpurma_port_t *port = arg;
-    uint64_t idle = 0, slow = 0, last_work = gpurma_now_ns();
+    uint64_t idle = 0, slow = 0, last_work = gpurma_now_ns(), polls_seen = 0;
     int spinning = 1;
     gpurma_log_set_rank(port->ctx->rank);
     for (int i = 0; i < gpurma_port_nxports; i++) {
@@ -359,6 +454,8 @@ static void *proxy_main(void *arg)
             gpurma_port_error(port, rc, "port proxy of rank %d: starting %s: %s",
                               port->ctx->rank, t->name, gpurma_error_text());
     }
+    const uint64_t spin_ns = proxy_spin_ns(port);
+    __atomic_store_n(&port->spin_ns, spin_ns, __ATOMIC_RELAXED);
     while (!__atomic_load_n(&port->stop, __ATOMIC_ACQUIRE)) {
         int n = 0;
         /* Busy means a waiting thread executes (gpurma_port_poll). */
@@ -379,11 +476,20 @@ static void *proxy_main(void *arg)
             continue;
         }
         /* Right after work the next descriptor is likely close: spin for
-         * the context's spin budget (zero when ranks outnumber cores). */
+         * the proxy's spin budget (proxy_spin_ns). */
         if (!last_work)
             last_work = gpurma_now_ns();
         if ((idle++ & 63) == 0)
-            spinning = gpurma_now_ns() - last_work < port->ctx->spin_ns;
+            spinning = gpurma_now_ns() - last_work < spin_ns;
+        if (!spinning && slow >= PROXY_SLEEPY && waiters_polled(port, &polls_seen)) {
+            /* A waiting thread polls this context (and progresses UCX):
+             * waking every 100 us would only take its core from it, each
+             * wakeup two context switches (20,000 a second measured at a
+             * fetch_add target on 2 cores). */
+            struct timespec ts = {0, PROXY_WAITER_SLEEP_NS};
+            nanosleep(&ts, NULL);
+            continue;
+        }
         gpurma_backoff(spinning ? 0 : slow < 20000 ? slow++ : slow);
     }
     return NULL;
@@ -590,29 +696,41 @@ static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
 
 /* Waits until pos is complete, executing it here when the proxy is not
  * (gpurma_port_poll). Spins for the context's spin budget first (the proxy
- * answers in microseconds when it has a core); past it, while the proxy is
+ * answers in microseconds when it has a core; when it has none, a wait
+ * for what it executes yields at once); past it, while the proxy is
  * executing pos (a large copy), only yields, since a sleep (timer slack,
  * about 50 us) would be a tenth of a 256 MiB transfer; otherwise backs off
  * like any wait. */
 static int port_wait(gpurma_port_t *port, uint64_t pos)
 {
     gpurma_port_fifo_t *f = port->fifo;
-    uint64_t start = gpurma_now_ns(), spin = port->ctx->spin_ns, slow = 0;
+    uint64_t start = 0, spin = port->ctx->spin_ns, slow = 0;
     int spinning = 1;
+    /* The clock is first read after 64 polls: most waits (a flush this
+     * thread executes itself) end before, and a clock read costs as much
+     * as the rest of a small put's round trip on a VM. */
     for (uint64_t i = 0; __atomic_load_n(&f->done, __ATOMIC_ACQUIRE) <= pos; i++) {
         if (gpurma_port_poll(port->ctx)) {
             slow = 0;
             continue;
         }
         if ((i & 63) == 63) {
-            uint64_t t = gpurma_now_ns() - start;
+            uint64_t now = gpurma_now_ns();
+            if (!start)
+                start = now;
+            uint64_t t = now - start;
             if (f->timeout_ns && t > f->timeout_ns)
                 return GPURMA_ERR_TIMEOUT;
             spinning = t <= spin;
         }
-        if (spinning)
+        /* Taken: the proxy (or another waiter) executes it; a proxy
+         * without a core of its own needs this one. */
+        int taken = __atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) > pos;
+        if (taken && !__atomic_load_n(&port->spin_ns, __ATOMIC_RELAXED))
+            sched_yield();
+        else if (spinning)
             gpurma_backoff(0);
-        else if (__atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) > pos)
+        else if (taken)
             sched_yield();
         else
             gpurma_backoff(slow++);

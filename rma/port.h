@@ -47,6 +47,8 @@ typedef struct gpurma_port {
     struct gpurma_win_s   **wins;
     uint32_t                nwins;
     uint64_t                errors_seen; /* fifo->errors already reported */
+    uint64_t                waiter_polls; /* polls by waiting threads (gpurma_port_poll) */
+    uint64_t                spin_ns;      /* the proxy's spin budget; 0: it shares a core */
     /* The last error found while executing (any thread may execute), for
      * the next flush or quiet to report; error_lock guards both. */
     pthread_mutex_t         error_lock;
@@ -83,6 +85,11 @@ typedef struct gpurma_port_xport {
     /* A counter in GPU memory gets +1 after what exec queued so far. */
     int (*count)(gpurma_port_t *port, void *state, uint64_t *counter);
     int (*complete)(gpurma_port_t *port, void *state); /* local completion    */
+    /* Optional: arranges, without waiting, for *done to become value once
+     * everything exec queued so far has completed (the copy engine queues
+     * the store behind its copies), so the proxy goes on to the next batch
+     * while this one runs; nonzero: not arranged, complete is waited for. */
+    int (*complete_async)(gpurma_port_t *port, void *state, uint64_t *done, uint64_t value);
     int (*fence)(gpurma_port_t *port, void *state);
     int (*quiet)(gpurma_port_t *port, void *state);    /* remote completion   */
     int (*progress)(gpurma_port_t *port, void *state); /* nonzero: work done  */

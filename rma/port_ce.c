@@ -2,8 +2,12 @@
  * port_ce.c - the port engine's copy-engine transport for windows in GPU
  * memory on one node: the proxy turns descriptors into cudaMemcpyAsync on
  * its own stream between IPC-mapped buffers. A signal is a one-thread kernel
- * queued on the same stream, so it lands after the data it follows; the
- * proxy synchronizes the stream before it publishes a batch as done.
+ * queued on the same stream, so it lands after the data it follows. A batch
+ * is published as done by a store queued behind its copies (the FIFO is in
+ * mapped host memory): the proxy does not wait for the stream, so it queues
+ * the next batch while this one is copied, and a flush sees done without
+ * the proxy polling the stream for it. Batches with host counters, quiet
+ * or fence still synchronize the stream (port.c).
  *
  * The proxy thread that starts it is pinned to the CPUs nearest its GPU.
  * Every CUDA call goes through src/gpu/gpu.h.
@@ -65,9 +69,11 @@ static int ce_start(gpurma_port_t *port, void **state)
     return rc;
 }
 
+/* The stream's stores into the FIFOs land before those are freed. */
 static void ce_stop(gpurma_port_t *port, void *stream)
 {
     (void)port;
+    gpurma_gpu_stream_sync(stream);
     gpurma_gpu_stream_destroy(stream);
 }
 
@@ -75,6 +81,12 @@ static int ce_complete(gpurma_port_t *port, void *stream)
 {
     (void)port;
     return gpurma_gpu_stream_sync(stream);
+}
+
+static int ce_complete_async(gpurma_port_t *port, void *stream, uint64_t *done, uint64_t value)
+{
+    (void)port;
+    return gpurma_gpu_launch_store_u64(stream, done, value);
 }
 
 static int ce_count(gpurma_port_t *port, void *stream, uint64_t *counter)
@@ -141,6 +153,7 @@ const gpurma_port_xport_t gpurma_port_xport_ce = {
     .exec     = ce_exec,
     .count    = ce_count,
     .complete = ce_complete,
+    .complete_async = ce_complete_async,
 };
 
 #else /* !HAVE_CUDA: no GPU window exists, so no peer is reached this way */

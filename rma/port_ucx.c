@@ -14,10 +14,19 @@
  * acknowledgements, which is what makes emulated RMA (TCP) slow; and no
  * acknowledgement at all, whose send to an origin that has just died ends
  * the target's process inside UCX 1.13's emulated put.
+ * A message carries up to AM_MAX_PAYLOAD bytes, so a put of up to 64 KiB is
+ * one message and puts pipeline without a round trip each.
  * Fences order them after earlier RMA, and quiet confirms them with a
  * probe each target answers once it has handled everything before it. The
  * target checks that both addresses fall in one of its registered windows
  * before it writes.
+ *
+ * Atomics use UCX's own where an endpoint has a lane with atomics in the
+ * network (ucp_ep_print_info lists an "amo" lane); elsewhere (TCP) UCX
+ * would emulate them, and here they are one active message each way
+ * instead: the target's CPU does the atomic on its window (as its own CPU
+ * atomics do) and replies with the old value, which lands in the FIFO's
+ * result slot; the batch completes once every reply is in.
  *
  * Descriptors are executed under the port's exec_lock (the proxy thread,
  * or a waiting thread of the host backend). Window creation and release run
@@ -81,9 +90,20 @@ const gpurma_port_xport_t gpurma_port_xport_ucx = {
 
 #define BLOB_SIZE 4096
 
-/* Active messages: ids, and the largest payload a put_signal carries. */
-enum { AM_PUT_SIGNAL = 0x6701, AM_QUIET_PROBE, AM_QUIET_REPLY };
-#define AM_MAX_PAYLOAD 8192
+/* Active messages: ids, and the largest payload a put_signal carries. UCX
+ * sends larger eager messages in fragments of its own; each of ours costs
+ * a header, a request and a handler call, and 8 KiB messages held 8-64 KiB
+ * puts to a third of the bandwidth of 64 KiB ones (docs/benchmarks.md).
+ * The target buffers a whole eager message: the bound keeps that small. */
+enum {
+    AM_PUT_SIGNAL = 0x6701,
+    AM_QUIET_PROBE,
+    AM_QUIET_REPLY,
+    AM_ATOMIC,
+    AM_ATOMIC_REPLY,
+    AM_BYE /* the sender is in finalize: its endpoint closing next is no death */
+};
+#define AM_MAX_PAYLOAD (64u << 10)
 #define AM_HDR_RING 256
 #define AM_PROBED   2 /* am_sent[r] while quiet waits for r's answer */
 
@@ -95,6 +115,30 @@ typedef struct am_hdr {
     uint32_t op;        /* gpurma_signal_op_t, or AM_NO_SIGNAL           */
 } am_hdr_t;
 #define AM_NO_SIGNAL 0xffu /* a put: payload only */
+
+/* An atomic request and its reply; slot and seq name the origin's entry in
+ * its table of atomics in flight (atomic_slot_t), checked on the way back. */
+typedef struct am_atomic {
+    uint64_t addr;    /* target address of the 64-bit word             */
+    uint64_t value;   /* operand; the reply: the old value             */
+    uint64_t compare; /* compare-swap's expected value                 */
+    uint64_t seq;
+    uint32_t slot;
+    uint32_t origin;  /* world rank to reply to                        */
+    uint32_t kind;    /* gpurma_atomic_kind_t; the reply: 0, or 1 refused */
+    uint32_t pad;
+} am_atomic_t;
+
+/* What this rank knows of a peer (peer_flags). */
+#define PEER_NATIVE_AMO 0x1 /* its endpoint has a lane with network atomics */
+#define PEER_FINISHED   0x2 /* it said bye: it is in finalize */
+
+/* An atomic in flight: where its old value goes. */
+typedef struct atomic_slot {
+    uint64_t *result;
+    uint64_t  seq;
+    int       world; /* target's world rank; -1: free */
+} atomic_slot_t;
 
 /* Memory of this rank that active messages may write. */
 typedef struct am_region {
@@ -112,6 +156,16 @@ struct gpurma_port_ucx {
      * (wait_local, after which the ring starts over). */
     am_hdr_t      hdr[AM_HDR_RING];
     int           nhdr;
+    /* Atomics as active messages: the requests (headers live like hdr's)
+     * and their entries until the reply; one per ring slot, reused after
+     * wait_local. */
+    am_atomic_t   areq[AM_HDR_RING];
+    atomic_slot_t aslot[AM_HDR_RING];
+    int           natomic;   /* entries used since wait_local          */
+    int           aopen;     /* replies still to come                  */
+    uint64_t      aseq;
+    unsigned char *peer_flags; /* [world size] PEER_* */
+    int           nfinished; /* peers that said bye                   */
     uint32_t      me;        /* world rank: the quiet probe's header      */
     uint64_t      scratch;   /* reply of SET signals on device windows   */
     unsigned char *am_sent;  /* [world size] messages since the last quiet (1) */
@@ -177,6 +231,24 @@ static int ucx_error(ucs_status_t st, const char *what)
 }
 
 /* ------------------------------------------------------ active messages */
+
+/* An eager active message: never rendezvous, which would need the target
+ * to fetch the data in a second step. */
+static ucp_request_param_t eager_params(void)
+{
+    ucp_request_param_t p;
+    memset(&p, 0, sizeof(p));
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    return p;
+}
+
+/* What a send returns once this context is stuck (ucx_wait_local). */
+static int stuck_error(void)
+{
+    return gpurma_set_error(GPURMA_ERR_TIMEOUT, "UCX: earlier requests of this rank never "
+                                                "completed (timeout); its UCX sends no more");
+}
 
 /* Whether [data, data + len) and (with_sig) the signal slot at sig lie in
  * one window this rank registered (what a message may write). */
@@ -252,6 +324,109 @@ static ucs_status_t am_quiet_reply(void *arg, const void *header, size_t header_
     (void)header, (void)header_len, (void)data, (void)len, (void)param;
     __atomic_fetch_add(&ucx_of(port)->replies, 1, __ATOMIC_RELEASE);
     return UCS_OK;
+}
+
+/* Frees the reply header once UCX is done with it. */
+static void reply_sent(void *request, ucs_status_t status, void *user_data)
+{
+    (void)status;
+    free(user_data);
+    ucp_request_free(request);
+}
+
+/* An atomic on this rank's window: done by this CPU, the old value sent
+ * back. A request outside the windows is refused, and the reply says so. */
+static ucs_status_t am_atomic(void *arg, const void *header, size_t header_len, void *data,
+                              size_t len, const ucp_am_recv_param_t *param)
+{
+    gpurma_port_t *port = arg;
+    struct gpurma_port_ucx *u = ucx_of(port);
+    am_atomic_t a;
+    (void)data, (void)param;
+    if (header_len != sizeof(a) || len)
+        return am_refuse(port, "malformed atomic");
+    memcpy(&a, header, sizeof(a));
+    if (a.origin >= (uint32_t)port->ctx->size || !u->eps[a.origin])
+        return am_refuse(port, "atomic from an unknown rank");
+    int ok = !(a.addr & 7) && a.kind <= GPURMA_ATOMIC_CAS && am_target_ok(u, a.addr, 8, 0, 0);
+    if (ok)
+        a.value = gpurma_dev__atomic_at((uint64_t *)(uintptr_t)a.addr, (int)a.kind, a.value,
+                                        a.compare);
+    else
+        am_refuse(port, "atomic outside this rank's windows, misaligned, or of unknown kind");
+    a.kind = !ok;
+    am_atomic_t *reply = malloc(sizeof(*reply));
+    if (!reply) /* the origin's wait times out: better than a wrong value */
+        return am_refuse(port, "out of memory for an atomic's reply");
+    *reply = a;
+    ucp_request_param_t p = eager_params();
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = reply_sent;
+    p.user_data = reply;
+    ucs_status_ptr_t r =
+        ucp_am_send_nbx(u->eps[a.origin], AM_ATOMIC_REPLY, reply, sizeof(*reply), NULL, 0, &p);
+    if (!UCS_PTR_IS_PTR(r))
+        free(reply); /* done (or failed: the origin is gone) */
+    return UCS_OK;
+}
+
+static ucs_status_t am_atomic_reply(void *arg, const void *header, size_t header_len,
+                                    void *data, size_t len, const ucp_am_recv_param_t *param)
+{
+    gpurma_port_t *port = arg;
+    struct gpurma_port_ucx *u = ucx_of(port);
+    am_atomic_t a;
+    (void)data, (void)param;
+    if (header_len != sizeof(a) || len)
+        return am_refuse(port, "malformed atomic reply");
+    memcpy(&a, header, sizeof(a));
+    atomic_slot_t *s = a.slot < AM_HDR_RING ? &u->aslot[a.slot] : NULL;
+    if (!s || s->world < 0 || s->seq != a.seq)
+        return am_refuse(port, "reply to no atomic in flight");
+    if (a.kind)
+        gpurma_port_error(port, GPURMA_ERR_TRANSPORT,
+                          "rank %d: world rank %d refused an atomic (outside its windows)",
+                          port->ctx->rank, s->world);
+    else
+        *s->result = a.value;
+    s->world = -1;
+    u->aopen--;
+    return UCS_OK;
+}
+
+/* A peer in finalize: its endpoint is about to close. */
+static ucs_status_t am_bye(void *arg, const void *header, size_t header_len, void *data,
+                           size_t len, const ucp_am_recv_param_t *param)
+{
+    gpurma_port_t *port = arg;
+    uint32_t origin;
+    (void)data, (void)len, (void)param;
+    if (header_len != sizeof(origin))
+        return am_refuse(port, "malformed bye");
+    memcpy(&origin, header, sizeof(origin));
+    if (origin >= (uint32_t)port->ctx->size)
+        return am_refuse(port, "bye from an unknown rank");
+    struct gpurma_port_ucx *u = ucx_of(port);
+    if (!(__atomic_fetch_or(&u->peer_flags[origin], PEER_FINISHED, __ATOMIC_RELEASE) &
+          PEER_FINISHED))
+        __atomic_fetch_add(&u->nfinished, 1, __ATOMIC_RELEASE);
+    return UCS_OK;
+}
+
+/* Whether world rank r will never answer: dead, or finished (said bye:
+ * a peer in finalize answers no probe and no atomic, and a healthy job
+ * has none in flight to it by then). */
+static int peer_gone(const gpurma_port_t *port, const struct gpurma_port_ucx *u, int r)
+{
+    return __atomic_load_n(&port->ctx->dead[r], __ATOMIC_ACQUIRE) ||
+           (__atomic_load_n(&u->peer_flags[r], __ATOMIC_ACQUIRE) & PEER_FINISHED);
+}
+
+/* Whether any peer may be gone (the cheap test before a scan). */
+static int any_gone(const gpurma_port_t *port, const struct gpurma_port_ucx *u)
+{
+    return __atomic_load_n(&port->ctx->ndead, __ATOMIC_ACQUIRE) ||
+           __atomic_load_n(&u->nfinished, __ATOMIC_ACQUIRE);
 }
 
 static ucs_status_t set_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t cb,
@@ -365,9 +540,12 @@ static int ucx_open(gpurma_port_t *port)
     struct gpurma_ctx_s *ctx = port->ctx;
     struct gpurma_port_ucx *u = calloc(1, sizeof(*u));
     if (!u || !(u->eps = calloc((size_t)ctx->size, sizeof(ucp_ep_h))) ||
-        !(u->am_sent = calloc((size_t)ctx->size, 1))) {
-        if (u)
+        !(u->am_sent = calloc((size_t)ctx->size, 1)) ||
+        !(u->peer_flags = calloc((size_t)ctx->size, 1))) {
+        if (u) {
             free(u->eps);
+            free(u->am_sent);
+        }
         free(u);
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "UCX: out of memory");
     }
@@ -386,6 +564,7 @@ static int ucx_open(gpurma_port_t *port)
     if (st != UCS_OK) {
         free(u->eps);
         free(u->am_sent);
+        free(u->peer_flags);
         free(u);
         return ucx_error(st, "init");
     }
@@ -397,17 +576,23 @@ static int ucx_open(gpurma_port_t *port)
     if (st == UCS_OK &&
         ((st = set_handler(u->worker, AM_PUT_SIGNAL, am_put_signal, port)) != UCS_OK ||
          (st = set_handler(u->worker, AM_QUIET_PROBE, am_quiet_probe, port)) != UCS_OK ||
-         (st = set_handler(u->worker, AM_QUIET_REPLY, am_quiet_reply, port)) != UCS_OK))
+         (st = set_handler(u->worker, AM_QUIET_REPLY, am_quiet_reply, port)) != UCS_OK ||
+         (st = set_handler(u->worker, AM_ATOMIC, am_atomic, port)) != UCS_OK ||
+         (st = set_handler(u->worker, AM_ATOMIC_REPLY, am_atomic_reply, port)) != UCS_OK ||
+         (st = set_handler(u->worker, AM_BYE, am_bye, port)) != UCS_OK))
         ucp_worker_destroy(u->worker);
     if (st != UCS_OK) {
         ucp_cleanup(u->context);
         free(u->eps);
         free(u->am_sent);
+        free(u->peer_flags);
         free(u);
         return ucx_error(st, "worker_create");
     }
     pthread_mutex_init(&u->region_lock, NULL);
     u->me = (uint32_t)ctx->rank;
+    for (int i = 0; i < AM_HDR_RING; i++)
+        u->aslot[i].world = -1;
     /* The proxy thread is running and looks at the state without a lock. */
     __atomic_store_n(&port->xstate[ucx_slot()], u, __ATOMIC_RELEASE);
     GPURMA_INFO(GPURMA_SUB_PORT, "UCX transport opened (UCX %s)", ucp_get_version_string());
@@ -416,8 +601,9 @@ static int ucx_open(gpurma_port_t *port)
 
 /* UCX notices a peer's process or node going away (its connection closes,
  * or keepalive times out) faster than any timeout: before finalize, that
- * is the peer's death. Once every rank is in finalize it is a peer that
- * finished first. */
+ * is the peer's death. Once every rank is in finalize, or once the peer
+ * said bye (it left finalize's barrier while this rank is still in it),
+ * it is a peer that finished first. */
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
     gpurma_port_t *port = arg;
@@ -426,7 +612,8 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
     for (int r = 0; r < ctx->size && world < 0; r++)
         if (ucx_of(port) && ucx_of(port)->eps[r] == ep)
             world = r;
-    if (__atomic_load_n(&ctx->finalizing, __ATOMIC_ACQUIRE) || world < 0) {
+    if (__atomic_load_n(&ctx->finalizing, __ATOMIC_ACQUIRE) || world < 0 ||
+        (__atomic_load_n(&ucx_of(port)->peer_flags[world], __ATOMIC_ACQUIRE) & PEER_FINISHED)) {
         GPURMA_INFO(GPURMA_SUB_PORT, "rank %d: UCX endpoint to rank %d closed: %s", ctx->rank,
                     world, ucs_status_string(st));
         return;
@@ -497,6 +684,23 @@ static int publish(gpurma_port_t *port, struct gpurma_win_s *w, ucx_blob_t *b)
     return rc;
 }
 
+/* Whether UCX gave the endpoint a lane with atomics of the network; UCX
+ * 1.13 says so only in its description of the endpoint ("amo#" beside a
+ * lane; without one it would emulate atomics with messages). */
+static int has_amo_lane(ucp_ep_h ep)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return 0;
+    ucp_ep_print_info(ep, f);
+    fclose(f);
+    int found = text && strstr(text, " amo#") != NULL;
+    free(text);
+    return found;
+}
+
 static int connect_peer(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
                         const ucx_blob_t *b)
 {
@@ -516,6 +720,12 @@ static int connect_peer(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
         st = ucp_ep_create(u->worker, &ep, &u->eps[world]);
         if (st != UCS_OK)
             return ucx_error(st, "ep_create");
+        int native = has_amo_lane(u->eps[world]);
+        if (native)
+            __atomic_or_fetch(&u->peer_flags[world], PEER_NATIVE_AMO, __ATOMIC_RELAXED);
+        GPURMA_INFO(GPURMA_SUB_PORT, "UCX atomics to rank %d: %s", world,
+                    native ? "UCX's (a lane with network atomics)"
+                           : "active message request and reply");
     }
     uw->data_raddr[peer] = b->data_addr;
     uw->sig_raddr[peer] = b->sig_addr;
@@ -607,12 +817,40 @@ static void ucx_win_release(gpurma_port_t *port, struct gpurma_win_s *w)
     gpurma_port_win(w)->xwin[ucx_slot()] = NULL;
 }
 
+/* Before the endpoints close: every live peer is told (AM_BYE), so that
+ * one still in finalize's barrier does not take the close for a death.
+ * Waits for the messages at most BYE_WAIT_NS: the dead hold nothing up. */
+#define BYE_WAIT_NS 100000000ull
+static void say_bye(gpurma_port_t *port, struct gpurma_port_ucx *u)
+{
+    struct gpurma_ctx_s *ctx = port->ctx;
+    void **reqs = calloc((size_t)ctx->size, sizeof(void *));
+    ucp_request_param_t p = eager_params();
+    for (int r = 0; reqs && r < ctx->size; r++) {
+        if (!u->eps[r] || __atomic_load_n(&ctx->dead[r], __ATOMIC_ACQUIRE))
+            continue;
+        ucs_status_ptr_t req =
+            ucp_am_send_nbx(u->eps[r], AM_BYE, &u->me, sizeof(u->me), NULL, 0, &p);
+        reqs[r] = UCS_PTR_IS_PTR(req) ? req : NULL;
+    }
+    uint64_t start = gpurma_now_ns();
+    for (int r = 0; reqs && r < ctx->size; r++) {
+        while (reqs[r] && ucp_request_check_status(reqs[r]) == UCS_INPROGRESS &&
+               gpurma_now_ns() - start < BYE_WAIT_NS)
+            ucp_worker_progress(u->worker);
+        if (reqs[r])
+            ucp_request_free(reqs[r]); /* UCX releases it when it is done */
+    }
+    free(reqs);
+}
+
 static void ucx_close(gpurma_port_t *port)
 {
     struct gpurma_port_ucx *u = ucx_of(port);
     if (!u)
         return;
     ucx_wait_local(port);
+    say_bye(port, u);
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -633,6 +871,7 @@ static void ucx_close(gpurma_port_t *port)
     free(u->regions);
     free(u->eps);
     free(u->am_sent);
+    free(u->peer_flags);
     free(u->pending);
     free(u);
     __atomic_store_n(&port->xstate[ucx_slot()], NULL, __ATOMIC_RELEASE);
@@ -681,8 +920,7 @@ static int am_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const 
     struct gpurma_port_ucx *u = ucx_of(port);
     int rc;
     if (u->stuck)
-        return gpurma_set_error(GPURMA_ERR_TIMEOUT, "UCX: earlier requests of this rank never "
-                                                    "completed (timeout); its UCX sends no more");
+        return stuck_error();
     if (u->nhdr == AM_HDR_RING && (rc = ucx_wait_local(port)))
         return rc;
     am_hdr_t *h = &u->hdr[u->nhdr++];
@@ -694,10 +932,7 @@ static int am_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const 
     h->origin = (uint32_t)w->rank;
     h->op = op;
     u->am_sent[w->team->world_ranks[peer]] = 1;
-    ucp_request_param_t p;
-    memset(&p, 0, sizeof(p));
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_AM_SEND_FLAG_EAGER;
+    ucp_request_param_t p = eager_params();
     return track(u, ucp_am_send_nbx(ep_of(port, w, peer), AM_PUT_SIGNAL, h, sizeof(*h), src, n, &p),
                  op == AM_NO_SIGNAL ? "put" : "put_signal");
 }
@@ -801,11 +1036,42 @@ static int ucx_put_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
                    (uint32_t)op, *value);
 }
 
+/* An atomic as a request message; the reply fills *old (am_atomic_reply)
+ * before wait_local returns. */
+static int am_atomic_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
+                          gpurma_atomic_kind_t kind, uint64_t off, uint64_t value,
+                          uint64_t compare, uint64_t *old)
+{
+    struct gpurma_port_ucx *u = ucx_of(port);
+    int rc;
+    if (u->stuck)
+        return stuck_error();
+    if (u->natomic == AM_HDR_RING && (rc = ucx_wait_local(port)))
+        return rc;
+    int i = u->natomic++, world = w->team->world_ranks[peer];
+    u->aslot[i] = (atomic_slot_t){old, ++u->aseq, world};
+    u->aopen++;
+    u->areq[i] = (am_atomic_t){.addr = ucx_win(w)->data_raddr[peer] + off, .value = value,
+                               .compare = compare, .seq = u->aseq, .slot = (uint32_t)i,
+                               .origin = u->me, .kind = (uint32_t)kind};
+    ucp_request_param_t p = eager_params();
+    rc = track(u, ucp_am_send_nbx(u->eps[world], AM_ATOMIC, &u->areq[i], sizeof(u->areq[i]),
+                                  NULL, 0, &p),
+               "atomic");
+    if (rc) { /* no reply will come */
+        u->aslot[i].world = -1;
+        u->aopen--;
+    }
+    return rc;
+}
+
 static int ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
                            gpurma_atomic_kind_t kind, uint64_t off, const uint64_t *value,
                            const uint64_t *compare, uint64_t *old)
 {
     struct gpurma_port_ucx *u = ucx_of(port);
+    if (!w->gpu && !(u->peer_flags[w->team->world_ranks[peer]] & PEER_NATIVE_AMO))
+        return am_atomic_send(port, w, peer, kind, off, *value, *compare, old);
     uint64_t raddr = ucx_win(w)->data_raddr[peer] + off;
     ucp_rkey_h rkey = ucx_win(w)->data_rkey[peer];
     ucp_ep_h ep = ep_of(port, w, peer);
@@ -828,6 +1094,41 @@ static int ucx_fence(gpurma_port_t *port, void *state)
     (void)state;
     ucs_status_t st = ucp_worker_fence(ucx_of(port)->worker);
     return st == UCS_OK ? GPURMA_SUCCESS : ucx_error(st, "worker_fence");
+}
+
+/* The replies of the atomics in flight. A target that dies takes its
+ * replies with it: its atomics fail at once, the others are still waited
+ * for. Past the timeout every one fails, and this context sends no more
+ * (a late reply would find its entry reused). */
+static int wait_atomics(gpurma_port_t *port, struct gpurma_port_ucx *u, uint64_t start, int rc)
+{
+    struct gpurma_ctx_s *ctx = port->ctx;
+    int dead = -1;
+    while (u->aopen) {
+        if (ucp_worker_progress(u->worker))
+            continue;
+        for (int i = 0; any_gone(port, u) && i < u->natomic; i++) {
+            atomic_slot_t *s = &u->aslot[i];
+            if (s->world >= 0 && peer_gone(port, u, s->world)) {
+                dead = s->world;
+                s->world = -1;
+                u->aopen--;
+            }
+        }
+        if (u->aopen && gpurma_now_ns() - start > ctx->timeout_ns) {
+            u->stuck = 1;
+            return rc ? rc
+                      : gpurma_set_error(GPURMA_ERR_TIMEOUT,
+                                         "UCX: %d atomic(s) not answered in %llu ms", u->aopen,
+                                         (unsigned long long)(ctx->timeout_ns / 1000000));
+        }
+    }
+    u->natomic = 0;
+    if (dead >= 0 && !rc)
+        rc = gpurma_set_error(GPURMA_ERR_PEER_FAILED,
+                              "UCX atomic: rank %d has died or finished before it answered",
+                              dead);
+    return rc;
 }
 
 static int ucx_wait_local(gpurma_port_t *port)
@@ -860,6 +1161,8 @@ static int ucx_wait_local(gpurma_port_t *port)
     }
     u->npending = 0;
     u->nhdr = 0;
+    if (u->aopen)
+        rc = wait_atomics(port, u, start, rc);
     return rc;
 }
 
@@ -883,7 +1186,7 @@ static int ucx_quiet(gpurma_port_t *port, void *state)
         if (!u->am_sent[r] || !u->eps[r])
             continue;
         u->am_sent[r] = 0;
-        if (__atomic_load_n(&port->ctx->dead[r], __ATOMIC_ACQUIRE)) {
+        if (peer_gone(port, u, r)) {
             dead = r; /* its messages are lost with it: no probe to wait for */
             continue;
         }
@@ -898,9 +1201,9 @@ static int ucx_quiet(gpurma_port_t *port, void *state)
     uint64_t start = gpurma_now_ns();
     while (!rc && dead < 0 && __atomic_load_n(&u->replies, __ATOMIC_ACQUIRE) < want) {
         ucp_worker_progress(u->worker);
-        if (__atomic_load_n(&port->ctx->ndead, __ATOMIC_ACQUIRE))
+        if (any_gone(port, u))
             for (int r = 0; r < port->ctx->size && dead < 0; r++)
-                if (u->am_sent[r] == AM_PROBED && port->ctx->dead[r])
+                if (u->am_sent[r] == AM_PROBED && peer_gone(port, u, r))
                     dead = r;
         if (gpurma_now_ns() - start > port->ctx->timeout_ns)
             rc = gpurma_set_error(GPURMA_ERR_TIMEOUT,
@@ -912,7 +1215,9 @@ static int ucx_quiet(gpurma_port_t *port, void *state)
             u->am_sent[r] = 0;
     if (!rc && dead >= 0)
         rc = gpurma_set_error(GPURMA_ERR_PEER_FAILED,
-                              "UCX quiet: rank %d has died; what was sent to it is lost", dead);
+                              "UCX quiet: rank %d has died (or finished); what was sent to it "
+                              "is lost",
+                              dead);
     return rc;
 }
 

@@ -16,6 +16,13 @@
  *            two buffers of the same size: the same cache footprint.
  *   atomic   fetch_add on rank 1's window, one at a time. The reference is
  *            the same fetch_add on local memory.
+ *   putflush (only when asked for) one put, then a flush, again and again:
+ *            what a pusher waits for per operation (with GPURMA_ENGINE=port,
+ *            the round trip through the proxy). The reference is one memcpy
+ *            of the same size. Measured twice: through the host API, and
+ *            through the device API called by this thread (what a kernel
+ *            does; on the host backend it runs on the CPU, and its flush
+ *            waits for the proxy thread instead of executing descriptors).
  *
  * Every value is the median of several batches; the batches of each
  * reference alternate with gpurma's, so that load from other work on a
@@ -40,6 +47,7 @@
 #include <unistd.h>
 
 #include "gpurma.h"
+#include "gpurma_device.h"
 #ifdef HAVE_CUDA
 #include "gpurma_bench_gpu.h"
 #endif
@@ -47,7 +55,9 @@
 #include "tools/bench_util.h"
 
 enum { SIG_PING = 0, SIG_PONG, SIG_BW_DONE, SIG_BW_ACK, SIG_ATOMIC_DONE, NUM_SIGS };
-enum { TEST_LATENCY = 1, TEST_BW = 2, TEST_ATOMIC = 4, TEST_ALL = 7 };
+/* putflush is not part of all: it is the port engine's row (GPURMA_ENGINE=port). */
+enum { TEST_LATENCY = 1, TEST_BW = 2, TEST_ATOMIC = 4, TEST_ALL = 7, TEST_PUTFLUSH = 8 };
+enum { FROM_HOST_API = 0, FROM_DEVICE_API = 1 }; /* who pushes putflush's puts */
 
 typedef struct {
     size_t min_size, max_size;
@@ -273,6 +283,46 @@ static void measure_bw(bench_t *b, size_t size, result_t *res)
     free(batch_peak);
 }
 
+static int put_then_flush(bench_t *b, const gpurma_dev_win_t *dw, size_t size)
+{
+    if (!dw) {
+        int rc = gpurma_put(b->win, 1, 0, b->src, size);
+        return rc ? rc : gpurma_flush(b->win, 1);
+    }
+    gpurma_status_t rc = gpurma_dev_put(*dw, 1, 0, b->src, size);
+    return rc ? rc : gpurma_dev_flush(*dw, 1);
+}
+
+/* put + flush in GB/s, rank 0's view; batches alternate with memcpy of
+ * the same size. The destination is checked after a quiet. dw: through
+ * the device API. */
+static void measure_putflush(bench_t *b, const gpurma_dev_win_t *dw, size_t size, result_t *res)
+{
+    long n = lat_iters(b->opt.iters, size);
+    double *batch_gbs = calloc((size_t)b->opt.batches, sizeof(double));
+    double *batch_copy = calloc((size_t)b->opt.batches, sizeof(double));
+    if (!batch_gbs || !batch_copy)
+        gpurma_abort(b->ctx, 1, "out of memory");
+    for (long bi = -1; b->rank == 0 && bi < b->opt.batches; bi++) { /* batch -1 warms up */
+        double t0 = now_s();
+        for (long i = 0; i < n; i++)
+            CHECK(b, put_then_flush(b, dw, size));
+        if (bi >= 0) {
+            batch_gbs[bi] = (double)size * (double)n / (now_s() - t0) / 1e9;
+            batch_copy[bi] = (double)size / memcpy_time_us(b, size, n) / 1e3;
+        }
+    }
+    if (b->rank == 0)
+        CHECK(b, gpurma_quiet(b->win));
+    CHECK(b, gpurma_barrier(b->world));
+    if (b->rank == 1)
+        verify_window(b, size, "putflush");
+    if (b->rank == 0)
+        summarize(batch_gbs, batch_copy, b->opt.batches, res);
+    free(batch_gbs);
+    free(batch_copy);
+}
+
 static long atomic_ops(const options_t *o)
 {
     return o->iters * 10 > ATOMIC_OPS_MIN ? o->iters * 10 : ATOMIC_OPS_MIN;
@@ -399,6 +449,31 @@ static void run_bw(bench_t *b)
     progress_done(b);
 }
 
+static void run_putflush(bench_t *b, int from)
+{
+    const char *test = from == FROM_DEVICE_API ? "devputflush" : "putflush";
+    gpurma_dev_win_t dw;
+    if (from == FROM_DEVICE_API)
+        CHECK(b, gpurma_win_device(b->win, &dw));
+    table_head(b, test,
+               from == FROM_DEVICE_API
+                   ? "gpurma_dev_put, then gpurma_dev_flush, by this thread; peer = memcpy"
+                   : "put, then flush, one at a time; peer = memcpy of the same size",
+               "gpurma(GB/s)", "memcpy(GB/s)", "fraction");
+    for (size_t s = b->opt.min_size; s <= b->opt.max_size; s *= 2) {
+        progress(b, test, s);
+        step_begin(b, s);
+        result_t r = {0, 0, 0};
+        if (b->rank < 2)
+            measure_putflush(b, from == FROM_DEVICE_API ? &dw : NULL, s, &r);
+        else
+            CHECK(b, gpurma_barrier(b->world)); /* measure_putflush's barrier */
+        step_end(b);
+        table_row(b, test, s, &r, "GB/s");
+    }
+    progress_done(b);
+}
+
 static void run_atomic(bench_t *b)
 {
     table_head(b, "atomic", "fetch_add on the peer, one at a time", "gpurma(Mop/s)",
@@ -423,7 +498,9 @@ static void usage(FILE *f)
             "One-sided benchmarks of gpurma's host backend between ranks 0 and 1\n"
             "(further ranks only wait at barriers).\n"
             "\n"
-            "  --test T       latency, bw, atomic or all (default all)\n"
+            "  --test T       latency, bw, atomic, all (default: the three), or putflush\n"
+            "                 (put then flush, one at a time, through the host API and\n"
+            "                 through the device API: the port engine's rows)\n"
             "  --min SIZE     smallest message (default 8); k, m suffixes allowed\n"
             "  --max SIZE     largest message (default 4m); sizes double from --min\n"
             "  --iters N      round trips (latency) or repetitions of 64 puts (bw) per\n"
@@ -493,6 +570,8 @@ static int parse_options(int argc, char **argv, options_t *o)
                 o->tests = TEST_BW;
             else if (!strcmp(v, "atomic"))
                 o->tests = TEST_ATOMIC;
+            else if (!strcmp(v, "putflush"))
+                o->tests = TEST_PUTFLUSH;
             else if (!strcmp(v, "all"))
                 o->tests = TEST_ALL;
             else
@@ -617,6 +696,10 @@ int main(int argc, char **argv)
         run_bw(&b);
     if (b.opt.tests & TEST_ATOMIC)
         run_atomic(&b);
+    if (b.opt.tests & TEST_PUTFLUSH) {
+        run_putflush(&b, FROM_HOST_API);
+        run_putflush(&b, FROM_DEVICE_API);
+    }
 
     CHECK(&b, gpurma_win_free(&b.win));
     free(b.src);

@@ -15,8 +15,10 @@
 # With --port-ucx the two ranks act as two nodes (GPURMA_NODE_ID), so gpurma
 # goes through the port engine over UCX, both it and ucx_perftest use
 # UCX_TLS=tcp (default), and the targets are those of the port engine:
-#   bw       put bandwidth at 1 MiB >= 0.9 x ucx_perftest's ucp_put_bw
+#   bw       put bandwidth at 1 MiB and at 8, 16, 32 and 64 KiB >= 0.9 x
+#            ucx_perftest's ucp_put_bw
 #   latency  8-byte ping-pong <= 1.2 x ucx_perftest's ucp_put_lat
+#   atomic   fetch_add rate >= 0.9 x ucx_perftest's ucp_fadd
 # The three programs alternate for --rounds rounds and every number shown is
 # the median over the rounds, so that one noisy moment on a shared machine
 # does not decide a comparison.
@@ -41,7 +43,8 @@ ucx_perftest between two processes of this node, and checks the targets
   --no-ucx         skip ucx_perftest
   --port-ucx       the ranks as two nodes: gpurma's port engine over UCX
                    against ucx_perftest, both over UCX_TLS (default tcp);
-                   targets: bw >= 0.9 x and 8 B latency <= 1.2 x ucx_perftest
+                   targets: bw (1 MiB; 8-64 KiB) and fetch_add >= 0.9 x,
+                   8 B latency <= 1.2 x ucx_perftest
   --strict         exit 1 when a target is missed
   --keep DIR       keep every raw output in DIR
   -h, --help       this text
@@ -365,8 +368,20 @@ if [ $PORT_UCX = 1 ]; then
             $verdict "$1" "$2" "$6" "$3" "$6" "$(awk -v g="$2" -v u="$3" 'BEGIN {print g / u}')" \
             "$([ "$4" = ge ] && echo '>=' || echo '<=')" "$5"
     }
-    check "port put bandwidth at 1 MiB (UCX_TLS=$UCX_TLS)" "$g_bw" "$u_bw" ge 0.9 GB/s
-    check "port ping-pong latency at 8 B (UCX_TLS=$UCX_TLS)" "$g_lat" "$u_lat" le 1.2 us
+    if [ "$MIN_B" -le 1048576 ] && [ "$MAX_B" -ge 1048576 ]; then
+        check "port put bandwidth at 1 MiB (UCX_TLS=$UCX_TLS)" "$g_bw" "$u_bw" ge 0.9 GB/s
+    fi
+    if [ "$MIN_B" -le 8 ]; then
+        check "port ping-pong latency at 8 B (UCX_TLS=$UCX_TLS)" "$g_lat" "$u_lat" le 1.2 us
+    fi
+    # Mid sizes (issue 10): pipelined puts and fetch_add without extra round trips.
+    for s in 8192 16384 32768 65536; do
+        [ "$s" -ge "$MIN_B" ] && [ "$s" -le "$MAX_B" ] || continue
+        check "port put bandwidth at $((s / 1024)) KiB (UCX_TLS=$UCX_TLS)" \
+            "$(pick gpurma bw $s 3)" "$(pick ucx bw $s 3)" ge 0.9 GB/s
+    done
+    check "port fetch_add rate (UCX_TLS=$UCX_TLS)" "$(pick gpurma atomic 8 3)" \
+        "$(pick ucx atomic 8 3)" ge 0.9 Mop/s
     [ $STRICT = 1 ] && [ $missed = 1 ] && exit 1
     exit 0
 fi
