@@ -107,7 +107,8 @@ for p in $gpu_progs; do
     case $p in test_*) targets="$targets tests/gpu/$p.mp" ;; *) targets="$targets tests/gpu/$p" ;; esac
 done
 nvshmem_gpu="tests/nvshmem/gpu_ring.mp tests/nvshmem/gpu_ring_rdc.mp"
-(cd "$build" && make -j16 -k $targets $nvshmem_gpu) >>"$out/build.log" 2>&1
+(cd "$build" && make -j16 -k $targets $nvshmem_gpu tests/nvshmem/libgpu_module.so) \
+    >>"$out/build.log" 2>&1
 mkdir -p "$build/tests/gpu-nvcc"
 for p in $gpu_progs; do
     if test -x "$build/tests/gpu/$p.mp" || test -x "$build/tests/gpu/$p"; then continue; fi
@@ -177,8 +178,10 @@ run_nvshmem_gpu() {
     command -v mpirun >/dev/null 2>&1 || return 0
     for t in $nvshmem_gpu; do
         name=nvshmem_$(basename "$t" .mp)
-        timeout -k 10 90 mpirun --allow-run-as-root --oversubscribe -np 2 \
-            -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS "$build/$t" >"$out/$name.log" 2>&1
+        NVT_GPU_MODULE=$build/tests/nvshmem/libgpu_module.so \
+            timeout -k 10 90 mpirun --allow-run-as-root --oversubscribe -np 2 \
+            -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x NVT_GPU_MODULE "$build/$t" \
+            >"$out/$name.log" 2>&1
         rc=$?
         case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
         echo "test $name $v" >>"$results"
