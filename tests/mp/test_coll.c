@@ -412,6 +412,13 @@ static int death(void)
         if (rc != GPURMA_ERR_PEER_FAILED || !strstr(m, "has died") || t_now() - t0 > 10)
             T_FAIL("after %.2f s: %d (%s): %s", t_now() - t0, rc, gpurma_strerror(rc), m);
         printf("rank %d: PEER_FAILED in %.3f s at round %d: %s\n", t_rank, t_now() - t0, i, m);
+        /* Teardown does not wait for the dead, and releases everything
+         * (the sanitizer build checks for leaks). */
+        t0 = t_now();
+        rc = gpurma_finalize(t_ctx);
+        if ((rc != GPURMA_SUCCESS && rc != GPURMA_ERR_PEER_FAILED) || t_now() - t0 > 10)
+            T_FAIL("finalize after the death: %d (%s) after %.2f s", rc, gpurma_strerror(rc),
+                   t_now() - t0);
         return 0;
     }
     T_FAIL("the death of rank %d went unnoticed", victim);
