@@ -41,8 +41,15 @@ cuda=OFF
 if test "${HAVE_CUDA:-no}" = yes; then
     cuda=ON
 fi
+# A sanitized libgpurma needs programs linked with the same sanitizers (their
+# runtime must load first); nvcc's links cannot be, so the CUDA program is
+# left to the plain build then.
+san=
+for s in ${GPURMA_SANITIZERS:-}; do san="$san -fsanitize=$s"; done
+test -n "$san" && cuda=OFF
 cmake -S "$top_srcdir/examples/nvshmem_cmake" -B "$tmp/build" -DNVSHMEM_DIR="$cmakedir/nvshmem" \
-    -Dgpurma_DIR="$cmakedir/gpurma" -DWITH_CUDA=$cuda >"$tmp/cmake.log" 2>&1 ||
+    -Dgpurma_DIR="$cmakedir/gpurma" -DWITH_CUDA=$cuda -DCMAKE_C_FLAGS="$san" \
+    -DCMAKE_EXE_LINKER_FLAGS="$san" >"$tmp/cmake.log" 2>&1 ||
     { cat "$tmp/cmake.log"; fail "cmake configure"; }
 cmake --build "$tmp/build" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "cmake build"; }
 echo "cmake: configured and built (CUDA program: $cuda)"
@@ -72,7 +79,7 @@ if command -v pkg-config >/dev/null 2>&1; then
     flags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --define-prefix --cflags --libs \
         gpurma-nvshmem) || fail "pkg-config gpurma-nvshmem"
     # shellcheck disable=SC2086 # flags is a word list
-    ${CC:-cc} -o "$tmp/ring_pc" "$top_srcdir/examples/nvshmem_cmake/nvshmem_ring.c" $flags ||
+    ${CC:-cc} $san -o "$tmp/ring_pc" "$top_srcdir/examples/nvshmem_cmake/nvshmem_ring.c" $flags ||
         fail "building with pkg-config's flags: $flags"
     run2 "$tmp/ring_pc" || fail "nvshmem_ring (pkg-config) at 2 PEs"
     echo "pkg-config: $flags"
