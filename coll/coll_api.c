@@ -168,7 +168,9 @@ static int coll_run(const coll_call_t *a, size_t piece)
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
                  kind_names[a->kind], piece, gpurma_coll_algo_name(algo));
     unsigned parts = gpurma_coll_parts(&c, piece);
-    if (a->stream)
+    if (algo == GPURMA_COLL_ALGO_CE)
+        rc = gpurma_coll_ce_run(a);
+    else if (a->stream)
         rc = gpurma_coll_stream_run(a, &c, algo, parts);
     else
         rc = run_host(a, c, algo, parts);

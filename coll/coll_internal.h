@@ -60,6 +60,12 @@ int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned part
  * kernel arguments (CUDA takes up to 32 KiB). */
 #define GPURMA_COLL_V_MAX_RANKS 256
 
+/* coll/algo_ce.c: allgather, alltoall(v) and broadcast moved by the port
+ * engine / copy engines (no SM), on the host or on a->stream; and the
+ * release of its per-team window, with the team. */
+int gpurma_coll_ce_run(const coll_call_t *a);
+void gpurma_coll_ce_release(struct gpurma_team_s *team);
+
 /* Forgets team's registered buffers (coll_api.c), when the team goes. */
 void gpurma_coll_reg_release(struct gpurma_team_s *team);
 
