@@ -284,6 +284,8 @@ int gpurma_coll_ce_run(const coll_call_t *a)
     int rc = ce_window(a->team, a->stream != NULL, &w);
     if (rc)
         return rc;
+    if (a->stream && (rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream)))
+        return rc; /* the local copies below come before any window call */
     ce_t x = {a, w->win, a->stream, w->slot, gpurma_dev_dtype_size(a->dtype), a->team->rank,
               a->team->size};
     /* This rank's own block: a local copy (none in place; none but the
