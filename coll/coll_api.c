@@ -168,7 +168,9 @@ static int coll_run(const coll_call_t *a, size_t piece)
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
                  kind_names[a->kind], piece, gpurma_coll_algo_name(algo));
     unsigned parts = gpurma_coll_parts(&c, piece);
-    if (a->stream)
+    if (algo == GPURMA_COLL_ALGO_CE)
+        rc = gpurma_coll_ce_run(a);
+    else if (a->stream)
         rc = gpurma_coll_stream_run(a, &c, algo, parts);
     else
         rc = run_host(a, c, algo, parts);
@@ -273,11 +275,6 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     int rc = check_call(&a, 0, 0, 0);
     if (rc)
         return (gpurma_status_t)rc;
-    if (stream) /* the largest block is agreed on the host, before the run */
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "rank %d: alltoallv on a stream is not supported yet; use "
-                                "stream NULL, or alltoall",
-                                team->ctx->rank);
     if (!send_counts || !send_displs || !recv_counts || !recv_displs)
         return (gpurma_status_t)bad(&a, "a count or displacement array is NULL", NULL);
     size_t es = gpurma_dev_dtype_size(dtype), send_end, recv_end, max_count = 0;
@@ -297,7 +294,8 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     rc = check_memory(&a, send_end, recv_end);
     if (rc)
         return (gpurma_status_t)rc;
-    /* Every rank steps through the largest block of the team. */
+    /* Every rank steps through the largest block of the team, agreed here on
+     * the host also for a stream (no stream work: capture is not affected). */
     uint64_t mine = max_count, most = 0;
     gpurma_dev_coll_t c;
     rc = gpurma_coll_scratch(team, 0, &c);

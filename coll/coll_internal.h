@@ -47,7 +47,24 @@ int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
                        void *recv, const void *send, size_t count, int dtype, int op, int root,
                        int algo);
 int gpurma_coll_preload_kernels(void);
+/* alltoallv: the four arrays (n entries each, n <= GPURMA_COLL_V_MAX_RANKS)
+ * travel by value in the kernel's arguments, so the host arrays may change
+ * or go once the call returns, and a captured graph keeps the call's. */
+int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, void *recv,
+                         const void *send, const size_t *send_counts, const size_t *send_displs,
+                         const size_t *recv_counts, const size_t *recv_displs, size_t max_count,
+                         int dtype, int algo);
 #endif
+
+/* Largest team alltoallv runs on a stream for: 4 x 256 x 8 bytes = 8 KiB of
+ * kernel arguments (CUDA takes up to 32 KiB). */
+#define GPURMA_COLL_V_MAX_RANKS 256
+
+/* coll/algo_ce.c: allgather, alltoall(v) and broadcast moved by the port
+ * engine / copy engines (no SM), on the host or on a->stream; and the
+ * release of its per-team window, with the team. */
+int gpurma_coll_ce_run(const coll_call_t *a);
+void gpurma_coll_ce_release(struct gpurma_team_s *team);
 
 /* Forgets team's registered buffers (coll_api.c), when the team goes. */
 void gpurma_coll_reg_release(struct gpurma_team_s *team);

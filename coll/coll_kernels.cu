@@ -66,10 +66,80 @@ gpurma_k_coll(gpurma_dev_coll_t c, int kind, void *recv, const void *send, size_
     }
 }
 
+/* alltoallv's counts and displacements, by value: send counts, send
+ * displacements, recv counts, recv displacements, n entries each. Three
+ * capacities, so that small teams do not pay 8 KiB of arguments per launch. */
+template <int CAP> struct coll_v_table {
+    size_t v[4 * CAP];
+};
+
+template <int CAP>
+__global__ void __launch_bounds__(GPURMA_COLL_THREADS)
+gpurma_k_coll_v(gpurma_dev_coll_t c, void *recv, const void *send, coll_v_table<CAP> t, int n,
+                size_t max_count, int dtype, int algo)
+{
+    /* The algorithm reads the arrays many times per step: shared memory,
+     * not a per-thread copy of the argument. */
+    __shared__ size_t v[4 * CAP];
+    for (int i = threadIdx.x; i < 4 * n; i += blockDim.x)
+        v[i] = t.v[i];
+    __syncthreads();
+    c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
+    gpurma_status_t rc = gpurma_dev_coll_alltoallv_algo_block(
+        c, recv, v + 2 * n, v + 3 * n, send, v, v + n, max_count, (gpurma_dtype_t)dtype, algo);
+    if (rc != GPURMA_SUCCESS) {
+        if (threadIdx.x == 0)
+            printf("gpurma: rank %d: alltoallv on a stream failed with status %d (a peer did "
+                   "not take part within the timeout?)\n",
+                   c.rank, (int)rc);
+        __trap();
+    }
+}
+
+template <int CAP>
+static cudaError_t launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, void *recv,
+                            const void *send, const size_t *const arrays[4], int n,
+                            size_t max_count, int dtype, int algo)
+{
+    coll_v_table<CAP> t;
+    for (int k = 0; k < 4; k++)
+        for (int r = 0; r < n; r++)
+            t.v[k * n + r] = arrays[k][r];
+    gpurma_k_coll_v<CAP><<<parts, GPURMA_COLL_THREADS, 0, (cudaStream_t)stream>>>(
+        *c, recv, send, t, n, max_count, dtype, algo);
+    return cudaGetLastError();
+}
+
+extern "C" int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
+                                    void *recv, const void *send, const size_t *send_counts,
+                                    const size_t *send_displs, const size_t *recv_counts,
+                                    const size_t *recv_displs, size_t max_count, int dtype,
+                                    int algo)
+{
+    const size_t *const arrays[4] = {send_counts, send_displs, recv_counts, recv_displs};
+    const int n = c->size;
+    cudaError_t e;
+    if (n <= 8)
+        e = launch_v<8>(stream, c, parts, recv, send, arrays, n, max_count, dtype, algo);
+    else if (n <= 64)
+        e = launch_v<64>(stream, c, parts, recv, send, arrays, n, max_count, dtype, algo);
+    else if (n <= GPURMA_COLL_V_MAX_RANKS)
+        e = launch_v<GPURMA_COLL_V_MAX_RANKS>(stream, c, parts, recv, send, arrays, n, max_count,
+                                              dtype, algo);
+    else
+        return gpurma_set_error(GPURMA_ERR_INTERNAL, "alltoallv kernel: team of %d ranks", n);
+    if (e == cudaSuccess)
+        return GPURMA_SUCCESS;
+    return gpurma_set_error(GPURMA_ERR_GPU, "alltoallv kernel launch: %s", cudaGetErrorString(e));
+}
+
 extern "C" int gpurma_coll_preload_kernels(void)
 {
     cudaFuncAttributes a;
-    if (cudaFuncGetAttributes(&a, gpurma_k_coll) == cudaSuccess)
+    if (cudaFuncGetAttributes(&a, gpurma_k_coll) == cudaSuccess &&
+        cudaFuncGetAttributes(&a, gpurma_k_coll_v<8>) == cudaSuccess &&
+        cudaFuncGetAttributes(&a, gpurma_k_coll_v<64>) == cudaSuccess &&
+        cudaFuncGetAttributes(&a, gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>) == cudaSuccess)
         return GPURMA_SUCCESS;
     return gpurma_set_error(GPURMA_ERR_GPU, "loading the collectives' kernel: %s",
                             cudaGetErrorString(cudaGetLastError()));

@@ -38,6 +38,8 @@ static const unsigned applies[] = {
     [GPURMA_COLL_ALGO_ONESHOT] = ALL_KINDS,
     [GPURMA_COLL_ALGO_TWOSHOT] = KIND(ALLREDUCE),
     [GPURMA_COLL_ALGO_RING] = KIND(ALLREDUCE),
+    /* Forced only: no GPU measurement puts it in the table yet. */
+    [GPURMA_COLL_ALGO_CE] = KIND(ALLGATHER) | KIND(ALLTOALL) | KIND(ALLTOALLV) | KIND(BROADCAST),
 };
 
 static const char *const names[] = {GPURMA_COLL_ALGO_NAMES};

@@ -174,6 +174,7 @@ GPURMA_API gpurma_status_t gpurma_coll_device(gpurma_team_t team, gpurma_mem_kin
 void gpurma_coll_team_release(struct gpurma_team_s *team)
 {
     gpurma_coll_reg_release(team);
+    gpurma_coll_ce_release(team);
     for (;;) {
         coll_scratch_t *found = NULL;
         pthread_mutex_lock(&scratch_lock);

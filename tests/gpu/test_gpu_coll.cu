@@ -16,9 +16,15 @@
  *    the GPU; nothing is updated from the host between replays);
  * 3. a user kernel calling gpurma_dev_coll_barrier_block and
  *    gpurma_dev_coll_allreduce_block;
- * 4. bad input: host memory with a stream.
+ * 4. bad input: host memory with a stream;
+ * 5. alltoallv on a stream with per-pair counts (zero included) and
+ *    poison between the blocks, plainly and captured in a graph replayed
+ *    several times after the host arrays were overwritten (the counts
+ *    travel by value).
  * Runs with any number of ranks, several per GPU included.
  */
+#include <algorithm>
+
 #include "gpu_common.h"
 #include "gpurma_coll.h"
 #include "gpurma_coll_device.h"
@@ -238,6 +244,77 @@ static void graph_replay(size_t count, int replays)
     cudaFree(send), cudaFree(recv), cudaFree(dbase), cudaFree(ctr);
 }
 
+/* ------------------------------------------------------------ alltoallv */
+
+/* Rank s sends rank d (s * 5 + d * 3 + round) % 7 * scale elements. */
+static size_t v_count(int s, int d, uint64_t rd, size_t scale)
+{
+    return (size_t)(((uint64_t)s * 5 + (uint64_t)d * 3 + rd) % 7) * scale;
+}
+
+/* Blocks packed with one element of poison between them; replays > 0:
+ * captured, the host arrays overwritten, then the graph launched replays
+ * times into a re-poisoned recv. */
+static void alltoallv_one(gpurma_dtype_t t, size_t scale, int replays)
+{
+    const size_t es = cr_esize(t);
+    const uint64_t rd = ++round_no;
+    std::vector<size_t> sc(nranks), sd(nranks), rc(nranks), rdp(nranks);
+    std::vector<std::vector<unsigned char>> in(nranks);
+    std::vector<size_t> stot(nranks, 0);
+    size_t rtot = 0;
+    for (int s = 0; s < nranks; s++) {
+        for (int p = 0; p < nranks; p++)
+            stot[s] += v_count(s, p, rd, scale) + 1;
+        in[s].resize(stot[s] * es + 1);
+        cr_gen(in[s].data(), stot[s], t, GPURMA_SUM, s, rd);
+    }
+    for (size_t p = 0, at = 0; p < (size_t)nranks; p++) {
+        sc[p] = v_count(me, (int)p, rd, scale), sd[p] = at, at += sc[p] + 1;
+        rc[p] = v_count((int)p, me, rd, scale), rdp[p] = rtot, rtot += rc[p] + 1;
+    }
+    dbuf send(stot[me] * es), recv(rtot * es);
+    CK(cudaMemcpy(send.p, in[me].data(), stot[me] * es, cudaMemcpyHostToDevice));
+    char what[128];
+    snprintf(what, sizeof(what), "alltoallv %s scale %zu%s", cr_dtype_names[t], scale,
+             replays ? " graph" : "");
+    if (!replays) {
+        GK(gpurma_alltoallv(world, send.p, sc.data(), sd.data(), recv.p, rc.data(), rdp.data(), t,
+                            stream));
+    } else {
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        GK(gpurma_alltoallv(world, send.p, sc.data(), sd.data(), recv.p, rc.data(), rdp.data(), t,
+                            stream));
+        CK(cudaStreamEndCapture(stream, &graph));
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        std::fill(sc.begin(), sc.end(), (size_t)-1); /* the graph must not read these */
+        std::fill(rc.begin(), rc.end(), (size_t)-1);
+        for (int i = 0; i < replays; i++) {
+            CK(cudaMemsetAsync(recv.p, POISON, rtot * es, stream));
+            CK(cudaGraphLaunch(exec, stream));
+        }
+        CK(cudaGraphExecDestroy(exec));
+        CK(cudaGraphDestroy(graph));
+    }
+    CK(cudaStreamSynchronize(stream));
+    auto h = recv.all();
+    const unsigned char *got = h.data() + GUARD;
+    EXPECT(!poison_left(h.data(), GUARD) && !poison_left(got + rtot * es, GUARD),
+           "%s: a guard byte was written", what);
+    long bad = 0;
+    for (int s = 0; s < nranks; s++) {
+        size_t soff = 0; /* where s's block for this rank starts in s's buffer */
+        for (int p = 0; p < me; p++)
+            soff += v_count(s, p, rd, scale) + 1;
+        const size_t n_s = v_count(s, me, rd, scale);
+        bad += memcmp(got + rdp[s] * es, in[s].data() + soff * es, n_s * es) != 0;
+        bad += poison_left(got + (rdp[s] + n_s) * es, es);
+    }
+    EXPECT(!bad, "%s: %ld wrong blocks or poison bytes", what, bad);
+}
+
 /* ------------------------------------------------------------ device API */
 
 __global__ void user_kernel(gpurma_dev_coll_t c, float *recv, const float *send, size_t count,
@@ -305,6 +382,11 @@ int main(int argc, char **argv)
                     for (int inplace = 0; inplace < 2; inplace++)
                         one(kind, (gpurma_dtype_t)t, (gpurma_redop_t)op, counts[ci], inplace);
             }
+    for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++)
+        for (size_t scale : {(size_t)1, (size_t)13, (size_t)20011})
+            alltoallv_one((gpurma_dtype_t)t, scale, 0);
+    alltoallv_one(GPURMA_INT32, 13, 5);
+    alltoallv_one(GPURMA_FLOAT64, 20011, 5);
     graph_replay(100, replays);
     graph_replay(70001, replays);
     device_api();

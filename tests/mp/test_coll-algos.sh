@@ -1,7 +1,9 @@
 #!/bin/sh
 # test_coll-algos.sh - tests/mp/test_coll.mp again with every algorithm
-# forced (GPURMA_COLL_ALGO), at 3 and 4 ranks; then ring and twoshot with
-# the ranks split over two "nodes" (port engine, UCX), when UCX is built.
+# forced (GPURMA_COLL_ALGO), at 3 and 4 ranks; the copy-engine variant (ce:
+# allgather, alltoall(v), broadcast through the port engine, memcpy on the
+# host backend) at 1 to 8 ranks; then ring, twoshot and ce with the ranks
+# split over two "nodes" (port engine, UCX), when UCX is built.
 # The automatic choice runs in test_coll.mp itself (make check), and over
 # two nodes in engines-nodes.sh.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,8 +25,9 @@ run() {
 for algo in oneshot_ll oneshot twoshot ring; do
     run "$algo" GPURMA_COLL_ALGO=$algo GPURMA_TEST_RANKS="3 4"
 done
+run ce GPURMA_COLL_ALGO=ce GPURMA_TEST_RANKS="1 2 3 5 8"
 if test "${HAVE_UCX:-yes}" != no; then
-    for algo in ring twoshot; do
+    for algo in ring twoshot ce; do
         run "$algo-nodes" GPURMA_COLL_ALGO=$algo GPURMA_TEST_NODES=2 GPURMA_TEST_RANKS="3"
     done
 fi

@@ -23,7 +23,8 @@ typedef enum {
     GPURMA_COLL_ALGO_ONESHOT_LL = 1, /* everything to everyone, LL packets       */
     GPURMA_COLL_ALGO_ONESHOT    = 2, /* everything to everyone, puts + signals   */
     GPURMA_COLL_ALGO_TWOSHOT    = 3, /* allreduce: reduce-scatter, then allgather */
-    GPURMA_COLL_ALGO_RING       = 4  /* allreduce: pipelined chain in rank order  */
+    GPURMA_COLL_ALGO_RING       = 4, /* allreduce: pipelined chain in rank order  */
+    GPURMA_COLL_ALGO_CE         = 5  /* host side only: port/copy engine, no SM  */
 } gpurma_coll_algo_t;
 
 typedef struct gpurma_dev_coll {

@@ -1,0 +1,303 @@
+/*
+ * algo_ce.c - allgather, alltoall, alltoallv and broadcast through the
+ * port engine and the copy engines: no kernel moves data, so no SM is taken
+ * from the application's kernels (the point the CCCL paper makes about SM
+ * contention). GPURMA_COLL_ALGO=ce forces it.
+ *
+ * Each team gets, on first use, its own window (apart from the scratch
+ * window of the other algorithms, whose signals follow the epoch protocol):
+ * one slot per source, and signals
+ *     0 .. n-1    "peer p's slot for my data is free" (p signals ADD 1)
+ *     n .. 2n-1   "source s's data is in my slot s"   (s signals ADD 1)
+ * Every signal is waited for (>= 1) and then reset to 0 by its owner, so
+ * a replayed CUDA graph finds them as the capture did, and nothing on the
+ * host counts epochs. A piece larger than a slot goes in steps; each step:
+ *     1. tell every source its slot is free (the last step's copy-out is
+ *        done: it is ordered before);
+ *     2. per destination: wait until its slot for me is free, reset, put
+ *        my piece of this step there with the data signal;
+ *     3. local completion of the puts (in place, recv is their source);
+ *     4. per source: wait for its data, reset, copy slot -> recv.
+ * A signal is never raised twice before its owner resets it: the next
+ * "free" needs the data this step's reset preceded, and the next data
+ * needs the next "free".
+ *
+ * Host path (stream NULL): a host-memory window on the port engine: puts
+ * and signals are descriptors the proxy executes (memcpy on the host
+ * backend), waits are gpurma_wait_until (timeouts, dead peers). Stream
+ * path: a device window and the gpurma_*_on_stream calls: puts are
+ * cudaMemcpyAsync into the peer's mapping (copy engine), signals, waits
+ * and resets one-thread kernels; copies out and the own block are
+ * cudaMemcpyAsync too. Stream-ordered, no host synchronization.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checked.h"
+#include "coll.h"
+#include "coll_internal.h"
+#include "gpu.h"
+#include "gpurma_internal.h"
+
+/* Teams have no field for it (context.h): a list, as coll_team.c keeps. */
+typedef struct ce_window {
+    struct gpurma_team_s *team;
+    int                   device; /* 0 host memory (port engine), 1 GPU memory */
+    struct gpurma_win_s  *win;
+    size_t                slot;   /* bytes per source and step */
+    struct ce_window     *next;
+} ce_window_t;
+
+static pthread_mutex_t ce_lock = PTHREAD_MUTEX_INITIALIZER;
+static ce_window_t *ce_windows;
+
+static int ce_window(struct gpurma_team_s *team, int device, ce_window_t **out)
+{
+    pthread_mutex_lock(&ce_lock);
+    for (ce_window_t *w = ce_windows; w; w = w->next)
+        if (w->team == team && w->device == device)
+            *out = w;
+    pthread_mutex_unlock(&ce_lock);
+    if (*out)
+        return GPURMA_SUCCESS;
+    struct gpurma_ctx_s *ctx = team->ctx;
+    if (device && ctx->device < 0)
+        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                                "rank %d: collectives on a stream: this context uses no GPU "
+                                "(host backend); pass stream NULL",
+                                ctx->rank);
+    const size_t n = (size_t)team->size;
+    /* As many bytes per step as the other algorithms' channels hold
+     * together (8 on a GPU, 2 on the host), within 32 MiB per rank. */
+    size_t slot = (size_t)gpurma_config()->coll_slot_bytes * (device ? GPURMA_COLL_GPU_CHANNELS : 2);
+    size_t fair = ((size_t)32 << 20) / n;
+    if (slot > fair)
+        slot = fair > 1024 ? fair : 1024;
+    slot &= ~(size_t)15;
+    size_t bytes;
+    if (gpurma_size_mul(n, slot, &bytes) || n > UINT32_MAX / 2)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY,
+                                "rank %d: ce collectives: %zu slots of %zu bytes do not fit",
+                                ctx->rank, n, slot);
+    ce_window_t *w = calloc(1, sizeof(*w));
+    if (!w)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "ce collectives: out of memory");
+    /* Host memory goes through the port engine (the proxy moves it); on the
+     * GPU the stream calls copy through the peers' mappings whatever the
+     * engine, so the automatic choice stands. */
+    gpurma_win_params_t p = {GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |
+                                 GPURMA_WIN_FIELD_NUM_COUNTERS | GPURMA_WIN_FIELD_ENGINE,
+                             device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST, 2u * (uint32_t)n, 0,
+                             device ? GPURMA_ENGINE_AUTO : GPURMA_ENGINE_PORT, 0};
+    /* It may be made while a graph is captured: the setup runs outside. */
+    int saved = 0;
+    if (device)
+        gpurma_gpu_capture_relax(&saved);
+    gpurma_exchange_t ex = gpurma_team_exchange(team);
+    int rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, bytes, &p, 1, &w->win);
+    if (device)
+        gpurma_gpu_capture_restore(saved);
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    w->team = team;
+    w->device = device;
+    w->slot = slot;
+    pthread_mutex_lock(&ce_lock);
+    w->next = ce_windows;
+    ce_windows = w;
+    pthread_mutex_unlock(&ce_lock);
+    *out = w;
+    return GPURMA_SUCCESS;
+}
+
+void gpurma_coll_ce_release(struct gpurma_team_s *team)
+{
+    for (;;) {
+        ce_window_t *found = NULL;
+        pthread_mutex_lock(&ce_lock);
+        for (ce_window_t **p = &ce_windows; *p; p = &(*p)->next)
+            if ((*p)->team == team) {
+                found = *p;
+                *p = found->next;
+                break;
+            }
+        pthread_mutex_unlock(&ce_lock);
+        if (!found)
+            return;
+        gpurma_win_destroy(found->win);
+        free(found->win);
+        free(found);
+    }
+}
+
+/* ------------------------------------------------------------ one call */
+
+typedef struct {
+    const coll_call_t *a;
+    struct gpurma_win_s *win;
+    void *stream; /* NULL: host path */
+    size_t slot, es;
+    int me, n;
+} ce_t;
+
+/* The block this rank sends peer p (len 0: none) and receives from s. */
+static const char *send_block(const ce_t *x, int p, size_t *len)
+{
+    const coll_call_t *a = x->a;
+    const char *s = a->send;
+    switch (a->kind) {
+    case GPURMA_COLL_ALLGATHER:
+        *len = a->bytes;
+        return s;
+    case GPURMA_COLL_ALLTOALL:
+        *len = a->bytes;
+        return s + (size_t)p * a->bytes;
+    case GPURMA_COLL_ALLTOALLV: /* products checked by the API (extent) */
+        *len = a->send_counts[p] * x->es;
+        return s + a->send_displs[p] * x->es;
+    default: /* broadcast */
+        *len = x->me == a->root ? a->bytes : 0;
+        return s;
+    }
+}
+
+static char *recv_block(const ce_t *x, int s, size_t *len)
+{
+    const coll_call_t *a = x->a;
+    char *r = a->recv;
+    switch (a->kind) {
+    case GPURMA_COLL_ALLGATHER:
+    case GPURMA_COLL_ALLTOALL:
+        *len = a->bytes;
+        return r + (size_t)s * a->bytes;
+    case GPURMA_COLL_ALLTOALLV:
+        *len = a->recv_counts[s] * x->es;
+        return r + a->recv_displs[s] * x->es;
+    default: /* broadcast */
+        *len = s == a->root ? a->bytes : 0;
+        return r;
+    }
+}
+
+/* Whether this rank sends to p / receives from s at all (broadcast: only
+ * the root sends); the same answer on both ends, so waits always match. */
+static int sends_to(const ce_t *x, int p)
+{
+    return p != x->me && (x->a->kind != GPURMA_COLL_BROADCAST || x->me == x->a->root);
+}
+
+static int receives_from(const ce_t *x, int s)
+{
+    return s != x->me && (x->a->kind != GPURMA_COLL_BROADCAST || s == x->a->root);
+}
+
+/* The part of a len-byte block that step k moves: [k * slot, ...). */
+static size_t step_len(const ce_t *x, size_t len, size_t k, size_t *off)
+{
+    *off = k * x->slot;
+    return *off >= len ? 0 : len - *off < x->slot ? len - *off : x->slot;
+}
+
+static int ce_signal(const ce_t *x, int peer, uint32_t sig)
+{
+    return x->stream ? gpurma_signal_on_stream(x->win, peer, sig, GPURMA_SIGNAL_ADD, 1, x->stream)
+                     : gpurma_signal(x->win, peer, sig, GPURMA_SIGNAL_ADD, 1);
+}
+
+static int ce_put_signal(const ce_t *x, int peer, size_t off, const void *src, size_t len,
+                         uint32_t sig)
+{
+    if (!len)
+        return ce_signal(x, peer, sig);
+    if (!x->stream)
+        return gpurma_put_signal(x->win, peer, off, src, len, sig, GPURMA_SIGNAL_ADD, 1);
+    /* Not put_signal_on_stream: it copies small pieces with a kernel. */
+    int rc = gpurma_put_on_stream(x->win, peer, off, src, len, x->stream);
+    return rc ? rc : ce_signal(x, peer, sig);
+}
+
+/* Waits for one raise of this rank's signal sig and takes it back. */
+static int ce_take(const ce_t *x, uint32_t sig)
+{
+    if (x->stream) {
+        int rc = gpurma_wait_until_on_stream(x->win, sig, GPURMA_CMP_GE, 1, x->stream);
+        return rc ? rc : gpurma_signal_reset_on_stream(x->win, sig, x->stream);
+    }
+    int rc = gpurma_wait_until(x->win, sig, GPURMA_CMP_GE, 1);
+    return rc ? rc : gpurma_signal_reset(x->win, sig);
+}
+
+/* A local copy: stream-ordered on the stream path. */
+static int ce_copy(const ce_t *x, void *dst, const void *src, size_t len)
+{
+    if (!len || dst == src)
+        return GPURMA_SUCCESS;
+    if (x->stream)
+        return gpurma_gpu_stream_copy(x->stream, dst, src, len);
+    memcpy(dst, src, len);
+    return GPURMA_SUCCESS;
+}
+
+static int ce_step(const ce_t *x, size_t k)
+{
+    const uint32_t n = (uint32_t)x->n, me = (uint32_t)x->me;
+    int rc = GPURMA_SUCCESS;
+    for (int s = 0; s < x->n && !rc; s++)
+        if (receives_from(x, s))
+            rc = ce_signal(x, s, me);
+    for (int p = 0; p < x->n && !rc; p++) {
+        if (!sends_to(x, p))
+            continue;
+        size_t len, off;
+        const char *src = send_block(x, p, &len);
+        len = step_len(x, len, k, &off);
+        rc = ce_take(x, (uint32_t)p);
+        if (!rc)
+            rc = ce_put_signal(x, p, (size_t)me * x->slot, len ? src + off : NULL, len, n + me);
+    }
+    /* In place, recv is the puts' source: they must be done before the
+     * copies out overwrite it (stream order gives that on a stream). */
+    if (!rc && !x->stream)
+        rc = gpurma_flush(x->win, GPURMA_ALL_PEERS);
+    const char *base = gpurma_win_base(x->win);
+    for (int s = 0; s < x->n && !rc; s++) {
+        if (!receives_from(x, s))
+            continue;
+        size_t len, off;
+        char *dst = recv_block(x, s, &len);
+        len = step_len(x, len, k, &off);
+        rc = ce_take(x, n + (uint32_t)s);
+        if (!rc)
+            rc = ce_copy(x, dst + off, base + (size_t)s * x->slot, len);
+    }
+    return rc;
+}
+
+int gpurma_coll_ce_run(const coll_call_t *a)
+{
+    ce_window_t *w = NULL;
+    int rc = ce_window(a->team, a->stream != NULL, &w);
+    if (rc)
+        return rc;
+    if (a->stream && (rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream)))
+        return rc; /* the local copies below come before any window call */
+    ce_t x = {a, w->win, a->stream, w->slot, gpurma_dev_dtype_size(a->dtype), a->team->rank,
+              a->team->size};
+    /* This rank's own block: a local copy (none in place; none but the
+     * root's in a broadcast, where own_len is 0 elsewhere). */
+    size_t own_len, in_len;
+    char *own = recv_block(&x, x.me, &own_len);
+    const char *in = send_block(&x, x.me, &in_len);
+    rc = ce_copy(&x, own, in, own_len);
+    /* a->bytes: the largest block any rank sends one peer (alltoallv: agreed
+     * by the team), so every rank takes the same steps. */
+    const size_t steps = a->bytes / x.slot + (a->bytes % x.slot != 0);
+    for (size_t k = 0; k < steps && !rc; k++)
+        rc = ce_step(&x, k);
+    return rc;
+}
