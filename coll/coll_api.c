@@ -260,6 +260,35 @@ static int extent(const size_t *counts, const size_t *displs, int n, size_t es, 
     return 0;
 }
 
+/* Orders blocks [start, end) by start. */
+static int block_cmp(const void *x, const void *y)
+{
+    const size_t *a = x, *b = y;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* 1 when two of the n non-empty blocks (counts/displs, es-byte elements;
+ * extent checked their ends) share a byte: two peers would write the same
+ * recv bytes, and which one lands last would be a race. -1 on no memory. */
+static int blocks_overlap(const size_t *counts, const size_t *displs, int n, size_t es)
+{
+    size_t (*b)[2] = calloc((size_t)n, sizeof *b), k = 0;
+    if (!b)
+        return -1;
+    for (int r = 0; r < n; r++)
+        if (counts[r]) {
+            b[k][0] = displs[r] * es;
+            b[k][1] = (displs[r] + counts[r]) * es;
+            k++;
+        }
+    qsort(b, k, sizeof *b, block_cmp);
+    int hit = 0;
+    for (size_t i = 1; i < k && !hit; i++)
+        hit = b[i][0] < b[i - 1][1];
+    free(b);
+    return hit;
+}
+
 GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send,
                                             const size_t *send_counts, const size_t *send_displs,
                                             void *recv, const size_t *recv_counts,
@@ -293,6 +322,14 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
         return (gpurma_status_t)bad(&a, "a buffer runs past the end of the address space", NULL);
     if (overlaps(send, send_end, recv, recv_end))
         return (gpurma_status_t)bad(&a, "send and recv overlap (alltoallv has no in-place form)",
+                                    NULL);
+    int twice = blocks_overlap(recv_counts, recv_displs, team->size, es);
+    if (twice < 0)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "rank %d: alltoallv: out of memory",
+                                team->ctx->rank);
+    if (twice)
+        return (gpurma_status_t)bad(&a, "two peers' blocks overlap in recv (recv_counts and "
+                                        "recv_displs)",
                                     NULL);
     rc = check_memory(&a, send_end, recv_end);
     if (rc)
