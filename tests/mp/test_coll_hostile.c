@@ -139,6 +139,16 @@ static void bad_alltoallv(gpurma_team_t w, unsigned char *send, unsigned char *r
         EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
                    gpurma_alltoallv(w, send, c, zd, recv, c, d, GPURMA_INT32, NULL));
         d[1] = k, c[0] = 1;
+        /* rank 0 sends every peer more than the peer expects (then less):
+         * every rank must refuse before anything moves */
+        size_t *more = t_malloc(n * sizeof *more), *wide = t_malloc(n * sizeof *wide);
+        for (size_t r = 0; r < n; r++)
+            more[r] = t_rank == 0 ? 2 : 1, wide[r] = 2 * r;
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
+                   gpurma_alltoallv(w, send, more, wide, recv, c, wide, GPURMA_INT32, NULL));
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
+                   gpurma_alltoallv(w, send, c, wide, recv, more, wide, GPURMA_INT32, NULL));
+        free(more), free(wide);
     }
     free(c), free(d), free(zc), free(zd);
 }
@@ -224,8 +234,9 @@ static void dead_team(void)
 
 int main(void)
 {
-    t_init("test_coll_hostile", 0);
+    t_init("test_coll_hostile", 3000); /* the count mismatch waits out one timeout */
     gpurma_team_t w = t_world;
+    gpurma_status_t rc;
     size_t big = (size_t)t_size * N * 8;
     unsigned char *send = poisoned(big), *recv = poisoned(big);
     t_fill(send, big, t_seed(3, (uint64_t)t_rank, 0));
@@ -240,12 +251,49 @@ int main(void)
     CHECK(gpurma_allreduce(w, &one, &sum, 1, GPURMA_UINT32, GPURMA_SUM, NULL));
     T_ASSERT(sum == (uint32_t)t_size, "allreduce after bad calls gave %u", sum);
 
+    /* One rank passes a larger count than the other (an LL-sized and a
+     * multi-step one), each on a team of its own since the team is out of
+     * step afterwards: nothing past the smaller recv may change. What the
+     * ranks return is not an agreement: a rank that waits for data nobody
+     * sends times out with the collective's message; either rank may
+     * return SUCCESS without noticing (a signal of the peer's other steps
+     * satisfies its wait), then it sleeps out the peer's timeout. Run with
+     * 2 ranks only: each case costs one timeout. */
+    if (t_size == 2) {
+        const size_t counts[2][2] = {{40, 24}, {3000, 700}};
+        gpurma_team_t t[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++)
+            CHECK(gpurma_team_split(w, 0, t_rank, &t[k]));
+        for (int k = 0; k < 2; k++) {
+            size_t count = counts[k][t_rank], cap = counts[k][0] * 4;
+            unsigned char *in = t_malloc(cap), *out = poisoned(cap);
+            t_fill(in, cap, t_seed(4, (uint64_t)t_rank, (uint64_t)k));
+            t_arm_message();
+            rc = gpurma_allreduce(t[k], in, out, count, GPURMA_INT32, GPURMA_SUM, NULL);
+            T_ASSERT(rc == GPURMA_SUCCESS || rc == GPURMA_ERR_TIMEOUT,
+                     "count mismatch: allreduce returned %d (%s)", (int)rc, gpurma_strerror(rc));
+            /* the timeout's message is the collective's, and none older */
+            T_ASSERT(rc == GPURMA_SUCCESS ||
+                         (strstr(gpurma_last_error_message(t_ctx), "GPURMA_TIMEOUT_MS") &&
+                          !strstr(gpurma_last_error_message(t_ctx), t_stale_message)),
+                     "count mismatch: timed out with the message: %s",
+                     gpurma_last_error_message(t_ctx));
+            t_verify_fill(out - GUARD, T_POISON, GUARD, "count mismatch head", t_rank, 0);
+            t_verify_fill(out + count * 4, T_POISON, cap - count * 4 + GUARD,
+                          "count mismatch tail", t_rank, count * 4);
+            if (rc == GPURMA_SUCCESS)
+                usleep(3500 * 1000);
+            free(in), free(out - GUARD);
+        }
+        /* t[] stay allocated: freeing is collective over a team out of step */
+    }
+
     /* finalize, then a collective on the handles kept: an error, no crash */
     gpurma_team_t kept = w;
     CHECK(gpurma_barrier(w));
     gpurma_ctx_t ctx = t_ctx;
     CHECK(gpurma_finalize(ctx));
-    gpurma_status_t rc = gpurma_allreduce(kept, &one, &sum, 1, GPURMA_UINT32, GPURMA_SUM, NULL);
+    rc = gpurma_allreduce(kept, &one, &sum, 1, GPURMA_UINT32, GPURMA_SUM, NULL);
     T_ASSERT(rc != GPURMA_SUCCESS, "allreduce after finalize succeeded");
     if (t_rank == 0)
         printf("PASS %s: %d ranks, %.2f s (after finalize: %d %s)\n", t_name, t_size,
