@@ -149,7 +149,43 @@ static void destroy_world(void)
     nvshmem_team_destroy(NVSHMEM_TEAM_WORLD);
 }
 
+static void reduce_overflow(void)
+{
+    nvshmem_init();
+    int *d = (int *)nvshmem_malloc(64), *s = (int *)nvshmem_malloc(64);
+    nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, d, s, SIZE_MAX / 2);
+}
+static void reducescatter_overflow(void)
+{
+    nvshmem_init();
+    double *d = (double *)nvshmem_malloc(64), *s = (double *)nvshmem_malloc(64);
+    nvshmem_double_max_reducescatter(NVSHMEM_TEAM_WORLD, d, s, (SIZE_MAX >> 3) + 2);
+}
+static void fcollect_overflow(void)
+{
+    nvshmem_init();
+    int64_t *d = (int64_t *)nvshmem_malloc(64), *s = (int64_t *)nvshmem_malloc(64);
+    nvshmem_int64_fcollect(NVSHMEM_TEAM_WORLD, d, s, SIZE_MAX / 4);
+}
+static void broadcast_root(void)
+{
+    nvshmem_init();
+    int *d = (int *)nvshmem_malloc(64), *s = (int *)nvshmem_malloc(64);
+    nvshmem_int_broadcast(NVSHMEM_TEAM_WORLD, d, s, 4, nvshmem_n_pes());
+}
+static void reduce_bad_team(void)
+{
+    nvshmem_init();
+    int *d = (int *)nvshmem_malloc(64), *s = (int *)nvshmem_malloc(64);
+    nvshmem_int_sum_reduce((nvshmem_team_t)63, d, s, 4);
+}
+
 static const misuse_t misuses[] = {
+    {"reduce_overflow", "nvshmem_int_sum_reduce", reduce_overflow},
+    {"reducescatter_overflow", "nvshmem_double_max_reducescatter", reducescatter_overflow},
+    {"fcollect_overflow", "nvshmem_int64_fcollect", fcollect_overflow},
+    {"broadcast_root", "nvshmem_int_broadcast", broadcast_root},
+    {"reduce_bad_team", "nvshmem_int_sum_reduce", reduce_bad_team},
     {"before_init_malloc", "nvshmem_malloc", before_init_malloc},
     {"before_init_put", "nvshmem_putmem", before_init_put},
     {"before_init_barrier", "nvshmem_barrier_all", before_init_barrier},
