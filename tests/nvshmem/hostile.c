@@ -180,7 +180,48 @@ static void reduce_bad_team(void)
     nvshmem_int_sum_reduce((nvshmem_team_t)63, d, s, 4);
 }
 
+static void reduce_destroyed_team(void)
+{
+    nvshmem_team_t t;
+    nvshmem_init();
+    int *d = (int *)nvshmem_malloc(64), *s = (int *)nvshmem_malloc(64);
+    nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, nvshmem_n_pes(), NULL, 0, &t);
+    nvshmem_team_destroy(t);
+    nvshmem_int_sum_reduce(t, d, s, 4);
+}
+static void destroy_twice(void)
+{
+    nvshmem_team_t t;
+    nvshmem_init();
+    nvshmem_team_split_strided(NVSHMEM_TEAM_WORLD, 0, 1, nvshmem_n_pes(), NULL, 0, &t);
+    nvshmem_team_destroy(t);
+    nvshmem_team_destroy(t);
+}
+static void put_src_null(void)
+{
+    nvshmem_init();
+    char *p = (char *)nvshmem_malloc(64);
+    nvshmem_putmem(p, NULL, 8, 0);
+}
+static void atomic_misaligned(void)
+{
+    nvshmem_init();
+    char *p = (char *)nvshmem_malloc(64);
+    nvshmem_int64_atomic_add((int64_t *)(p + 4), 1, 0);
+}
+static void wait_bad_cmp(void)
+{
+    nvshmem_init();
+    uint64_t *p = (uint64_t *)nvshmem_calloc(1, 8);
+    (void)nvshmem_signal_wait_until(p, 77, 0);
+}
+
 static const misuse_t misuses[] = {
+    {"reduce_destroyed_team", "nvshmem_int_sum_reduce", reduce_destroyed_team},
+    {"destroy_twice", "nvshmem_team_destroy", destroy_twice},
+    {"put_src_null", "nvshmem_putmem", put_src_null},
+    {"atomic_misaligned", "nvshmem_int64_atomic_add", atomic_misaligned},
+    {"wait_bad_cmp", "nvshmem_signal_wait_until", wait_bad_cmp},
     {"reduce_overflow", "nvshmem_int_sum_reduce", reduce_overflow},
     {"reducescatter_overflow", "nvshmem_double_max_reducescatter", reducescatter_overflow},
     {"fcollect_overflow", "nvshmem_int64_fcollect", fcollect_overflow},
