@@ -3,9 +3,10 @@
  * program gives it. In the job (every PE): nvshmem_malloc of 0, SIZE_MAX
  * and more than the heap gives NULL on every PE and leaves the heap
  * usable; nvshmem_ptr outside the heap or to a PE out of range gives NULL;
- * a second nvshmem_finalize does nothing. Then PE 0 runs each misuse in a
- * child process of its own (one PE, no launcher: the single bootstrap),
- * whose void NVSHMEM call must end it through the layer's abort: exit
+ * a second nvshmem_finalize does nothing. Then (in jobs of 1 and 2 PEs)
+ * PE 0 runs each misuse in a child process of its own (one PE, no
+ * launcher: the single bootstrap), whose void NVSHMEM call must end it
+ * through the layer's abort: exit
  * status non-zero (never a crash by signal, never a hang: the child has
  * 30 s) and a message on stderr that names the call.
  */
@@ -364,7 +365,8 @@ int main(int argc, char **argv)
         return run_misuse(argv[1]);
     nv_init("hostile");
     heap_edges();
-    if (nvshmem_my_pe() == 0) {
+    /* The children are jobs of their own: once per run-mp.sh series is enough. */
+    if (nvshmem_my_pe() == 0 && nvshmem_n_pes() <= 2) {
         char out[8192];
         for (size_t i = 0; i < NMISUSES; i++) {
             int st = run_child("/proc/self/exe", misuses[i].name, out, sizeof out);
