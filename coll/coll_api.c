@@ -6,6 +6,7 @@
  * of gpurma_coll_device.h on the team's host scratch window; on a stream
  * by a kernel running the same functions (coll_stream.c).
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,14 +139,29 @@ static int run_host(const coll_call_t *a, gpurma_dev_coll_t c, gpurma_coll_algo_
     return rc;
 }
 
+/* This thread's message before a run: run_error appends the message only
+ * when the run wrote a new one (a wait that timed out in the device code
+ * writes none, and an unrelated older message would mislead). */
+typedef struct {
+    char text[96];
+} msg_mark_t;
+
+static msg_mark_t mark_message(void)
+{
+    msg_mark_t m;
+    snprintf(m.text, sizeof m.text, "%s", gpurma_error_text());
+    return m;
+}
+
 /* Say which collective failed; a host wait (a timeout, a dead peer) left
  * its own message, which follows. */
-static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc)
+static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
+                     const msg_mark_t *before)
 {
     const struct gpurma_ctx_s *ctx = a->team->ctx;
     char cause[400] = "";
     const char *text = gpurma_error_text();
-    if (text && *text)
+    if (text && *text && strncmp(text, before->text, sizeof before->text - 1))
         snprintf(cause, sizeof(cause), " (%s)", text);
     if (rc == GPURMA_ERR_TIMEOUT)
         return gpurma_set_error(rc,
@@ -168,13 +184,14 @@ static int coll_run(const coll_call_t *a, size_t piece)
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
                  kind_names[a->kind], piece, gpurma_coll_algo_name(algo));
     unsigned parts = gpurma_coll_parts(&c, piece);
+    msg_mark_t before = mark_message();
     if (algo == GPURMA_COLL_ALGO_CE)
         rc = gpurma_coll_ce_run(a);
     else if (a->stream)
         rc = gpurma_coll_stream_run(a, &c, algo, parts);
     else
         rc = run_host(a, c, algo, parts);
-    return rc == GPURMA_SUCCESS ? rc : run_error(a, algo, rc);
+    return rc == GPURMA_SUCCESS ? rc : run_error(a, algo, rc, &before);
 }
 
 /* Checks, then runs; the piece one rank sends one peer decides the algorithm. */
@@ -262,6 +279,81 @@ static int extent(const size_t *counts, const size_t *displs, int n, size_t es, 
     return 0;
 }
 
+/* Orders blocks [start, end) by start. */
+static int block_cmp(const void *x, const void *y)
+{
+    const size_t *a = x, *b = y;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* 1 when two of the n non-empty blocks (counts/displs, es-byte elements;
+ * extent checked their ends) share a byte: two peers would write the same
+ * recv bytes, and which one lands last would be a race. -1 on no memory. */
+static int blocks_overlap(const size_t *counts, const size_t *displs, int n, size_t es)
+{
+    size_t (*b)[2] = calloc((size_t)n, sizeof *b), k = 0;
+    if (!b)
+        return -1;
+    for (int r = 0; r < n; r++)
+        if (counts[r]) {
+            b[k][0] = displs[r] * es;
+            b[k][1] = (displs[r] + counts[r]) * es;
+            k++;
+        }
+    qsort(b, k, sizeof *b, block_cmp);
+    int hit = 0;
+    for (size_t i = 1; i < k && !hit; i++)
+        hit = b[i][0] < b[i - 1][1];
+    free(b);
+    return hit;
+}
+
+/* Before any data moves: what each peer sends this rank must be what
+ * this rank expects from it (a peer sending more would be cut short
+ * without a word, one sending less would leave stale bytes), and every
+ * rank steps through the largest block of the team (*max_count, in and
+ * out). Costs one alltoall of the counts and one allreduce. */
+static int agree_counts(const coll_call_t *a, size_t *max_count)
+{
+    const struct gpurma_team_s *team = a->team;
+    const int n = team->size;
+    uint64_t *mine = calloc(2 * (size_t)n, sizeof *mine), *theirs = mine + n;
+    if (!mine)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "rank %d: alltoallv: out of memory",
+                                team->ctx->rank);
+    for (int r = 0; r < n; r++)
+        mine[r] = a->send_counts[r];
+    gpurma_dev_coll_t c;
+    msg_mark_t before = mark_message();
+    int rc = gpurma_coll_scratch(a->team, 0, &c);
+    if (!rc)
+        rc = gpurma_dev_coll_alltoall(c, theirs, mine, 1, GPURMA_UINT64);
+    int peer = -1;
+    for (int r = 0; r < n && !rc && peer < 0; r++)
+        if (theirs[r] != a->recv_counts[r])
+            peer = r;
+    /* [0]: the largest count, [1]: whether any rank met a mismatch */
+    uint64_t local[2] = {*max_count, peer >= 0}, team_[2] = {0, 0};
+    if (!rc)
+        rc = gpurma_dev_coll_allreduce(c, team_, local, 2, GPURMA_UINT64, GPURMA_MAX);
+    if (rc) {
+        free(mine);
+        return run_error(a, GPURMA_COLL_ALGO_AUTO, rc, &before);
+    }
+    if (peer >= 0)
+        rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                              "rank %d: alltoallv: team rank %d sends %" PRIu64
+                              " elements here, recv_counts[%d] is %zu; nothing was moved",
+                              team->ctx->rank, peer, theirs[peer], peer, a->recv_counts[peer]);
+    else if (team_[1])
+        rc = bad(a, "another rank's recv_counts disagree with its peers' send_counts; nothing "
+                    "was moved",
+                 NULL);
+    free(mine);
+    *max_count = (size_t)team_[0];
+    return rc;
+}
+
 GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send,
                                             const size_t *send_counts, const size_t *send_displs,
                                             void *recv, const size_t *recv_counts,
@@ -291,21 +383,21 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     if (overlaps(send, send_end, recv, recv_end))
         return (gpurma_status_t)bad(&a, "send and recv overlap (alltoallv has no in-place form)",
                                     NULL);
+    int twice = blocks_overlap(recv_counts, recv_displs, team->size, es);
+    if (twice < 0)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "rank %d: alltoallv: out of memory",
+                                team->ctx->rank);
+    if (twice)
+        return (gpurma_status_t)bad(&a, "two peers' blocks overlap in recv (recv_counts and "
+                                        "recv_displs)",
+                                    NULL);
     rc = check_memory(&a, send_end, recv_end);
     if (rc)
         return (gpurma_status_t)rc;
-    /* Every rank steps through the largest block of the team, agreed here on
-     * the host also for a stream (no stream work: capture is not affected). */
-    uint64_t mine = max_count, most = 0;
-    gpurma_dev_coll_t c;
-    rc = gpurma_coll_scratch(team, 0, &c);
-    if (!rc && gpurma_dev_coll_allreduce(c, &most, &mine, 1, GPURMA_UINT64, GPURMA_MAX))
-        rc = gpurma_set_error(GPURMA_ERR_TIMEOUT,
-                              "rank %d: alltoallv: the team did not agree on its largest block",
-                              team->ctx->rank);
+    rc = agree_counts(&a, &max_count);
     if (rc)
         return (gpurma_status_t)rc;
-    a.max_count = (size_t)most;
+    a.max_count = max_count;
     if (gpurma_size_mul(a.max_count, es, &a.bytes))
         return (gpurma_status_t)bad(&a, "a peer's count overflows a size_t", NULL);
     return (gpurma_status_t)coll_run(&a, a.bytes);

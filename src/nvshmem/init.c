@@ -20,11 +20,17 @@ gpurma_nvshmemi_lib_t gpurma_nvshmemi_lib = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------ failures */
 
-GPURMA_API void gpurma_nvshmemi_fail(const char *call, int status, const char *why)
+/* Set by nvshmem_finalize, so that a later call says so. */
+static int layer_finalized;
+
+/* detail: the message of the gpurma call that failed, or NULL when the
+ * layer itself refused (the library's last message is then older and
+ * unrelated: a probe at init, say). */
+__attribute__((noreturn)) static void layer_abort(const char *call, int status, const char *why,
+                                                  const char *detail)
 {
     gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
     char msg[768];
-    const char *detail = L->ctx ? gpurma_last_error_message(L->ctx) : NULL;
     snprintf(msg, sizeof msg, "NVSHMEM layer: PE %d: %s: %s (%s%s%s)",
              L->ctx ? gpurma_rank(L->ctx) : -1, call ? call : "?", why ? why : "",
              gpurma_strerror((gpurma_status_t)status), detail && *detail ? ": " : "",
@@ -34,17 +40,32 @@ GPURMA_API void gpurma_nvshmemi_fail(const char *call, int status, const char *w
         ;
 }
 
+GPURMA_API void gpurma_nvshmemi_fail(const char *call, int status, const char *why)
+{
+    layer_abort(call, status, why, NULL);
+}
+
+/* A gpurma call of the layer failed: its own message follows. */
+__attribute__((noreturn)) static void fail_after(const char *call, gpurma_status_t rc,
+                                                 const char *why)
+{
+    gpurma_ctx_t ctx = gpurma_nvshmemi_lib.ctx;
+    layer_abort(call, rc, why, ctx ? gpurma_last_error_message(ctx) : NULL);
+}
+
 void gpurma_nvshmemi_check_rc(const char *call, gpurma_status_t rc)
 {
     if (rc != GPURMA_SUCCESS)
-        gpurma_nvshmemi_fail(call, rc, "the gpurma call failed");
+        fail_after(call, rc, "the gpurma call failed");
 }
 
 void gpurma_nvshmemi_require_init(const char *call)
 {
     if (__atomic_load_n(&gpurma_nvshmemi_lib.status, __ATOMIC_ACQUIRE) <
         NVSHMEM_STATUS_IS_INITIALIZED)
-        gpurma_nvshmemi_fail(call, GPURMA_ERR_NOT_INITIALIZED, "called before nvshmem_init");
+        gpurma_nvshmemi_fail(call, GPURMA_ERR_NOT_INITIALIZED,
+                             layer_finalized ? "called after nvshmem_finalize"
+                                             : "called before nvshmem_init");
 }
 
 size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t bytes)
@@ -373,6 +394,7 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
         gpurma_nvshmemi_describe_team(t);
     pthread_mutex_lock(&L->lock);
     s->magic = GPURMA_NVSHMEMI_STATE_LIVE;
+    layer_finalized = 0;
     __atomic_store_n(&L->status, NVSHMEM_STATUS_IS_INITIALIZED, __ATOMIC_RELEASE);
     gpurma_nvshmemi_push_state();
     pthread_mutex_unlock(&L->lock);
@@ -429,8 +451,9 @@ GPURMA_API void nvshmem_finalize(void)
     if (rc == GPURMA_SUCCESS)
         rc = gpurma_finalize(L->ctx);
     if (rc != GPURMA_SUCCESS)
-        gpurma_nvshmemi_fail("nvshmem_finalize", rc, "releasing the heap or context failed");
+        fail_after("nvshmem_finalize", rc, "releasing the heap or context failed");
     L->ctx = NULL;
+    layer_finalized = 1;
     memset(L->teams, 0, sizeof L->teams);
 }
 

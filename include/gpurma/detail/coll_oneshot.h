@@ -49,7 +49,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__exchange(const gpurma_dev_coll_t *c,
                                                      size_t max_count, gpurma_dtype_t dtype,
                                                      int ll)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(c, dtype, GPURMA_SUM, 0);
+    gpurma_status_t rc = gpurma_dcoll__check(c, max_count, dtype, GPURMA_SUM, 0);
     if (rc != GPURMA_SUCCESS)
         return rc;
     const int n = c->size, me = c->rank;
@@ -91,7 +91,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__broadcast(const gpurma_dev_coll_t *c
                                                       const void *send, size_t count,
                                                       gpurma_dtype_t dtype, int root, int ll)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(c, dtype, GPURMA_SUM, root);
+    gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, GPURMA_SUM, root);
     if (rc != GPURMA_SUCCESS)
         return rc;
     const int n = c->size, me = c->rank;
@@ -133,7 +133,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
                                                         gpurma_dtype_t dtype, gpurma_redop_t op,
                                                         int root, int kind, int ll)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(c, dtype, op, root);
+    gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, op, root);
     if (rc != GPURMA_SUCCESS)
         return rc;
     const int n = c->size, me = c->rank;

@@ -299,7 +299,10 @@ GPURMA_DEVICE size_t gpurma_dcoll__step_bytes(const gpurma_dev_coll_t *c, int ll
     return b / es * es;
 }
 
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c,
+/* The handle, dtype, op and root, and a count whose buffers fit: the
+ * largest (allgather's recv, alltoall's send and recv) holds count elements
+ * per member, so count * element size * members must not wrap. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c, size_t count,
                                                   gpurma_dtype_t dtype, gpurma_redop_t op,
                                                   int root)
 {
@@ -307,7 +310,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c,
                              ? gpurma_dev__check_win(&c->win)
                              : GPURMA_ERR_INVALID_ARG;
     if (rc == GPURMA_SUCCESS && (!gpurma_dev_redop_valid(dtype, op) || root < 0 ||
-                                 root >= c->size))
+                                 root >= c->size ||
+                                 count > SIZE_MAX / gpurma_dev_dtype_size(dtype) /
+                                             (size_t)c->size))
         rc = GPURMA_ERR_INVALID_ARG;
     return rc;
 }
@@ -317,7 +322,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c,
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *c,
                                                     const gpurma_dcoll__grp_t *g)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(c, GPURMA_UINT8, GPURMA_SUM, 0);
+    gpurma_status_t rc = gpurma_dcoll__check(c, 0, GPURMA_UINT8, GPURMA_SUM, 0);
     if (rc != GPURMA_SUCCESS)
         return rc;
     uint64_t e = gpurma_dcoll__epoch(c) + 1;

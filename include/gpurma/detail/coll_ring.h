@@ -22,7 +22,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_ring(const gpurma_dev_coll
                                                            size_t count, gpurma_dtype_t dtype,
                                                            gpurma_redop_t op, int ll)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(c, dtype, op, 0);
+    gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, op, 0);
     if (rc != GPURMA_SUCCESS)
         return rc;
     const int n = c->size, me = c->rank, last = n - 1;

@@ -92,6 +92,13 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__dcoll(const char *call, int kind, nvshmem
     gpurma_dtype_t dt = (gpurma_dtype_t)dtype;
     gpurma_redop_t ro = (gpurma_redop_t)op;
     gpurma_status_t rc;
+    /* The device collectives trust their sizes: the largest buffer (one
+     * block per member for all but reduce and broadcast) must not overflow. */
+    size_t blocks = kind == GPURMA_NVSHMEMI_COLL_ALLREDUCE || kind == GPURMA_NVSHMEMI_COLL_BROADCAST
+                        ? 1
+                        : (size_t)s->teams[team].size;
+    size_t block_bytes = gpurma_nvshmemi__bytes(call, count, gpurma_dev_dtype_size(dt));
+    (void)gpurma_nvshmemi__bytes(call, block_bytes, blocks);
     switch (kind) {
     case GPURMA_NVSHMEMI_COLL_ALLREDUCE:
         rc = GPURMA_NVSHMEMI__DCOLL(gpurma_dev_coll_allreduce, scope, c, dest, source, count, dt,
