@@ -197,6 +197,9 @@ if test $focus = yes; then
     run2 rma 120 "$(prog test_gpu_rma)"
     run2 signal_order 60 "$(prog test_gpu_signal_order)" 300
     run2 coll 150 "$(prog test_gpu_coll)" 100
+    RUN_ENV=GPURMA_COLL_ALGO=ce
+    run2 coll_ce 150 "$(prog test_gpu_coll)" 20
+    RUN_ENV=
     run_nvshmem_gpu
     tests=no bench=no
 fi
@@ -208,6 +211,10 @@ run2 ll_stress 60 "$(prog test_gpu_ll_stress)" $rounds
 run2 stream 120 "$(prog test_gpu_stream)"
 run2 switch 120 "$(prog test_gpu_switch)"
 run2 coll 300 "$(prog test_gpu_coll)" 1000
+# The copy-engine variant (no SMs for the data) where it applies.
+RUN_ENV=GPURMA_COLL_ALGO=ce
+run2 coll_ce 300 "$(prog test_gpu_coll)" 100
+RUN_ENV=
 # A stream wait nobody satisfies: a CUDA error on the stream after the
 # timeout (here 1.5 s), not a hang, and a message that names the wait.
 # With one GPU only one rank runs it: two processes trapping a kernel at
