@@ -143,7 +143,6 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
     send = (const char *)send + lo * es, recv = (char *)recv + lo * es;
     const size_t total = len_all * es;
     const size_t step = gpurma_dcoll__step_bytes(c, ll, es);
-    const size_t slot_stride = ll ? (size_t)c->ll_slot : (size_t)c->slot;
     uint64_t e = gpurma_dcoll__epoch(c);
     for (size_t off = 0; off < total && rc == GPURMA_SUCCESS; off += step) {
         size_t len = total - off < step ? total - off : step;
@@ -159,21 +158,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
             rc = gpurma_dcoll__flush(c, g);
         if (kind == 0 && me != root)
             continue;
-        const char *first = 0;
-        for (int src = 0; src < n && rc == GPURMA_SUCCESS; src++) {
-            const char *d = 0;
-            rc = gpurma_dcoll__recv(c, g, src, len, e, ll, &d);
-            if (!src)
-                first = d;
-        }
-        if (rc != GPURMA_SUCCESS)
-            break;
-        gpurma_dcoll__sync(g);
-        /* The slots of sources 0..n-1 are slot_stride apart in one parity. */
-        gpurma_dev_reduce_coop((char *)recv + off, first, first + slot_stride, slot_stride, n,
-                               len / es, dtype, op, (unsigned)n, g->tid, g->nthreads);
-        for (int src = 0; src < n && rc == GPURMA_SUCCESS; src++)
-            rc = gpurma_dcoll__consumed(c, g, src, e);
+        rc = gpurma_dcoll__recv_reduce(c, g, (char *)recv + off, len, e, ll, dtype, op);
     }
     return gpurma_dcoll__finish(c, g, e, rc);
 }

@@ -292,6 +292,36 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__finish(const gpurma_dev_coll_t *c,
     return rc;
 }
 
+/* Step e's len bytes from every member into dst, reduced in rank order (so
+ * every rank computes the same bytes), then the members' slots given back. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv_reduce(const gpurma_dev_coll_t *c,
+                                                        const gpurma_dcoll__grp_t *g, void *dst,
+                                                        size_t len, uint64_t e, int ll,
+                                                        gpurma_dtype_t dtype, gpurma_redop_t op)
+{
+    const int n = c->size;
+    const size_t slot_stride = ll ? (size_t)c->ll_slot : (size_t)c->slot;
+    const char *first = 0;
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    for (int src = 0; src < n && rc == GPURMA_SUCCESS; src++) {
+        const char *d = 0;
+        rc = gpurma_dcoll__recv(c, g, src, len, e, ll, &d);
+        if (!src)
+            first = d;
+    }
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    gpurma_dcoll__sync(g);
+    /* The slots of sources 0..n-1 are slot_stride apart in one parity. */
+    if (len)
+        gpurma_dev_reduce_coop(dst, first, first + slot_stride, slot_stride, n,
+                               len / gpurma_dev_dtype_size(dtype), dtype, op, (unsigned)n, g->tid,
+                               g->nthreads);
+    for (int src = 0; src < n && rc == GPURMA_SUCCESS; src++)
+        rc = gpurma_dcoll__consumed(c, g, src, e);
+    return rc;
+}
+
 /* Bytes a step carries per rank: an LL slot or a data slot. */
 GPURMA_DEVICE size_t gpurma_dcoll__step_bytes(const gpurma_dev_coll_t *c, int ll, size_t es)
 {

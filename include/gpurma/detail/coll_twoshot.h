@@ -28,7 +28,6 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_twoshot(const gpurma_dev_c
     send = (const char *)send + lo * es, recv = (char *)recv + lo * es;
     const size_t total = len_all * es;
     const size_t part_max = gpurma_dcoll__step_bytes(c, ll, es);
-    const size_t slot_stride = ll ? (size_t)c->ll_slot : (size_t)c->slot;
     uint64_t e = gpurma_dcoll__epoch(c);
     size_t off = 0;
     while (off < total && rc == GPURMA_SUCCESS) {
@@ -53,22 +52,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_twoshot(const gpurma_dev_c
         if (rc == GPURMA_SUCCESS)
             rc = gpurma_dcoll__flush(c, g);
         GPURMA_DCOLL__PART(me, my_at, my_len);
-        const char *first = 0;
-        for (int src = 0; src < n && rc == GPURMA_SUCCESS; src++) {
-            const char *d = 0;
-            rc = gpurma_dcoll__recv(c, g, src, my_len, e, ll, &d);
-            if (!src)
-                first = d;
-        }
+        char *mine = (char *)recv + off + my_at;
+        rc = gpurma_dcoll__recv_reduce(c, g, mine, my_len, e, ll, dtype, op);
         if (rc != GPURMA_SUCCESS)
             break;
-        gpurma_dcoll__sync(g);
-        char *mine = (char *)recv + off + my_at;
-        if (my_len)
-            gpurma_dev_reduce_coop(mine, first, first + slot_stride, slot_stride, n,
-                                   my_len / es, dtype, op, (unsigned)n, g->tid, g->nthreads);
-        for (int src = 0; src < n && rc == GPURMA_SUCCESS; src++)
-            rc = gpurma_dcoll__consumed(c, g, src, e);
         gpurma_dcoll__sync(g);
         e++; /* allgather of the reduced parts */
         for (int i = 1; i < n && rc == GPURMA_SUCCESS; i++)
