@@ -714,7 +714,9 @@ uint64_t *gpurma_gpu_alloc_u64(void)
     uint64_t *p = NULL;
     if (cudaMalloc((void **)&p, sizeof(*p)) != cudaSuccess)
         return NULL;
-    if (cudaMemset(p, 0, sizeof(*p)) != cudaSuccess) {
+    /* cudaMemset runs on the legacy stream, asynchronously: wait for it, or
+     * a kernel on a non-blocking stream could see the head before it. */
+    if (cudaMemset(p, 0, sizeof(*p)) != cudaSuccess || cudaStreamSynchronize(0) != cudaSuccess) {
         cudaFree(p);
         return NULL;
     }

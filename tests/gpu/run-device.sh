@@ -5,11 +5,18 @@
 # print a short table last. Exit status: 0 when every test passed or
 # skipped, 1 otherwise.
 #
-#   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus]
+#   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus] [--coll]
 #
 # --quick: fewer rounds and sizes; --bench: build, then the benchmark only;
 # --focus: the fewest builds and runs that check the newest GPU code (the
-# RMA and signal tests, collectives, the NVSHMEM layer), for a short lease.
+# RMA and signal tests, collectives, the NVSHMEM layer), for a short lease;
+# --coll: build, then only the collective stress (below).
+#
+# The collective stress runs test_gpu_coll under mpirun at 2, 3, 4 and 8
+# ranks with every algorithm forced, once under CUDA MPS (the ranks' kernels
+# run at the same time, as on separate GPUs: the mode that decides) and once
+# time-sliced. MPS is a user-space daemon started here with its pipe and log
+# directories under /tmp and always told to quit at the end.
 #
 # Two ranks are started with the uid bootstrap (RANK, WORLD_SIZE,
 # MASTER_ADDR, MASTER_PORT), so no launcher is needed; one test also runs
@@ -30,15 +37,36 @@ bundle() {
         cp "$out/table.txt" "$OUT/" 2>/dev/null
     fi
 }
-trap bundle EXIT
-quick=no tests=yes nvshmem=no focus=no
+# CUDA MPS, for the runs that need the ranks' kernels to run concurrently.
+mps_on=no
+mps_start() {
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/gpurma-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/gpurma-mps-log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    if nvidia-cuda-mps-control -d >>"$out/mps.log" 2>&1; then
+        mps_on=yes
+        note "CUDA MPS started"
+    else
+        note "CUDA MPS could not start (see mps.log)"
+    fi
+}
+mps_stop() {
+    if [ $mps_on = yes ]; then
+        echo quit | nvidia-cuda-mps-control >>"$out/mps.log" 2>&1
+        mps_on=no
+        sleep 1
+    fi
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
+trap 'mps_stop; bundle' EXIT
+quick=no tests=yes nvshmem=no focus=no collonly=no
 for a in "$@"; do
     case $a in
     --quick) quick=yes ;;
     --bench) tests=no ;;
     --focus) focus=yes ;;
     --nvshmem) nvshmem=yes ;; # after the build, only tests/gpu/nvshmem-side-by-side.sh
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    --coll) collonly=yes ;;
+    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -99,6 +127,7 @@ fi
 
 gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_switch test_gpu_coll gpu_bench"
 test $focus = yes && gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_coll"
+test $collonly = yes && gpu_progs="test_gpu_coll"
 # The Makefile builds them (multi-process tests are named *.mp there); if
 # this tree's Makefile does not list one, nvcc builds it against the
 # library just built.
@@ -188,6 +217,41 @@ run_nvshmem_gpu() {
         note "$name under mpirun: $v"
     done
 }
+
+# coll_stress MODE: test_gpu_coll under mpirun, every algorithm forced, at
+# 2, 3, 4 and 8 ranks (several per GPU); MODE mps or sliced names the rows.
+# Under MPS the full matrix with 10,000 graph replays at 2 ranks; the rest
+# with the --quick matrix (int8, int32, float32, float64) to fit a lease.
+coll_stress() {
+    mode=$1
+    command -v mpirun >/dev/null 2>&1 || { note "coll_stress: no mpirun"; return 0; }
+    for np in 2 3 4 8; do
+        for algo in auto oneshot_ll oneshot twoshot ring ce; do
+            args="--quick 200" limit=150
+            if [ $mode = mps ] && [ $np = 2 ] && [ $algo = auto ]; then args=10000 limit=400; fi
+            if [ $mode = sliced ] && { [ $np -gt 4 ] || [ $algo != auto ]; }; then continue; fi
+            test $quick = yes && args="--quick 100"
+            name=coll_${mode}_np${np}_$algo
+            mpsx=
+            test $mode = mps && mpsx="-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+            GPURMA_COLL_ALGO=$algo timeout -k 10 $limit mpirun --allow-run-as-root --oversubscribe \
+                -np $np -x GPURMA_COLL_ALGO -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS $mpsx \
+                "$(prog test_gpu_coll)" $args >"$out/$name.log" 2>&1
+            rc=$?
+            case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
+            echo "test $name $v" >>"$results"
+            note "$name: $v ($(grep -c 'wrong\|differ' "$out/$name.log") lines on wrong data)"
+        done
+    done
+}
+
+if test $collonly = yes; then
+    mps_start
+    test $mps_on = yes && coll_stress mps
+    mps_stop
+    coll_stress sliced
+    tests=no bench=no
+fi
 
 rounds=3000
 test $quick = yes && rounds=500

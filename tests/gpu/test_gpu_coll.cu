@@ -3,13 +3,17 @@
  * stream, and the device collectives of gpurma_coll_device.h inside a user
  * kernel. Exits 77 without a GPU.
  *
- *   test_gpu_coll [REPLAYS]     (default 1000)
+ *   test_gpu_coll [REPLAYS] [--quick]    (default 1000 replays)
  *
  * 1. every collective x dtype x operator x in/out of place at odd counts
  *    (one LL step up to several data steps), results checked on the host
  *    against tests/mp/test_coll_ref.h (integers exact, floats within the
  *    stated tolerance), poison around the results, the same bytes on every
  *    rank;
+ *    then bursts: every collective on its own buffers, in place and not,
+ *    issued back to back with no host synchronization and checked after,
+ *    and a chain of in-place allreduces on one buffer; a failure prints
+ *    where the first wrong bytes of a block lie and whether they are poison;
  * 2. a CUDA graph of (change the input, allreduce, check on the GPU)
  *    replayed REPLAYS times at an LL size and a multi-step size: every
  *    replay's result is checked by the graph's own kernel (epochs live on
@@ -50,6 +54,17 @@ static uint64_t round_no;
 #define POISON 0xA5
 #define GUARD 64
 
+/* Host-to-device copies and memsets run on the legacy default stream,
+ * which the collectives' non-blocking stream does not wait for, and a
+ * pageable cudaMemcpy may return before its DMA lands: every upload is
+ * followed by a device synchronization, or a collective could read its
+ * input (or be overwritten by poison) half-way. */
+static void h2d(void *dst, const void *src, size_t bytes)
+{
+    CK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());
+}
+
 /* A device buffer of n bytes between poisoned guards. */
 struct dbuf {
     unsigned char *base = nullptr, *p = nullptr;
@@ -58,6 +73,7 @@ struct dbuf {
     {
         CK(cudaMalloc(&base, bytes + 2 * GUARD));
         CK(cudaMemset(base, POISON, bytes + 2 * GUARD));
+        CK(cudaDeviceSynchronize());
         p = base + GUARD;
     }
     ~dbuf() { cudaFree(base); }
@@ -104,75 +120,189 @@ enum { K_ALLREDUCE, K_REDUCE_SCATTER, K_REDUCE, K_ALLGATHER, K_ALLTOALL, K_BROAD
 static const char *const kind_names[] = {"allreduce", "reduce_scatter", "reduce",
                                          "allgather", "alltoall",       "broadcast"};
 
-static void one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t count, int inplace)
+/* Where the first byte of block b that differs from want lies, and what
+ * the wrong bytes look like (poison, zero, or another rank's input: which
+ * tells a lost write from a stale slot or a wrong source). */
+static long block_diff(const unsigned char *got, const unsigned char *want, size_t bytes,
+                       const char *what, int b)
 {
-    const size_t es = cr_esize(t), n = (size_t)nranks, block = count * es;
+    size_t i = 0;
+    while (i < bytes && got[i] == want[i])
+        i++;
+    if (i == bytes)
+        return 0;
+    size_t last = bytes;
+    while (last > i && got[last - 1] == want[last - 1])
+        last--;
+    fprintf(stderr, "rank %d: %s: block %d bytes [%zu, %zu) of %zu differ: got %02x, want %02x%s\n",
+            me, what, b, i, last, bytes, got[i], want[i],
+            got[i] == POISON ? " (poison: never written)" : "");
+    return 1;
+}
+
+/* One collective call: its inputs (every rank's, for the reference), its
+ * buffers, and what it passed. Issued without synchronizing, so that
+ * several calls run back to back on the stream. */
+struct call {
+    int kind, inplace, root;
+    gpurma_dtype_t t;
+    gpurma_redop_t op;
+    size_t count, block, in_elems, out_bytes;
+    std::vector<std::vector<unsigned char>> in;
+    dbuf send, recv;
+    const void *s = nullptr;
+    char what[160];
+    call(int kind_, gpurma_dtype_t t_, gpurma_redop_t op_, size_t count_, int inplace_,
+         size_t in_elems_, size_t out_bytes_)
+        : kind(kind_), inplace(inplace_), t(t_), op(op_), count(count_),
+          block(count_ * cr_esize(t_)), in_elems(in_elems_), out_bytes(out_bytes_),
+          send(in_elems_ * cr_esize(t_)), recv(out_bytes_)
+    {
+    }
+};
+
+static call *prepare(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t count, int inplace)
+{
+    const size_t es = cr_esize(t), n = (size_t)nranks;
     const uint64_t rd = ++round_no;
-    const int root = (int)(rd % n);
     const int scatter_in = kind == K_REDUCE_SCATTER || kind == K_ALLTOALL;
     const int gather_out = kind == K_ALLGATHER || kind == K_ALLTOALL || kind == K_REDUCE_SCATTER;
     const size_t in_elems = scatter_in ? n * count : count;
-    const size_t out_bytes = gather_out ? n * block : block;
-    auto in = inputs(in_elems, t, op, rd);
-    std::vector<void *> inp(nranks);
-    for (int r = 0; r < nranks; r++)
-        inp[r] = in[r].data();
-    dbuf send(in_elems * es), recv(out_bytes);
-    CK(cudaMemcpy(send.p, in[me].data(), in_elems * es, cudaMemcpyHostToDevice));
-    const void *s = send.p;
+    call *c = new call(kind, t, op, count, inplace, in_elems, gather_out ? n * count * es : count * es);
+    c->root = (int)(rd % n);
+    c->in = inputs(in_elems, t, op, rd);
+    h2d(c->send.p, c->in[me].data(), in_elems * es);
+    c->s = c->send.p;
     if (inplace) {
-        size_t at = kind == K_ALLGATHER ? (size_t)me * block : 0;
-        if (kind != K_BROADCAST || me == root)
-            CK(cudaMemcpy(recv.p + at, in[me].data(), kind == K_ALLGATHER ? block : in_elems * es,
-                          cudaMemcpyHostToDevice));
-        s = recv.p + at;
+        size_t at = kind == K_ALLGATHER ? (size_t)me * c->block : 0;
+        if (kind != K_BROADCAST || me == c->root)
+            h2d(c->recv.p + at, c->in[me].data(),
+                          kind == K_ALLGATHER ? c->block : in_elems * es);
+        c->s = c->recv.p + at;
     }
-    char what[160];
-    snprintf(what, sizeof(what), "%s %s %s count %zu%s", kind_names[kind], cr_dtype_names[t],
-             cr_op_names[op], count, inplace ? " in place" : "");
+    snprintf(c->what, sizeof(c->what), "%s %s %s count %zu%s", kind_names[kind],
+             cr_dtype_names[t], cr_op_names[op], count, inplace ? " in place" : "");
+    return c;
+}
+
+static void issue(call *c)
+{
+    void *r = c->recv.p;
     int rc = GPURMA_ERR_INTERNAL;
-    switch (kind) {
-    case K_ALLREDUCE: rc = gpurma_allreduce(world, s, recv.p, count, t, op, stream); break;
-    case K_REDUCE_SCATTER: rc = gpurma_reduce_scatter(world, s, recv.p, count, t, op, stream); break;
-    case K_REDUCE: rc = gpurma_reduce(world, s, recv.p, count, t, op, root, stream); break;
-    case K_ALLGATHER: rc = gpurma_allgather(world, s, recv.p, count, t, stream); break;
-    case K_ALLTOALL: rc = gpurma_alltoall(world, s, recv.p, count, t, stream); break;
-    case K_BROADCAST: rc = gpurma_broadcast(world, s, recv.p, count, t, root, stream); break;
+    switch (c->kind) {
+    case K_ALLREDUCE: rc = gpurma_allreduce(world, c->s, r, c->count, c->t, c->op, stream); break;
+    case K_REDUCE_SCATTER:
+        rc = gpurma_reduce_scatter(world, c->s, r, c->count, c->t, c->op, stream);
+        break;
+    case K_REDUCE: rc = gpurma_reduce(world, c->s, r, c->count, c->t, c->op, c->root, stream); break;
+    case K_ALLGATHER: rc = gpurma_allgather(world, c->s, r, c->count, c->t, stream); break;
+    case K_ALLTOALL: rc = gpurma_alltoall(world, c->s, r, c->count, c->t, stream); break;
+    case K_BROADCAST: rc = gpurma_broadcast(world, c->s, r, c->count, c->t, c->root, stream); break;
     }
     GK(rc);
-    CK(cudaStreamSynchronize(stream));
-    auto h = recv.all();
+}
+
+/* Checks c's result (the stream synchronized) and frees it. */
+static void check(call *c)
+{
+    const int kind = c->kind;
+    const size_t block = c->block, count = c->count;
+    const char *what = c->what;
+    std::vector<void *> inp(nranks);
+    for (int r = 0; r < nranks; r++)
+        inp[r] = c->in[r].data();
+    auto h = c->recv.all();
     const unsigned char *got = h.data() + GUARD;
-    EXPECT(!poison_left(h.data(), GUARD) && !poison_left(got + out_bytes, GUARD),
+    EXPECT(!poison_left(h.data(), GUARD) && !poison_left(got + c->out_bytes, GUARD),
            "%s: a guard byte was written", what);
     long bad = 0;
     switch (kind) {
     case K_ALLREDUCE:
-        bad = cr_check_reduced(got, inp.data(), nranks, 0, count, t, op, what);
+        bad = cr_check_reduced(got, inp.data(), nranks, 0, count, c->t, c->op, what);
         same_everywhere(got, block, what);
         break;
     case K_REDUCE_SCATTER:
-        bad = cr_check_reduced(got, inp.data(), nranks, (size_t)me * count, count, t, op, what);
+        bad = cr_check_reduced(got, inp.data(), nranks, (size_t)me * count, count, c->t, c->op,
+                               what);
         break;
     case K_REDUCE:
-        if (me == root)
-            bad = cr_check_reduced(got, inp.data(), nranks, 0, count, t, op, what);
-        else if (!inplace)
+        if (me == c->root)
+            bad = cr_check_reduced(got, inp.data(), nranks, 0, count, c->t, c->op, what);
+        else if (!c->inplace)
             bad = poison_left(got, block);
         break;
     case K_ALLGATHER:
         for (int r = 0; r < nranks; r++)
-            bad += memcmp(got + (size_t)r * block, in[r].data(), block) != 0;
+            bad += block_diff(got + (size_t)r * block, c->in[r].data(), block, what, r);
         break;
     case K_ALLTOALL:
         for (int r = 0; r < nranks; r++)
-            bad += memcmp(got + (size_t)r * block, in[r].data() + (size_t)me * block, block) != 0;
+            bad += block_diff(got + (size_t)r * block, c->in[r].data() + (size_t)me * block,
+                              block, what, r);
         break;
     case K_BROADCAST:
-        bad = memcmp(got, in[root].data(), block) != 0;
+        bad = block_diff(got, c->in[c->root].data(), block, what, c->root);
         break;
     }
     EXPECT(!bad, "%s: %ld wrong", what, bad);
+    delete c;
+}
+
+static void one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t count, int inplace)
+{
+    call *c = prepare(kind, t, op, count, inplace);
+    issue(c);
+    CK(cudaStreamSynchronize(stream));
+    check(c);
+}
+
+/* Calls back to back with no host synchronization between them: every
+ * collective at once on its own buffers (in place and not, alternating),
+ * then checked; a slot reused before its reader is done, an epoch or an
+ * acknowledgement lost across calls shows here. */
+static void burst(gpurma_dtype_t t, size_t count, int rounds)
+{
+    std::vector<call *> calls;
+    for (int k = 0; k < rounds; k++)
+        for (int kind = K_ALLREDUCE; kind <= K_BROADCAST; kind++) {
+            gpurma_redop_t op = (gpurma_redop_t)((k + kind) % CR_NOPS);
+            if (kind > K_REDUCE)
+                op = GPURMA_SUM;
+            calls.push_back(prepare(kind, t, op, count, (k + kind) & 1));
+        }
+    CK(cudaDeviceSynchronize());
+    for (call *c : calls)
+        issue(c);
+    CK(cudaStreamSynchronize(stream));
+    for (call *c : calls)
+        check(c);
+}
+
+/* The same buffer through back-to-back in-place allreduces: int32 sums,
+ * exact with wrapping (after the first, every rank holds the same S, and
+ * each later call multiplies by n). */
+static void chain(size_t count, int calls)
+{
+    auto in = inputs(count, GPURMA_INT32, GPURMA_SUM, ++round_no);
+    std::vector<uint32_t> want(count);
+    for (size_t i = 0; i < count; i++) {
+        uint32_t acc = 0;
+        for (int r = 0; r < nranks; r++)
+            acc += (uint32_t)((int32_t *)in[r].data())[i];
+        for (int k = 1; k < calls; k++)
+            acc *= (uint32_t)nranks;
+        want[i] = acc;
+    }
+    dbuf b(count * 4);
+    h2d(b.p, in[me].data(), count * 4);
+    for (int k = 0; k < calls; k++)
+        GK(gpurma_allreduce(world, b.p, b.p, count, GPURMA_INT32, GPURMA_SUM, stream));
+    CK(cudaStreamSynchronize(stream));
+    auto h = b.all();
+    char what[96];
+    snprintf(what, sizeof(what), "chain of %d in-place allreduces, count %zu", calls, count);
+    EXPECT(!block_diff(h.data() + GUARD, (const unsigned char *)want.data(), count * 4, what, 0),
+           "%s: wrong", what);
 }
 
 /* ------------------------------------------------------------ graph replay */
@@ -216,8 +346,9 @@ static void graph_replay(size_t count, int replays)
     CK(cudaMalloc(&dbase, count * 4));
     CK(cudaMalloc(&ctr, 16));
     CK(cudaMemset(ctr, 0, 16));
-    CK(cudaMemcpy(send, in[me].data(), count * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dbase, base.data(), count * 4, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());
+    h2d(send, in[me].data(), count * 4);
+    h2d(dbase, base.data(), count * 4);
     /* The first call makes the GPU scratch window (collective setup,
      * outside any graph); later ones are captured. */
     GK(gpurma_barrier_on_stream(world, stream));
@@ -274,7 +405,7 @@ static void alltoallv_one(gpurma_dtype_t t, size_t scale, int replays)
         rc[p] = v_count((int)p, me, rd, scale), rdp[p] = rtot, rtot += rc[p] + 1;
     }
     dbuf send(stot[me] * es), recv(rtot * es);
-    CK(cudaMemcpy(send.p, in[me].data(), stot[me] * es, cudaMemcpyHostToDevice));
+    h2d(send.p, in[me].data(), stot[me] * es);
     char what[128];
     snprintf(what, sizeof(what), "alltoallv %s scale %zu%s", cr_dtype_names[t], scale,
              replays ? " graph" : "");
@@ -339,7 +470,7 @@ static void device_api(void)
     dbuf send(count * 4), recv(count * 4);
     int *status;
     CK(cudaMalloc(&status, sizeof(int)));
-    CK(cudaMemcpy(send.p, in[me].data(), count * 4, cudaMemcpyHostToDevice));
+    h2d(send.p, in[me].data(), count * 4);
     user_kernel<<<1, 256, 0, stream>>>(c, (float *)recv.p, (const float *)send.p, count, status);
     CK(cudaGetLastError());
     CK(cudaStreamSynchronize(stream));
@@ -356,7 +487,18 @@ static void device_api(void)
 int main(int argc, char **argv)
 {
     skip_without_gpu("test_gpu_coll");
-    int replays = argc > 1 ? atoi(argv[1]) : 1000;
+    int replays = 1000, quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: test_gpu_coll [REPLAYS] [--quick]\n"
+                   "  REPLAYS  graph replays per size (default 1000)\n"
+                   "  --quick  int8, int32, float32 and float64 only, in the per-call matrix\n");
+            return 0;
+        } else
+            replays = atoi(argv[i]);
+    }
     init_bounded();
     world = gpurma_team_world(g_ctx);
     me = gpurma_team_rank(world);
@@ -372,7 +514,10 @@ int main(int argc, char **argv)
     /* Odd counts: one LL step, one data step, several (128 KiB slots). */
     static const size_t counts[] = {1, 37, 4099, 300007};
     for (int kind = K_ALLREDUCE; kind <= K_BROADCAST; kind++)
-        for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++)
+        for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++) {
+            if (quick && t != GPURMA_INT8 && t != GPURMA_INT32 && t != GPURMA_FLOAT32 &&
+                t != GPURMA_FLOAT64)
+                continue;
             for (size_t ci = 0; ci < 4; ci++) {
                 /* the multi-step count for two types, the rest for all */
                 if (ci == 3 && t != GPURMA_INT32 && t != GPURMA_FLOAT32)
@@ -382,6 +527,12 @@ int main(int argc, char **argv)
                     for (int inplace = 0; inplace < 2; inplace++)
                         one(kind, (gpurma_dtype_t)t, (gpurma_redop_t)op, counts[ci], inplace);
             }
+        }
+    for (size_t count : counts) {
+        burst(GPURMA_INT32, count, 2);
+        burst(GPURMA_FLOAT64, count, 1);
+        chain(count, 6);
+    }
     for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++)
         for (size_t scale : {(size_t)1, (size_t)13, (size_t)20011})
             alltoallv_one((gpurma_dtype_t)t, scale, 0);
