@@ -174,17 +174,23 @@ static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
                             gpurma_strerror((gpurma_status_t)rc), cause);
 }
 
+static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc);
+
 static int coll_run(const coll_call_t *a, size_t piece)
 {
     gpurma_dev_coll_t c;
     int rc = gpurma_coll_scratch(a->team, a->stream != NULL, &c);
     if (rc)
         return rc;
+    msg_mark_t before = mark_message();
+    gpurma_coll_algo_t forced = (gpurma_coll_algo_t)gpurma_config()->coll_algo_index;
+    if ((forced == GPURMA_COLL_ALGO_AUTO || forced == GPURMA_COLL_ALGO_DIRECT) &&
+        try_direct(a, &c, &rc))
+        return rc == GPURMA_SUCCESS ? rc : run_error(a, GPURMA_COLL_ALGO_DIRECT, rc, &before);
     gpurma_coll_algo_t algo = gpurma_coll_select(a->kind, &c, piece);
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
                  kind_names[a->kind], piece, gpurma_coll_algo_name(algo));
     unsigned parts = gpurma_coll_parts(&c, piece);
-    msg_mark_t before = mark_message();
     if (algo == GPURMA_COLL_ALGO_CE)
         rc = gpurma_coll_ce_run(a);
     else if (a->stream)
@@ -405,13 +411,16 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
 
 /* ------------------------------------------------------------ registration */
 
-/* Buffers registered per team: collectives copy through the scratch
- * windows in this version, so registration only records the buffer (the
- * call is the hook later zero-copy paths take), checked like a window. */
+/* Buffers registered per team. GPU buffers get a window each (the peers
+ * map them), which allreduce on a stream uses zero-copy (algo_direct.c);
+ * other collectives, and host buffers, still copy through the scratch
+ * windows. */
 typedef struct coll_reg {
     struct gpurma_team_s *team;
     void *buf;
     size_t bytes;
+    uint64_t seq;                     /* the same on every member */
+    gpurma_coll_direct_reg_t *direct; /* GPU memory, else NULL     */
     struct coll_reg *next;
 } coll_reg_t;
 
@@ -434,8 +443,9 @@ GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, s
     coll_reg_t *r = calloc(1, sizeof(*r));
     if (!r)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "coll_register: out of memory");
+    uint64_t seq = 1;
     pthread_mutex_lock(&reg_lock);
-    for (coll_reg_t *o = regs; o; o = o->next)
+    for (coll_reg_t *o = regs; o; o = o->next) {
         if (o->team == team && overlaps(o->buf, o->bytes, buf, bytes)) {
             pthread_mutex_unlock(&reg_lock);
             free(r);
@@ -444,7 +454,20 @@ GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, s
                                     "registered already",
                                     team->ctx->rank, buf, bytes, o->buf);
         }
-    *r = (coll_reg_t){team, buf, bytes, regs};
+        if (o->team == team && o->seq >= seq)
+            seq = o->seq + 1;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    /* Collective: every member makes its window (or none) now. A member
+     * that refused above makes the others fail here, not hang. */
+    rc = gpurma_coll_direct_register(team, buf, bytes, seq, &r->direct);
+    if (rc) {
+        free(r);
+        return (gpurma_status_t)rc;
+    }
+    *r = (coll_reg_t){team, buf, bytes, seq, r->direct, NULL};
+    pthread_mutex_lock(&reg_lock);
+    r->next = regs;
     regs = r;
     pthread_mutex_unlock(&reg_lock);
     return team->sync->barrier(team); /* collective, like a window */
@@ -468,8 +491,11 @@ GPURMA_API gpurma_status_t gpurma_coll_deregister(gpurma_team_t team, void *buf)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "rank %d: coll_deregister: %p is not registered on this team",
                                 team->ctx->rank, buf);
+    /* Every member's kernels that may map the buffer are done first. */
+    rc = team->sync->barrier(team);
+    gpurma_coll_direct_release(found->direct);
     free(found);
-    return team->sync->barrier(team);
+    return rc;
 }
 
 void gpurma_coll_reg_release(struct gpurma_team_s *team)
@@ -479,10 +505,43 @@ void gpurma_coll_reg_release(struct gpurma_team_s *team)
         if ((*p)->team == team) {
             coll_reg_t *dead = *p;
             *p = dead->next;
+            gpurma_coll_direct_release(dead->direct);
             free(dead);
         } else {
             p = &(*p)->next;
         }
     }
     pthread_mutex_unlock(&reg_lock);
+}
+
+/* The registration of team's that holds [p, p + bytes), and p's offset in it. */
+static const gpurma_coll_direct_reg_t *registered(struct gpurma_team_s *team, const void *p,
+                                                  size_t bytes, size_t *off)
+{
+    const gpurma_coll_direct_reg_t *found = NULL;
+    pthread_mutex_lock(&reg_lock);
+    for (coll_reg_t *o = regs; o && !found; o = o->next)
+        if (o->team == team && o->direct && (const char *)p >= (const char *)o->buf &&
+            (size_t)((const char *)p - (const char *)o->buf) <= o->bytes &&
+            bytes <= o->bytes - (size_t)((const char *)p - (const char *)o->buf)) {
+            found = o->direct;
+            *off = (size_t)((const char *)p - (const char *)o->buf);
+        }
+    pthread_mutex_unlock(&reg_lock);
+    return found;
+}
+
+/* A zero-copy run when the call's buffers are registered: 1 when it was
+ * tried (*rc its status), 0 when the call takes the scratch path. */
+static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
+{
+    size_t os = 0, orr = 0;
+    if (!a->stream || a->kind != GPURMA_COLL_ALLREDUCE)
+        return 0;
+    const gpurma_coll_direct_reg_t *s = registered(a->team, a->send, a->bytes, &os);
+    const gpurma_coll_direct_reg_t *r = registered(a->team, a->recv, a->bytes, &orr);
+    if (!gpurma_coll_direct_applies(a, s, os, r, orr))
+        return 0;
+    *rc = gpurma_coll_direct_run(a, c, s, os, r, orr);
+    return 1;
 }

@@ -8,6 +8,7 @@
 
 #include "gpurma_coll.h"
 #include "gpurma_coll_device.h"
+#include "gpurma/detail/coll_direct.h"
 #include "coll.h"
 
 typedef enum {
@@ -59,6 +60,25 @@ int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned part
 /* Largest team alltoallv runs on a stream for: 4 x 256 x 8 bytes = 8 KiB of
  * kernel arguments (CUDA takes up to 32 KiB). */
 #define GPURMA_COLL_V_MAX_RANKS 256
+
+/* coll/algo_direct.c: zero-copy allreduce on registered GPU buffers. A
+ * registration of GPU memory makes a window over it (collective; host
+ * memory gets none: *out NULL); seq numbers the team's registrations in
+ * the order every member makes them. */
+typedef struct gpurma_coll_direct_reg gpurma_coll_direct_reg_t;
+int gpurma_coll_direct_register(struct gpurma_team_s *team, void *buf, size_t bytes,
+                                uint64_t seq, gpurma_coll_direct_reg_t **out);
+void gpurma_coll_direct_release(gpurma_coll_direct_reg_t *r);
+int gpurma_coll_direct_applies(const coll_call_t *a, const gpurma_coll_direct_reg_t *s,
+                               size_t os, const gpurma_coll_direct_reg_t *r, size_t orr);
+/* Enqueues the kernel; os and orr: offsets of send and recv in them. */
+int gpurma_coll_direct_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
+                           const gpurma_coll_direct_reg_t *s, size_t os,
+                           const gpurma_coll_direct_reg_t *r, size_t orr);
+#ifdef HAVE_CUDA
+int gpurma_coll_launch_direct(void *stream, const gpurma_dev_coll_t *c, unsigned blocks,
+                              const gpurma_dcoll__direct_t *d, size_t count, int dtype, int op);
+#endif
 
 /* coll/algo_ce.c: allgather, alltoall(v) and broadcast moved by the port
  * engine / copy engines (no SM), on the host or on a->stream; and the

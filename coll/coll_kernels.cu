@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gpurma_coll_device.h"
+#include "gpurma/detail/coll_direct.h"
 extern "C" {
 #include "coll_internal.h"
 #include "gpurma_internal.h"
@@ -133,10 +134,33 @@ extern "C" int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, un
     return gpurma_set_error(GPURMA_ERR_GPU, "alltoallv kernel launch: %s", cudaGetErrorString(e));
 }
 
+/* Zero-copy allreduce on registered buffers (coll_direct.h): blocks
+ * share this member's part of the elements. */
+__global__ void __launch_bounds__(GPURMA_COLL_THREADS)
+gpurma_k_coll_direct(gpurma_dev_coll_t c, gpurma_dcoll__direct_t d, size_t count, int dtype,
+                     int op)
+{
+    gpurma_dcoll__allreduce_direct(&c, &d, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op);
+}
+
+extern "C" int gpurma_coll_launch_direct(void *stream, const gpurma_dev_coll_t *c,
+                                         unsigned blocks, const gpurma_dcoll__direct_t *d,
+                                         size_t count, int dtype, int op)
+{
+    gpurma_k_coll_direct<<<blocks, GPURMA_COLL_THREADS, 0, (cudaStream_t)stream>>>(
+        *c, *d, count, dtype, op);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        return GPURMA_SUCCESS;
+    return gpurma_set_error(GPURMA_ERR_GPU, "zero-copy allreduce kernel launch: %s",
+                            cudaGetErrorString(e));
+}
+
 extern "C" int gpurma_coll_preload_kernels(void)
 {
     cudaFuncAttributes a;
     if (cudaFuncGetAttributes(&a, gpurma_k_coll) == cudaSuccess &&
+        cudaFuncGetAttributes(&a, gpurma_k_coll_direct) == cudaSuccess &&
         cudaFuncGetAttributes(&a, gpurma_k_coll_v<8>) == cudaSuccess &&
         cudaFuncGetAttributes(&a, gpurma_k_coll_v<64>) == cudaSuccess &&
         cudaFuncGetAttributes(&a, gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>) == cudaSuccess)

@@ -40,6 +40,9 @@ static const unsigned applies[] = {
     [GPURMA_COLL_ALGO_RING] = KIND(ALLREDUCE),
     /* Forced only: no GPU measurement puts it in the table yet. */
     [GPURMA_COLL_ALGO_CE] = KIND(ALLGATHER) | KIND(ALLTOALL) | KIND(ALLTOALLV) | KIND(BROADCAST),
+    /* Taken before the table (coll_api.c) when the buffers are registered;
+     * forced otherwise, it gives oneshot. */
+    [GPURMA_COLL_ALGO_DIRECT] = 0,
 };
 
 static const char *const names[] = {GPURMA_COLL_ALGO_NAMES};

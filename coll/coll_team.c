@@ -100,10 +100,11 @@ int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_
                                 ctx->rank, n, slot);
     }
     /* Data signals (one per source) and acknowledgements (one per peer),
-     * per channel. */
+     * per channel; then one per member for the zero-copy steps
+     * (gpurma_dcoll__direct_sig). */
     gpurma_win_params_t p = {GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |
                                  GPURMA_WIN_FIELD_NUM_COUNTERS,
-                             device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST, 2u * (uint32_t)n * nch, 0,
+                             device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST, (2u * nch + 1) * (uint32_t)n, 0,
                              GPURMA_ENGINE_AUTO, 0};
     /* Stream collectives may make it while a graph is being captured: the
      * setup runs now, outside the graph. */

@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include <cuda_runtime.h>
 #ifdef HAVE_NCCL
@@ -31,6 +32,7 @@ static int me;
 static cudaStream_t stream;
 static void *sendbuf[CB_IMPLS], *recvbuf[CB_IMPLS];
 static int available[CB_IMPLS];
+static int registered;
 
 #define CU(x)                                                                                 \
     do {                                                                                      \
@@ -196,6 +198,20 @@ extern "C" int cbg_setup(gpurma_team_t t, size_t smax, size_t rmax, int nccl)
     CU(cudaMalloc(&sendbuf[CB_GPURMA], smax));
     CU(cudaMalloc(&recvbuf[CB_GPURMA], rmax));
     available[CB_GPURMA] = 1;
+    /* gpurma's buffers are registered (allreduce then runs zero-copy), as
+     * NCCL's symmetric ones are; GPURMA_COLL_BENCH_REGISTER=0 leaves them
+     * plain. */
+    const char *reg = getenv("GPURMA_COLL_BENCH_REGISTER");
+    registered = !reg || strcmp(reg, "0");
+    if (registered && (gpurma_coll_register(t, sendbuf[CB_GPURMA], smax) != GPURMA_SUCCESS ||
+                       gpurma_coll_register(t, recvbuf[CB_GPURMA], rmax) != GPURMA_SUCCESS)) {
+        fprintf(stderr, "rank %d: gpurma_coll_register: %s\n", me,
+                gpurma_last_error_message(NULL));
+        return 1;
+    }
+    if (me == 0)
+        printf("# gpurma buffers %s\n", registered ? "registered (gpurma_coll_register)"
+                                                   : "not registered");
 #ifdef HAVE_NCCL
     if (nccl && nccl_setup())
         return 1;
@@ -211,12 +227,14 @@ extern "C" int cbg_available(int impl) { return impl >= 0 && impl < CB_IMPLS && 
 extern "C" int cbg_upload(int impl, const void *host, size_t bytes)
 {
     CU(cudaMemcpy(sendbuf[impl], host, bytes, cudaMemcpyHostToDevice));
+    CU(cudaDeviceSynchronize()); /* the legacy stream's copy, before the bench stream reads */
     return 0;
 }
 
 extern "C" int cbg_poison(int impl, size_t bytes)
 {
     CU(cudaMemset(recvbuf[impl], 0xA5, bytes));
+    CU(cudaDeviceSynchronize());
     return 0;
 }
 
@@ -293,6 +311,10 @@ extern "C" void cbg_teardown(void)
         ncclCommDestroy(comm);
     }
 #endif
+    if (registered) {
+        gpurma_coll_deregister(team, sendbuf[CB_GPURMA]);
+        gpurma_coll_deregister(team, recvbuf[CB_GPURMA]);
+    }
     cudaFree(sendbuf[CB_GPURMA]);
     cudaFree(recvbuf[CB_GPURMA]);
     cudaStreamDestroy(stream);

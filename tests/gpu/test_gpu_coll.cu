@@ -14,6 +14,7 @@
  *    issued back to back with no host synchronization and checked after,
  *    and a chain of in-place allreduces on one buffer; a failure prints
  *    where the first wrong bytes of a block lie and whether they are poison;
+ *    allreduce on registered buffers (zero-copy) likewise, and back to back;
  * 2. a CUDA graph of (change the input, allreduce, check on the GPU)
  *    replayed REPLAYS times at an LL size and a multi-step size: every
  *    replay's result is checked by the graph's own kernel (epochs live on
@@ -305,6 +306,85 @@ static void chain(size_t count, int calls)
            "%s: wrong", what);
 }
 
+/* ------------------------------------------------------------ registered */
+
+/* allreduce on buffers registered with gpurma_coll_register: the
+ * zero-copy path (peers read and write them directly). Every rank uses
+ * the same offsets in its registrations, as the API asks; results are
+ * checked with poison around them, several calls back to back included. */
+static void registered(int quick)
+{
+    static const size_t counts[] = {1, 37, 4099, 300007, 2500001};
+    const size_t max_bytes = 2500001 * 8 + 4 * GUARD;
+    dbuf sendb(max_bytes), recvb(max_bytes);
+    GK(gpurma_coll_register(world, sendb.p, max_bytes));
+    GK(gpurma_coll_register(world, recvb.p, max_bytes));
+    for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++) {
+        if (quick && t != GPURMA_INT8 && t != GPURMA_INT32 && t != GPURMA_FLOAT32 &&
+            t != GPURMA_FLOAT64)
+            continue;
+        const size_t es = cr_esize((gpurma_dtype_t)t);
+        for (size_t count : counts)
+            for (int op = 0; op < CR_NOPS; op++)
+                for (int inplace = 0; inplace < 2; inplace++) {
+                    if (count == counts[4] && (op != GPURMA_SUM || t != GPURMA_FLOAT32))
+                        continue;
+                    auto in = inputs(count, (gpurma_dtype_t)t, (gpurma_redop_t)op, ++round_no);
+                    std::vector<void *> inp(nranks);
+                    for (int r = 0; r < nranks; r++)
+                        inp[r] = in[r].data();
+                    /* recv at GUARD; for one count 4 bytes further (elements up to 4
+                     * bytes stay aligned, 16-byte vectors do not: the element loop) */
+                    size_t at = GUARD + (count == 37 && es <= 4 ? 4 : 0);
+                    CK(cudaMemset(recvb.p, POISON, max_bytes));
+                    unsigned char *r = recvb.p + at, *snd = inplace ? r : sendb.p + at;
+                    h2d(snd, in[me].data(), count * es);
+                    GK(gpurma_allreduce(world, snd, r, count, (gpurma_dtype_t)t,
+                                        (gpurma_redop_t)op, stream));
+                    CK(cudaStreamSynchronize(stream));
+                    std::vector<unsigned char> h(count * es + 2 * GUARD);
+                    CK(cudaMemcpy(h.data(), r - GUARD, h.size(), cudaMemcpyDeviceToHost));
+                    char what[128];
+                    snprintf(what, sizeof(what), "registered allreduce %s %s count %zu%s",
+                             cr_dtype_names[t], cr_op_names[op], count, inplace ? " in place" : "");
+                    EXPECT(!poison_left(h.data(), GUARD) &&
+                               !poison_left(h.data() + GUARD + count * es, GUARD),
+                           "%s: a guard byte was written", what);
+                    long bad = cr_check_reduced(h.data() + GUARD, inp.data(), nranks, 0, count,
+                                                (gpurma_dtype_t)t, (gpurma_redop_t)op, what);
+                    same_everywhere(h.data() + GUARD, count * es, what);
+                    EXPECT(!bad, "%s: %ld wrong", what, bad);
+                }
+    }
+    /* Back to back, no host synchronization: 8 allreduces of int32 sums on
+     * disjoint slices, alternately in place, each checked after. */
+    const size_t count = 100003, slice = (count * 4 + 255) / 256 * 256;
+    std::vector<std::vector<std::vector<unsigned char>>> ins;
+    CK(cudaMemset(recvb.p, POISON, max_bytes));
+    for (int k = 0; k < 8; k++) {
+        ins.push_back(inputs(count, GPURMA_INT32, GPURMA_SUM, ++round_no));
+        unsigned char *dst = (k & 1 ? recvb.p : sendb.p) + k * slice;
+        h2d(dst, ins[k][me].data(), count * 4);
+    }
+    for (int k = 0; k < 8; k++) {
+        unsigned char *r = recvb.p + k * slice, *snd = k & 1 ? r : sendb.p + k * slice;
+        GK(gpurma_allreduce(world, snd, r, count, GPURMA_INT32, GPURMA_SUM, stream));
+    }
+    CK(cudaStreamSynchronize(stream));
+    for (int k = 0; k < 8; k++) {
+        std::vector<unsigned char> h(count * 4);
+        std::vector<void *> inp(nranks);
+        for (int r = 0; r < nranks; r++)
+            inp[r] = ins[k][r].data();
+        CK(cudaMemcpy(h.data(), recvb.p + k * slice, h.size(), cudaMemcpyDeviceToHost));
+        EXPECT(!cr_check_reduced(h.data(), inp.data(), nranks, 0, count, GPURMA_INT32, GPURMA_SUM,
+                                 "registered burst"),
+               "registered burst call %d wrong", k);
+    }
+    GK(gpurma_coll_deregister(world, sendb.p));
+    GK(gpurma_coll_deregister(world, recvb.p));
+}
+
 /* ------------------------------------------------------------ graph replay */
 
 __global__ void bump(int32_t *send, size_t count, int32_t by)
@@ -484,6 +564,15 @@ static void device_api(void)
     cudaFree(status);
 }
 
+/* Progress on rank 0, so that a run stopped by its time limit says where. */
+static void phase(const char *what)
+{
+    if (me == 0) {
+        printf("test_gpu_coll: %s\n", what);
+        fflush(stdout);
+    }
+}
+
 int main(int argc, char **argv)
 {
     skip_without_gpu("test_gpu_coll");
@@ -513,6 +602,7 @@ int main(int argc, char **argv)
 
     /* Odd counts: one LL step, one data step, several (128 KiB slots). */
     static const size_t counts[] = {1, 37, 4099, 300007};
+    phase("every collective, one call at a time");
     for (int kind = K_ALLREDUCE; kind <= K_BROADCAST; kind++)
         for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++) {
             if (quick && t != GPURMA_INT8 && t != GPURMA_INT32 && t != GPURMA_FLOAT32 &&
@@ -528,16 +618,21 @@ int main(int argc, char **argv)
                         one(kind, (gpurma_dtype_t)t, (gpurma_redop_t)op, counts[ci], inplace);
             }
         }
+    phase("bursts and chains");
     for (size_t count : counts) {
         burst(GPURMA_INT32, count, 2);
         burst(GPURMA_FLOAT64, count, 1);
         chain(count, 6);
     }
+    phase("alltoallv");
     for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++)
         for (size_t scale : {(size_t)1, (size_t)13, (size_t)20011})
             alltoallv_one((gpurma_dtype_t)t, scale, 0);
     alltoallv_one(GPURMA_INT32, 13, 5);
     alltoallv_one(GPURMA_FLOAT64, 20011, 5);
+    phase("registered buffers (zero-copy allreduce)");
+    registered(quick);
+    phase("graph replays");
     graph_replay(100, replays);
     graph_replay(70001, replays);
     device_api();

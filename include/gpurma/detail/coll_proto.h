@@ -24,7 +24,9 @@ typedef enum {
     GPURMA_COLL_ALGO_ONESHOT    = 2, /* everything to everyone, puts + signals   */
     GPURMA_COLL_ALGO_TWOSHOT    = 3, /* allreduce: reduce-scatter, then allgather */
     GPURMA_COLL_ALGO_RING       = 4, /* allreduce: pipelined chain in rank order  */
-    GPURMA_COLL_ALGO_CE         = 5  /* host side only: port/copy engine, no SM  */
+    GPURMA_COLL_ALGO_CE         = 5, /* host side only: port/copy engine, no SM  */
+    GPURMA_COLL_ALGO_DIRECT     = 6  /* stream allreduce on registered buffers,
+                                        zero-copy (coll_direct.h)                 */
 } gpurma_coll_algo_t;
 
 typedef struct gpurma_dev_coll {

@@ -142,6 +142,19 @@ GPURMA_HOST_DEVICE int gpurma_dev_redop_valid(gpurma_dtype_t dtype, gpurma_redop
         case GPURMA_MAX: GPURMA_DRED__LOOP(T, A, W, TO_A, FROM_A, gpurma_dred__max_##NAME); break; \
         default: GPURMA_DRED__LOOP(T, A, W, TO_A, FROM_A, gpurma_dred__sum_##NAME); break;     \
         }                                                                                      \
+    }                                                                                          \
+    GPURMA_DEVICE void gpurma_dred__ptrs_##NAME(void *const *dst, int ndst,                    \
+                                                const void *const *src, int n, size_t count,   \
+                                                int op, unsigned divisor, unsigned tid,        \
+                                                unsigned nthreads)                             \
+    {                                                                                          \
+        const int avg = op == GPURMA_AVG && divisor > 1;                                       \
+        switch (op) {                                                                          \
+        case GPURMA_PROD: GPURMA_DRED__PTRS(T, A, W, TO_A, FROM_A, gpurma_dred__prod_##NAME); break; \
+        case GPURMA_MIN: GPURMA_DRED__PTRS(T, A, W, TO_A, FROM_A, gpurma_dred__min_##NAME); break; \
+        case GPURMA_MAX: GPURMA_DRED__PTRS(T, A, W, TO_A, FROM_A, gpurma_dred__max_##NAME); break; \
+        default: GPURMA_DRED__PTRS(T, A, W, TO_A, FROM_A, gpurma_dred__sum_##NAME); break;     \
+        }                                                                                      \
     }
 
 /* The element loop of one reduce: sources 1..n-1 into an accumulator
@@ -154,6 +167,58 @@ GPURMA_HOST_DEVICE int gpurma_dev_redop_valid(gpurma_dtype_t dtype, gpurma_redop
         if (avg)                                                                               \
             acc = (A)((W)acc / (W)divisor);                                                    \
         dst[i] = FROM_A(acc);                                                                  \
+    }
+
+/* The element loop of a reduce over n sources at unrelated addresses,
+ * with the result stored to ndst destinations. On a GPU, when every
+ * address is 16-byte aligned, 16 bytes of each source per load (the loads
+ * of one vector are independent, so they are in flight together), then
+ * the tail element by element. */
+#if GPURMA_DEV_GPU
+#define GPURMA_DRED__PTRS_VEC(T, A, W, TO_A, FROM_A, COMBINE)                                  \
+    uintptr_t align_ = 0;                                                                      \
+    for (int r = 0; r < n; r++)                                                                \
+        align_ |= (uintptr_t)src[r];                                                           \
+    for (int k = 0; k < ndst; k++)                                                             \
+        align_ |= (uintptr_t)dst[k];                                                           \
+    if (!(align_ & 15)) {                                                                      \
+        enum { V_ = 16 / sizeof(T) };                                                          \
+        const size_t nvec_ = count / V_;                                                       \
+        for (size_t j = tid; j < nvec_; j += nthreads) {                                       \
+            union { uint4 u; T e[V_]; } x_, y_;                                                \
+            A acc_[V_];                                                                        \
+            x_.u = ((const uint4 *)src[0])[j];                                                 \
+            for (int k = 0; k < V_; k++)                                                       \
+                acc_[k] = TO_A(x_.e[k]);                                                       \
+            for (int r = 1; r < n; r++) {                                                      \
+                y_.u = ((const uint4 *)src[r])[j];                                             \
+                for (int k = 0; k < V_; k++)                                                   \
+                    acc_[k] = COMBINE(acc_[k], TO_A(y_.e[k]));                                 \
+            }                                                                                  \
+            for (int k = 0; k < V_; k++)                                                       \
+                x_.e[k] = FROM_A(avg ? (A)((W)acc_[k] / (W)divisor) : acc_[k]);                \
+            for (int d = 0; d < ndst; d++)                                                     \
+                ((uint4 *)dst[d])[j] = x_.u;                                                   \
+        }                                                                                      \
+        first_ = nvec_ * V_;                                                                   \
+    }
+#else
+#define GPURMA_DRED__PTRS_VEC(T, A, W, TO_A, FROM_A, COMBINE)
+#endif
+#define GPURMA_DRED__PTRS(T, A, W, TO_A, FROM_A, COMBINE)                                      \
+    {                                                                                          \
+        size_t first_ = 0;                                                                     \
+        GPURMA_DRED__PTRS_VEC(T, A, W, TO_A, FROM_A, COMBINE)                                  \
+        for (size_t i = first_ + tid; i < count; i += nthreads) {                              \
+            A acc = TO_A(((const T *)src[0])[i]);                                              \
+            for (int r = 1; r < n; r++)                                                        \
+                acc = COMBINE(acc, TO_A(((const T *)src[r])[i]));                              \
+            if (avg)                                                                           \
+                acc = (A)((W)acc / (W)divisor);                                                \
+            T v_ = FROM_A(acc);                                                                \
+            for (int d = 0; d < ndst; d++)                                                     \
+                ((T *)dst[d])[i] = v_;                                                         \
+        }                                                                                      \
     }
 
 #define GPURMA_DRED__WRAP_ADD(U) ((U)a + (U)b)
@@ -180,6 +245,8 @@ GPURMA_DRED__TYPE(f64, double, double, double, double, GPURMA_DRED__ID, GPURMA_D
                   GPURMA_DRED__IS_NAN, a + b, a * b)
 #undef GPURMA_DRED__TYPE
 #undef GPURMA_DRED__LOOP
+#undef GPURMA_DRED__PTRS
+#undef GPURMA_DRED__PTRS_VEC
 #undef GPURMA_DRED__WRAP_ADD
 #undef GPURMA_DRED__WRAP_MUL
 
@@ -210,6 +277,31 @@ GPURMA_DEVICE void gpurma_dev_reduce_coop(void *dst, const void *first, const vo
     case GPURMA_BFLOAT16: gpurma_dred__reduce_bf16((uint16_t *)dst, f, r, stride, n, count, op, divisor, tid, nthreads); break;
     case GPURMA_FLOAT32: gpurma_dred__reduce_f32((float *)dst, f, r, stride, n, count, op, divisor, tid, nthreads); break;
     case GPURMA_FLOAT64: gpurma_dred__reduce_f64((double *)dst, f, r, stride, n, count, op, divisor, tid, nthreads); break;
+    }
+}
+
+/*
+ * The same reduce over n sources at unrelated addresses (src[0..n), in
+ * that order), its result stored to each of dst[0..ndst): the peers'
+ * buffers of a zero-copy collective. A destination may be one of the
+ * sources (every element is read before it is written, by one thread).
+ */
+GPURMA_DEVICE void gpurma_dev_reduce_ptrs(void *const *dst, int ndst, const void *const *src,
+                                          int n, size_t count, gpurma_dtype_t dtype,
+                                          gpurma_redop_t op, unsigned divisor, unsigned tid,
+                                          unsigned nthreads)
+{
+    switch (dtype) {
+    case GPURMA_INT8: gpurma_dred__ptrs_i8(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
+    case GPURMA_UINT8: gpurma_dred__ptrs_u8(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
+    case GPURMA_INT32: gpurma_dred__ptrs_i32(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
+    case GPURMA_UINT32: gpurma_dred__ptrs_u32(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
+    case GPURMA_INT64: gpurma_dred__ptrs_i64(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
+    case GPURMA_UINT64: gpurma_dred__ptrs_u64(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
+    case GPURMA_FLOAT16: gpurma_dred__ptrs_f16(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
+    case GPURMA_BFLOAT16: gpurma_dred__ptrs_bf16(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
+    case GPURMA_FLOAT32: gpurma_dred__ptrs_f32(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
+    case GPURMA_FLOAT64: gpurma_dred__ptrs_f64(dst, ndst, src, n, count, op, divisor, tid, nthreads); break;
     }
 }
 

@@ -1,0 +1,150 @@
+/*
+ * coll_direct.h - zero-copy allreduce on registered buffers: every member
+ * reads the peers' send buffers and writes the peers' recv buffers
+ * directly (IPC mappings), no scratch slot in between. Rank r reduces
+ * share r of the elements, in rank order, and stores the result into
+ * every member's recv (reduce-scatter and allgather in one pass), so every
+ * member holds bitwise the same result. One kernel of G blocks:
+ *
+ *   1. block 0 publishes this call's fingerprint (which buffers, offsets,
+ *      count, dtype, op) and raises "arrived at epoch e+1" on every member,
+ *      waits for every member's, checks their fingerprints, then opens a
+ *      gate in its own state that the other blocks wait on;
+ *   2. every block reduces its slice of this member's share;
+ *   3. the last block to finish raises "done at e+2" on every member and
+ *      waits for every member's: nobody's kernel ends (so nobody reuses
+ *      its buffers) while a peer may still read or write them.
+ *
+ * The epoch and the gate live in the team's GPU scratch window (channel
+ * 0's state), so graph replays continue them. Blocks other than 0 wait
+ * only on block 0 of their own kernel, and block 0 only on block 0 of the
+ * peers' kernels, which the GPU schedules first.
+ * Part of the collectives' device code (coll_kernels.cu); CUDA only.
+ * Not ABI.
+ */
+#ifndef GPURMA_DETAIL_COLL_DIRECT_H
+#define GPURMA_DETAIL_COLL_DIRECT_H
+
+#include "gpurma/detail/coll_proto.h"
+
+/* Members a direct collective takes (its buffers travel by value). */
+#define GPURMA_DCOLL_DIRECT_MAX 32
+
+/* Every member's send and recv, as mapped in this process. */
+typedef struct {
+    const void *send[GPURMA_DCOLL_DIRECT_MAX];
+    void       *recv[GPURMA_DCOLL_DIRECT_MAX];
+    uint64_t    fingerprint; /* the same on every member, or the call is refused */
+} gpurma_dcoll__direct_t;
+
+/* Words of channel 0's state region this algorithm uses. */
+#define GPURMA_DCOLL__GATE 0   /* epoch block 0 let the others start at    */
+#define GPURMA_DCOLL__DONE 1   /* blocks finished in this call             */
+#define GPURMA_DCOLL__PRINT 2  /* this call's fingerprint, read by peers   */
+
+#if GPURMA_DEV_GPU
+/* The signal member `from` raises on this algorithm's steps: a range of
+ * its own after every channel's data signals and acknowledgements, so
+ * that a member running another algorithm for the same call (registered
+ * buffers on some ranks only) never takes it for data: it times out. */
+GPURMA_DEVICE uint32_t gpurma_dcoll__direct_sig(const gpurma_dev_coll_t *c, int from)
+{
+    return 2u * (uint32_t)c->size * c->nchannels + (uint32_t)from;
+}
+
+/* Raises this member's signal to e on every member, then waits until
+ * every member raised its own to e here. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_meet(const gpurma_dev_coll_t *c, uint64_t e)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    for (int i = 0; i < c->size && rc == GPURMA_SUCCESS; i++)
+        rc = gpurma_dev_signal(c->win, (c->rank + i) % c->size,
+                               gpurma_dcoll__direct_sig(c, c->rank), GPURMA_SIGNAL_SET, e);
+    for (int i = 0; i < c->size && rc == GPURMA_SUCCESS; i++)
+        rc = gpurma_dcoll__wait(c, gpurma_dcoll__direct_sig(c, i), e);
+    return rc;
+}
+
+/* The kernel's body, in every block; c is channel 0's handle. A failure
+ * (a member that never came, one that passed another call) stops the
+ * whole kernel with a message: the other blocks never start reading. */
+GPURMA_DEVICE void gpurma_dcoll__allreduce_direct(const gpurma_dev_coll_t *c,
+                                                  const gpurma_dcoll__direct_t *d, size_t count,
+                                                  gpurma_dtype_t dtype, gpurma_redop_t op)
+{
+    const int n = c->size;
+    gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
+    volatile uint64_t *gate = &st->reserved[GPURMA_DCOLL__GATE];
+    const uint64_t e = st->epoch; /* read by every block before the last one moves it */
+    if (threadIdx.x == 0) {
+        if (blockIdx.x == 0) {
+            st->reserved[GPURMA_DCOLL__PRINT] = d->fingerprint;
+            gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e + 1); /* releases the print */
+            for (int p = 0; p < n && rc == GPURMA_SUCCESS; p++) {
+                const gpurma_dcoll__state_t *ps =
+                    (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
+                if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__PRINT] != d->fingerprint) {
+                    printf("gpurma: rank %d: allreduce on registered buffers: rank %d passed "
+                           "other buffers, offsets, count, dtype or op\n", c->rank, p);
+                    rc = GPURMA_ERR_INVALID_ARG;
+                }
+            }
+            if (rc != GPURMA_SUCCESS) {
+                printf("gpurma: rank %d: allreduce on registered buffers failed with status %d "
+                       "(a peer did not take part within the timeout?)\n", c->rank, (int)rc);
+                __trap();
+            }
+            __threadfence();
+            *gate = e + 1;
+        } else {
+            while (*gate < e + 1)
+                gpurma_sh_pause_n(0);
+            __threadfence();
+        }
+    }
+    __syncthreads();
+
+    /* This block's slice of this member's share of the elements. */
+    const size_t es = gpurma_dev_dtype_size(dtype);
+    size_t lo = count / (size_t)n * (size_t)c->rank + count % (size_t)n * (size_t)c->rank / (size_t)n;
+    size_t hi = count / (size_t)n * (size_t)(c->rank + 1) +
+                count % (size_t)n * (size_t)(c->rank + 1) / (size_t)n;
+    /* Slices of whole 16-byte vectors where possible, so that every block
+     * but the last starts aligned when the buffers are. */
+    const size_t unit = es < 16 ? 16 / es : 1, units = gpurma_sh_div_ceil(hi - lo, unit);
+    size_t a = lo + units * blockIdx.x / gridDim.x * unit;
+    size_t b = lo + units * (blockIdx.x + 1) / gridDim.x * unit;
+    if (b > hi)
+        b = hi;
+    if (a < b) {
+        const void *src[GPURMA_DCOLL_DIRECT_MAX];
+        void *dst[GPURMA_DCOLL_DIRECT_MAX];
+        for (int p = 0; p < n; p++) {
+            src[p] = (const char *)d->send[p] + a * es;
+            dst[p] = (char *)d->recv[p] + a * es;
+        }
+        gpurma_dev_reduce_ptrs(dst, n, src, n, b - a, dtype, op, (unsigned)n, threadIdx.x,
+                               blockDim.x);
+    }
+
+    /* The last block to finish tells the members and waits for theirs. */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        gpurma_sh_fence_release_system(); /* this block's stores into the peers */
+        unsigned long long *done = (unsigned long long *)&st->reserved[GPURMA_DCOLL__DONE];
+        if (atomicAdd(done, 1ull) == gridDim.x - 1) {
+            gpurma_sh_fence_release_system(); /* acquire: every block's stores, before ours */
+            *done = 0;
+            gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e + 2);
+            if (rc != GPURMA_SUCCESS) {
+                printf("gpurma: rank %d: allreduce on registered buffers: a peer did not "
+                       "finish within the timeout (status %d)\n", c->rank, (int)rc);
+                __trap();
+            }
+            st->epoch = e + 2;
+        }
+    }
+}
+#endif
+
+#endif
