@@ -97,6 +97,11 @@ static int check_memory(const coll_call_t *a, size_t send_bytes, size_t recv_byt
                                 : "GPU memory with stream NULL; pass the stream the buffers "
                                   "belong to",
                    NULL);
+    /* Kernels load and store whole elements: a misaligned buffer would stop
+     * the kernel with a misaligned-address error on the stream. */
+    const uintptr_t es = gpurma_dev_dtype_size(a->dtype);
+    if (a->stream && (((uintptr_t)a->send | (uintptr_t)a->recv) % es))
+        return bad(a, "a GPU buffer is not aligned to its element size", NULL);
     return GPURMA_SUCCESS;
 }
 

@@ -21,7 +21,7 @@
  *    the GPU; nothing is updated from the host between replays);
  * 3. a user kernel calling gpurma_dev_coll_barrier_block and
  *    gpurma_dev_coll_allreduce_block;
- * 4. bad input: host memory with a stream;
+ * 4. bad input: host memory with a stream, a misaligned GPU buffer;
  * 5. alltoallv on a stream with per-pair counts (zero included) and
  *    poison between the blocks, plainly and captured in a graph replayed
  *    several times after the host arrays were overwritten (the counts
@@ -599,6 +599,15 @@ int main(int argc, char **argv)
     int rc = gpurma_allreduce(world, hostbuf.data(), hostbuf.data(), 16, GPURMA_FLOAT32,
                               GPURMA_SUM, stream);
     EXPECT(rc == GPURMA_ERR_INVALID_ARG, "host memory with a stream: %d", rc);
+    /* and GPU buffers not aligned to their element size, refused before
+     * any kernel could fault on them */
+    {
+        dbuf b(64);
+        rc = gpurma_allreduce(world, b.p + 4, b.p + 4, 4, GPURMA_FLOAT64, GPURMA_SUM, stream);
+        EXPECT(rc == GPURMA_ERR_INVALID_ARG, "misaligned float64 buffer: %d", rc);
+        EXPECT(!poison_left(b.all().data(), 0) && b.all()[GUARD + 4] == POISON,
+               "misaligned float64 buffer: written");
+    }
 
     /* Odd counts: one LL step, one data step, several (128 KiB slots). */
     static const size_t counts[] = {1, 37, 4099, 300007};
