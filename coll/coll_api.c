@@ -168,6 +168,13 @@ static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
     const char *text = gpurma_error_text();
     if (text && *text && strncmp(text, before->text, sizeof before->text - 1))
         snprintf(cause, sizeof(cause), " (%s)", text);
+    if (rc == GPURMA_ERR_INVALID_ARG) /* the arguments were checked: the protocol's refusal */
+        return gpurma_set_error(rc,
+                                "rank %d: %s (%s): refused: a peer passed another collective, "
+                                "count, dtype, op or root, or another collective runs on this "
+                                "team at the same time (another thread or stream); the team's "
+                                "collectives may fail from now on%s",
+                                ctx->rank, kind_names[a->kind], gpurma_coll_algo_name(algo), cause);
     if (rc == GPURMA_ERR_TIMEOUT)
         return gpurma_set_error(rc,
                                 "rank %d: %s (%s): a peer did not take part within the timeout "

@@ -60,9 +60,12 @@ gpurma_k_coll(gpurma_dev_coll_t c, int kind, void *recv, const void *send, size_
     }
     if (rc != GPURMA_SUCCESS) {
         if (threadIdx.x == 0)
-            printf("gpurma: rank %d: collective %d on a stream failed with status %d (a peer "
-                   "did not take part within the timeout?)\n",
-                   c.rank, kind, (int)rc);
+            printf("gpurma: rank %d: collective %d on a stream failed with status %d (%s)\n",
+                   c.rank, kind, (int)rc,
+                   rc == GPURMA_ERR_INVALID_ARG
+                       ? "a peer passed another collective, count, dtype, op or root, or "
+                         "another collective ran on this team at the same time"
+                       : "a peer did not take part within the timeout?");
         __trap();
     }
 }

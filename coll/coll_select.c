@@ -62,7 +62,7 @@ gpurma_coll_algo_t gpurma_coll_select(gpurma_coll_kind_t kind, const gpurma_dev_
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
         const coll_select_row_t *r = &table[i];
         if (!(r->kinds & (1u << kind)) || (r->proxied && !proxied) || c->size < r->min_ranks ||
-            bytes < r->min_bytes || (r->fits_ll && bytes > c->ll_slot))
+            bytes < r->min_bytes || (r->fits_ll && bytes > gpurma_dcoll__slot_data(c, 1)))
             continue;
         return r->algo;
     }

@@ -61,13 +61,33 @@ static int scratch_layout(int n, unsigned nch, size_t slot, size_t ll_slot, gpur
     return 0;
 }
 
+static int scratch_create(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out);
+
+/* Serializes creations: a scratch window is made once, collectively; a
+ * second thread of this process asking at the same time (two threads on
+ * one team, which the API forbids) waits for the first instead of
+ * interleaving a second creation's exchanges with it. */
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out)
 {
     const coll_scratch_t *have = scratch_lookup(team, device);
-    if (have) {
-        *out = have->handle;
-        return GPURMA_SUCCESS;
+    if (!have) {
+        pthread_mutex_lock(&create_lock);
+        have = scratch_lookup(team, device);
+        if (!have) {
+            int rc = scratch_create(team, device, out);
+            pthread_mutex_unlock(&create_lock);
+            return rc;
+        }
+        pthread_mutex_unlock(&create_lock);
     }
+    *out = have->handle;
+    return GPURMA_SUCCESS;
+}
+
+static int scratch_create(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out)
+{
     struct gpurma_ctx_s *ctx = team->ctx;
     if (device && ctx->device < 0)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,

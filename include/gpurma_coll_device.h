@@ -54,7 +54,8 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
                                         gpurma_dtype_t dtype)
 {
     size_t es = gpurma_dev_dtype_size(dtype);
-    return es && gpurma_sh_div_ceil(count, c->nparts ? c->nparts : 1) <= (size_t)c->ll_slot / es;
+    return es && gpurma_sh_div_ceil(count, c->nparts ? c->nparts : 1) <=
+                     gpurma_dcoll__slot_data(c, 1) / es;
 }
 
 /* The selector's choice made on the device: ll for small shares. */
@@ -79,6 +80,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         int root, int algo)                                                                    \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_BROADCAST, count, dtype, GPURMA_SUM, root); \
         return gpurma_dcoll__broadcast(&c, &g, dst, src, count, dtype, root,                   \
                                        GPURMA_DCOLL__LL(algo, &c, count, dtype));              \
     }                                                                                          \
@@ -88,6 +90,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {count, 0, 0, 0, 0, 0};                                     \
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLGATHER, count, dtype, GPURMA_SUM, 0); \
         return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count, dtype,                      \
                                       GPURMA_DCOLL__LL(algo, &c, count, dtype));               \
     }                                                                                          \
@@ -97,6 +100,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {count, 1, 0, 0, 0, 0};                                     \
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALL, count, dtype, GPURMA_SUM, 0);  \
         return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count, dtype,                      \
                                       GPURMA_DCOLL__LL(algo, &c, count, dtype));               \
     }                                                                                          \
@@ -109,6 +113,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {0, 1, send_counts, send_displs, recv_counts, recv_displs}; \
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALLV, max_count, dtype, GPURMA_SUM, 0); \
         return gpurma_dcoll__exchange(&c, &g, dst, src, &l, max_count, dtype,                  \
                                       GPURMA_DCOLL__LL(algo, &c, max_count, dtype));           \
     }                                                                                          \
@@ -117,6 +122,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_redop_t op, int root, int algo)                                                 \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_REDUCE, count, dtype, op, root);         \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, root, 0,          \
                                          GPURMA_DCOLL__LL(algo, &c, count, dtype));            \
     }                                                                                          \
@@ -125,6 +131,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_redop_t op, int algo)                                                           \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_REDUCE_SCATTER, count, dtype, op, 0);    \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, 0, 2,             \
                                          GPURMA_DCOLL__LL(algo, &c, count, dtype));            \
     }                                                                                          \
@@ -133,6 +140,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_redop_t op, int algo)                                                           \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLREDUCE, count, dtype, op, 0);         \
         if (algo == GPURMA_COLL_ALGO_TWOSHOT)                                                  \
             return gpurma_dcoll__allreduce_twoshot(&c, &g, dst, src, count, dtype, op, 0);     \
         if (algo == GPURMA_COLL_ALGO_RING)                                                     \

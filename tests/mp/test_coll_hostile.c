@@ -6,7 +6,7 @@
  * buffers with and without data, send and recv overlapping by part,
  * alltoallv blocks that overlap or wrap the address space, teams freed
  * and contexts finalized before the call, and ranks that disagree on the
- * count. Every bad call must return an error with a message and leave the
+ * count (an error on both, never SUCCESS). Every bad call must return an error with a message and leave the
  * poisoned destinations (and the guards around them) untouched; good
  * calls with NULL and count 0 must succeed.
  */
@@ -279,12 +279,13 @@ int main(void)
 
     /* One rank passes a larger count than the other (an LL-sized and a
      * multi-step one), each on a team of its own since the team is out of
-     * step afterwards: nothing past the smaller recv may change. What the
-     * ranks return is not an agreement: a rank that waits for data nobody
-     * sends times out with the collective's message; either rank may
-     * return SUCCESS without noticing (a signal of the peer's other steps
-     * satisfies its wait), then it sleeps out the peer's timeout. Run with
-     * 2 ranks only: each case costs one timeout. */
+     * step afterwards: nothing past the smaller recv may change, and no
+     * rank may return SUCCESS. Every piece carries the call's fingerprint
+     * (collective, count, dtype, op, root) and epoch: a rank that receives
+     * a piece of another call refuses (INVALID_ARG, at once); one whose
+     * peer took another path (LL against puts) waits for data that never
+     * comes and times out. Run with 2 ranks only: a case may cost one
+     * timeout. */
     if (t_size == 2) {
         const size_t counts[2][2] = {{40, 24}, {3000, 700}};
         gpurma_team_t t[2] = {NULL, NULL};
@@ -296,18 +297,19 @@ int main(void)
             t_fill(in, cap, t_seed(4, (uint64_t)t_rank, (uint64_t)k));
             t_arm_message();
             rc = gpurma_allreduce(t[k], in, out, count, GPURMA_INT32, GPURMA_SUM, NULL);
-            T_ASSERT(rc == GPURMA_SUCCESS || rc == GPURMA_ERR_TIMEOUT,
+            T_ASSERT(rc == GPURMA_ERR_INVALID_ARG || rc == GPURMA_ERR_TIMEOUT,
                      "count mismatch: allreduce returned %d (%s)", (int)rc, gpurma_strerror(rc));
-            /* the timeout's message is the collective's, and none older */
-            T_ASSERT(rc == GPURMA_SUCCESS ||
-                         (strstr(gpurma_last_error_message(t_ctx), "GPURMA_TIMEOUT_MS") &&
-                          !strstr(gpurma_last_error_message(t_ctx), t_stale_message)),
-                     "count mismatch: timed out with the message: %s",
+            /* the message is the collective's, and none older */
+            T_ASSERT(strstr(gpurma_last_error_message(t_ctx),
+                            rc == GPURMA_ERR_TIMEOUT ? "GPURMA_TIMEOUT_MS" : "another collective") &&
+                         !strstr(gpurma_last_error_message(t_ctx), t_stale_message),
+                     "count mismatch: %d with the message: %s", (int)rc,
                      gpurma_last_error_message(t_ctx));
             t_verify_fill(out - GUARD, T_POISON, GUARD, "count mismatch head", t_rank, 0);
             t_verify_fill(out + count * 4, T_POISON, cap - count * 4 + GUARD,
                           "count mismatch tail", t_rank, count * 4);
-            if (rc == GPURMA_SUCCESS)
+            /* a refusal is at once; the peer may still wait out its timeout */
+            if (rc == GPURMA_ERR_INVALID_ARG)
                 usleep(3500 * 1000);
             free(in), free(out - GUARD);
         }

@@ -52,6 +52,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__exchange(const gpurma_dev_coll_t *c,
     gpurma_status_t rc = gpurma_dcoll__check(c, max_count, dtype, GPURMA_SUM, 0);
     if (rc != GPURMA_SUCCESS)
         return rc;
+    rc = gpurma_dcoll__begin(c, g);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     const int n = c->size, me = c->rank;
     const size_t es = gpurma_dev_dtype_size(dtype);
     const size_t max_bytes = gpurma_sh_div_ceil(max_count, c->nparts) * es;
@@ -94,6 +97,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__broadcast(const gpurma_dev_coll_t *c
     gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, GPURMA_SUM, root);
     if (rc != GPURMA_SUCCESS)
         return rc;
+    rc = gpurma_dcoll__begin(c, g);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     const int n = c->size, me = c->rank;
     const size_t es = gpurma_dev_dtype_size(dtype);
     size_t lo, len_all;
@@ -134,6 +140,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
                                                         int root, int kind, int ll)
 {
     gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, op, root);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    rc = gpurma_dcoll__begin(c, g);
     if (rc != GPURMA_SUCCESS)
         return rc;
     const int n = c->size, me = c->rank;

@@ -37,7 +37,9 @@ typedef struct gpurma_dev_coll {
     uint64_t         state_off, data_off, ll_off, stage_off;
     int32_t          rank, size;
     uint32_t         magic;
-    uint32_t         pad;
+    /* The call's fingerprint (which collective, count, dtype, op, root):
+     * set by each call, sent after every piece, checked by its receivers. */
+    uint32_t         print;
     /* Channels: independent copies of the regions and signals, so that
      * several blocks (or steps) work on parts of one collective at once.
      * This handle moves part `part` of `nparts` of the data, on channel
@@ -49,9 +51,36 @@ typedef struct gpurma_dev_coll {
  * its own scratch window. */
 typedef struct gpurma_dcoll__state {
     uint64_t epoch;
-    uint64_t reserved[7];
+    uint64_t reserved[7]; /* [GPURMA_DCOLL__BUSY]; coll_direct.h's words */
     uint64_t last_write[]; /* [peer * 2 + parity] */
 } gpurma_dcoll__state_t;
+
+/* The state word that is 1 while a collective runs on this channel: a
+ * second one at the same time (two threads or streams on one team) is
+ * refused instead of sharing epochs and slots with it. */
+#define GPURMA_DCOLL__BUSY 3
+
+/* Which collective a call is, for its fingerprint. */
+enum {
+    GPURMA_DCOLL__K_BARRIER = 1, GPURMA_DCOLL__K_BROADCAST, GPURMA_DCOLL__K_ALLGATHER,
+    GPURMA_DCOLL__K_ALLTOALL, GPURMA_DCOLL__K_ALLTOALLV, GPURMA_DCOLL__K_REDUCE,
+    GPURMA_DCOLL__K_REDUCE_SCATTER, GPURMA_DCOLL__K_ALLREDUCE
+};
+
+/* A call's fingerprint: members that pass another collective, count,
+ * dtype, op or root differ here (never 0, so that a zeroed slot never
+ * matches). */
+GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__print(int kind, size_t count, gpurma_dtype_t dtype,
+                                                gpurma_redop_t op, int root)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint64_t v[5] = {(uint64_t)kind, (uint64_t)count, (uint64_t)dtype, (uint64_t)op,
+                           (uint64_t)(uint32_t)root};
+    for (int i = 0; i < 5; i++)
+        h = (h ^ v[i]) * 0x100000001b3ull, h ^= h >> 29;
+    uint32_t p = (uint32_t)(h ^ (h >> 32));
+    return p ? p : 1;
+}
 
 /* Bytes of the state region for a team of n (64-byte aligned); the host
  * sizes the window with it. */
@@ -146,6 +175,29 @@ GPURMA_DEVICE void gpurma_dcoll__share(const gpurma_dev_coll_t *c, size_t count,
     *lo = a, *len = b - a;
 }
 
+/* Where a slot's fingerprint lies, from the slot's start: the last 8
+ * bytes of a data slot (the word after the data), the last packet of an
+ * LL slot. Pieces stop before it (gpurma_dcoll__step_bytes). */
+GPURMA_HOST_DEVICE size_t gpurma_dcoll__trailer_at(const gpurma_dev_coll_t *c, int ll)
+{
+    return ll ? (size_t)gpurma_dcoll__ll_span(c->ll_slot) - 8 : (size_t)c->slot - 8;
+}
+
+/* The fingerprint word a piece of epoch e carries: the epoch's low 32
+ * bits over the call's print (an LL packet's layout, flag over payload),
+ * so that neither a piece of another call nor a stale one passes. */
+GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__trailer(const gpurma_dev_coll_t *c, uint64_t e)
+{
+    return (uint64_t)(uint32_t)e << 32 | c->print;
+}
+
+/* Data bytes one slot carries: all but the fingerprint's word (data) or
+ * packet (LL, 4 payload bytes each). */
+GPURMA_HOST_DEVICE size_t gpurma_dcoll__slot_data(const gpurma_dev_coll_t *c, int ll)
+{
+    return ll ? (size_t)c->ll_slot - 4 : (size_t)c->slot - 8;
+}
+
 /* Waits until this member's signal sig reaches v. On CPU threads through
  * the host call gpurma_wait_until: it spins while each rank has a core,
  * then yields, and notices a dead member (GPURMA_ERR_PEER_FAILED, with a
@@ -183,9 +235,14 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
         return rc;
     size_t slot = (size_t)(q * n + c->rank);
     if (ll) {
-        rc = gpurma_dev_put_packets_coop(c->win, peer,
-                                         (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
-                                         src, bytes, (uint32_t)e, g->tid, g->nthreads);
+        const size_t at = (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot);
+        rc = gpurma_dev_put_packets_coop(c->win, peer, at, src, bytes, (uint32_t)e, g->tid,
+                                         g->nthreads);
+        /* The fingerprint in the slot's last packet, flagged like the data:
+         * one 8-byte store of (flag, payload). */
+        if (rc == GPURMA_SUCCESS && g->tid == 0)
+            rc = gpurma_dev_put_value(c->win, peer, at + gpurma_dcoll__trailer_at(c, 1),
+                                      gpurma_dcoll__trailer(c, e), 8);
         gpurma_dcoll__sync(g);
 #if !GPURMA_DEV_GPU
         /* CPU threads wait for a signal, not for the flags (see recv). */
@@ -194,7 +251,12 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
                                    GPURMA_SIGNAL_SET, e);
 #endif
     } else if (g->nthreads == 1) {
-        rc = bytes ? gpurma_dev_put_signal(c->win, peer, (size_t)c->data_off + slot * c->slot,
+        if (bytes)
+            rc = gpurma_dev_put_value(c->win, peer, (size_t)c->data_off + slot * c->slot +
+                                                        gpurma_dcoll__trailer_at(c, 0),
+                                      gpurma_dcoll__trailer(c, e), 8);
+        if (rc == GPURMA_SUCCESS)
+            rc = bytes ? gpurma_dev_put_signal(c->win, peer, (size_t)c->data_off + slot * c->slot,
                                            src, bytes, c->sig_base + (uint32_t)c->rank,
                                            GPURMA_SIGNAL_SET, e)
                    : gpurma_dev_signal(c->win, peer, c->sig_base + (uint32_t)c->rank,
@@ -203,6 +265,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
         if (bytes)
             rc = gpurma_dev_put_coop(c->win, peer, (size_t)c->data_off + slot * c->slot, src,
                                      bytes, g->tid, g->nthreads);
+        if (bytes && rc == GPURMA_SUCCESS && g->tid == 0)
+            rc = gpurma_dev_put_value(c->win, peer, (size_t)c->data_off + slot * c->slot +
+                                                        gpurma_dcoll__trailer_at(c, 0),
+                                      gpurma_dcoll__trailer(c, e), 8);
         gpurma_dcoll__sync(g);
         if (g->tid == 0 && rc == GPURMA_SUCCESS) {
 #if GPURMA_DEV_GPU /* the group's stores, then the signal (one thread: the signal orders) */
@@ -217,8 +283,28 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
     return gpurma_dcoll__agree(g, rc);
 }
 
+/* Whether src's piece of epoch e in slot (at `at` of this member's
+ * window) carries this call's fingerprint: INVALID_ARG when src passed
+ * another collective, count, dtype, op or root, or is at another epoch
+ * (the team's members fell out of step after an earlier error). Thread 0
+ * only, after the piece arrived. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check_print(const gpurma_dev_coll_t *c, size_t at,
+                                                        uint64_t e, int ll)
+{
+    const char *base = c->win.peers[c->rank].base;
+    if (!ll)
+        return *(volatile const uint64_t *)(base + at + gpurma_dcoll__trailer_at(c, 0)) ==
+                       gpurma_dcoll__trailer(c, e)
+                   ? GPURMA_SUCCESS
+                   : GPURMA_ERR_INVALID_ARG;
+    uint32_t got = 0;
+    gpurma_status_t rc = gpurma_dev_read_packets_coop(c->win, at + gpurma_dcoll__trailer_at(c, 1),
+                                                      &got, 4, (uint32_t)e, 0, 1);
+    return rc != GPURMA_SUCCESS ? rc : got == c->print ? GPURMA_SUCCESS : GPURMA_ERR_INVALID_ARG;
+}
+
 /* Waits for src's data of epoch e (bytes long) and sets *data to it, in
- * this member's window. */
+ * this member's window; checks the piece's fingerprint. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
                                                  const gpurma_dcoll__grp_t *g, int src,
                                                  size_t bytes, uint64_t e, int ll,
@@ -229,6 +315,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
     size_t slot = (size_t)(q * n + src);
     gpurma_status_t rc = GPURMA_SUCCESS;
     if (ll) {
+        const size_t at = (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot);
         char *stage = base + c->stage_off + (size_t)src * c->ll_slot;
 #if !GPURMA_DEV_GPU
         /* CPU threads: the sender signals after its packets (see send), so
@@ -239,15 +326,21 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
         if (rc != GPURMA_SUCCESS)
             return rc;
 #endif
-        if (bytes)
-            rc = gpurma_dev_read_packets_coop(c->win,
-                                               (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot),
-                                               stage, bytes, (uint32_t)e, g->tid, g->nthreads);
+        /* The fingerprint first: a piece of another length never completes */
+        if (bytes && g->tid == 0)
+            rc = gpurma_dcoll__check_print(c, at, e, 1);
+        rc = gpurma_dcoll__agree(g, rc);
+        if (bytes && rc == GPURMA_SUCCESS)
+            rc = gpurma_dev_read_packets_coop(c->win, at, stage, bytes, (uint32_t)e, g->tid,
+                                               g->nthreads);
         *data = stage;
     } else {
+        const size_t at = (size_t)c->data_off + slot * c->slot;
         if (g->tid == 0)
             rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)src, e);
-        *data = base + c->data_off + slot * c->slot;
+        if (bytes && rc == GPURMA_SUCCESS && g->tid == 0)
+            rc = gpurma_dcoll__check_print(c, at, e, 0);
+        *data = base + at;
     }
     return gpurma_dcoll__agree(g, rc);
 }
@@ -282,14 +375,30 @@ GPURMA_DEVICE uint64_t gpurma_dcoll__epoch(const gpurma_dev_coll_t *c)
     return gpurma_dcoll__state(c)->epoch;
 }
 
-/* Every thread has read the old epoch before thread 0 stores the new one. */
+/* Takes this channel for one collective: INVALID_ARG (and nothing sent)
+ * when another is running on it now (another thread, stream or block on
+ * the same team), which would share its epochs and slots. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__begin(const gpurma_dev_coll_t *c,
+                                                  const gpurma_dcoll__grp_t *g)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    if (g->tid == 0 &&
+        gpurma_sh_cas_u64(&gpurma_dcoll__state(c)->reserved[GPURMA_DCOLL__BUSY], 0, 1) != 0)
+        rc = GPURMA_ERR_INVALID_ARG;
+    return gpurma_dcoll__agree(g, rc);
+}
+
+/* Every thread has read the old epoch before thread 0 stores the new one
+ * and gives the channel back. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__finish(const gpurma_dev_coll_t *c,
                                                    const gpurma_dcoll__grp_t *g, uint64_t e,
                                                    gpurma_status_t rc)
 {
     rc = gpurma_dcoll__agree(g, rc);
-    if (g->tid == 0)
+    if (g->tid == 0) {
         gpurma_dcoll__state(c)->epoch = e;
+        gpurma_sh_store_release_u64(&gpurma_dcoll__state(c)->reserved[GPURMA_DCOLL__BUSY], 0);
+    }
     gpurma_dcoll__sync(g);
     return rc;
 }
@@ -327,8 +436,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv_reduce(const gpurma_dev_coll_t 
 /* Bytes a step carries per rank: an LL slot or a data slot. */
 GPURMA_DEVICE size_t gpurma_dcoll__step_bytes(const gpurma_dev_coll_t *c, int ll, size_t es)
 {
-    size_t b = ll ? (size_t)c->ll_slot : (size_t)c->slot;
-    return b / es * es;
+    return gpurma_dcoll__slot_data(c, ll) / es * es;
 }
 
 /* The handle, dtype, op and root, and a count whose buffers fit: the
@@ -355,6 +463,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *c,
                                                     const gpurma_dcoll__grp_t *g)
 {
     gpurma_status_t rc = gpurma_dcoll__check(c, 0, GPURMA_UINT8, GPURMA_SUM, 0);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    rc = gpurma_dcoll__begin(c, g);
     if (rc != GPURMA_SUCCESS)
         return rc;
     uint64_t e = gpurma_dcoll__epoch(c) + 1;

@@ -21,6 +21,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_twoshot(const gpurma_dev_c
     gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, op, 0);
     if (rc != GPURMA_SUCCESS)
         return rc;
+    rc = gpurma_dcoll__begin(c, g);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
     const int n = c->size, me = c->rank;
     const size_t es = gpurma_dev_dtype_size(dtype);
     size_t lo, len_all;

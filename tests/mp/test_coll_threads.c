@@ -1,0 +1,81 @@
+/*
+ * test_coll_threads.c - two threads per rank calling collectives on one
+ * team at the same time, which the API does not allow: every call must
+ * return either SUCCESS with exactly the right result or an error
+ * (INVALID_ARG: the team is busy, or a peer's piece belongs to another
+ * call; TIMEOUT: a peer's thread was refused and never sent), never
+ * SUCCESS with wrong data. The threads pass different counts, so a call
+ * of one thread paired with the other thread's call on a peer cannot
+ * look right. A thread stops at its first error (the team is out of step
+ * then); the rest of the job runs on the world team, which stays in step.
+ */
+#include <pthread.h>
+
+#include "common.h"
+#include "gpurma_coll.h"
+
+#define CALLS 200
+#define TIMEOUT_S 3 /* each wait's bound */
+
+static gpurma_team_t shared_team;
+
+typedef struct {
+    int id;
+    long ok, refused;
+} worker_t;
+
+static void *worker(void *arg)
+{
+    worker_t *w = arg;
+    const size_t count = 100 + 37 * (size_t)w->id; /* differs per thread */
+    int32_t *in = t_malloc(count * 4), *out = t_malloc(count * 4), *want = t_malloc(count * 4);
+    for (int k = 0; k < CALLS; k++) {
+        /* every rank's input of this thread and call, for the exact sum */
+        memset(want, 0, count * 4);
+        for (int r = 0; r < t_size; r++) {
+            t_fill(in, count * 4, t_seed(9, (uint64_t)(r * 2 + w->id), (uint64_t)k));
+            for (size_t i = 0; i < count; i++)
+                want[i] = (int32_t)((uint32_t)want[i] + (uint32_t)in[i]);
+        }
+        t_fill(in, count * 4, t_seed(9, (uint64_t)(t_rank * 2 + w->id), (uint64_t)k));
+        memset(out, T_POISON, count * 4);
+        gpurma_status_t rc =
+            gpurma_allreduce(shared_team, in, out, count, GPURMA_INT32, GPURMA_SUM, NULL);
+        if (rc == GPURMA_SUCCESS) {
+            t_verify(out, want, count * 4, "allreduce beside another thread", t_rank, 0);
+            w->ok++;
+            continue;
+        }
+        T_ASSERT(rc == GPURMA_ERR_INVALID_ARG || rc == GPURMA_ERR_TIMEOUT,
+                 "thread %d call %d: %d (%s): %s", w->id, k, (int)rc, gpurma_strerror(rc),
+                 gpurma_last_error_message(t_ctx));
+        w->refused++;
+        break;
+    }
+    free(in), free(out), free(want);
+    return NULL;
+}
+
+int main(void)
+{
+    t_init("test_coll_threads", TIMEOUT_S * 1000);
+    CHECK(gpurma_team_split(t_world, 0, t_rank, &shared_team));
+    worker_t w[2] = {{0, 0, 0}, {1, 0, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&th[i], NULL, worker, &w[i]))
+            T_FAIL("pthread_create");
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    /* Peers may still wait out a timeout on the shared team (each thread
+     * at most one): every rank waits until the same time after its start
+     * before the closing barrier on the world team. */
+    double until = t_start + 3 * TIMEOUT_S;
+    while (t_now() < until)
+        usleep(50 * 1000);
+    char detail[96];
+    snprintf(detail, sizeof detail, "rank 0: %ld + %ld right, %ld + %ld refused", w[0].ok,
+             w[1].ok, w[0].refused, w[1].refused);
+    /* shared_team stays: freeing is collective over a team out of step */
+    return t_finish(detail);
+}
