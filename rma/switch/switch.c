@@ -92,6 +92,9 @@ static int switch_check(const struct gpurma_switch_s *sw)
 {
     if (!sw)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "switch handle is NULL");
+    if (!gpurma_handle_is(sw, GPURMA_HANDLE_SWITCH))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a switch handle",
+                                (const void *)sw);
     if (sw->magic == GPURMA_DEAD_MAGIC)
         return gpurma_set_error(GPURMA_ERR_FREED, "switch %p was freed", (const void *)sw);
     if (sw->magic != GPURMA_DEV_HOST_SWITCH_LIVE)
@@ -182,6 +185,7 @@ GPURMA_API gpurma_status_t gpurma_switch_create(gpurma_win_t win, size_t offset,
         if (mask & GPURMA_SWITCH_FIELD_REQUEST)
             req = p->request;
         sw->magic = GPURMA_DEV_HOST_SWITCH_LIVE;
+        mine.rc = gpurma_handle_register(sw, GPURMA_HANDLE_SWITCH);
         sw->win = w;
         sw->offset = offset;
         sw->bytes = bytes;
