@@ -3,6 +3,8 @@
  * made and released, are refused with a clear error before any of their
  * bytes are read; zero-count alltoallv blocks take any displacement.
  *
+ *   near     addresses a few bytes off real handles, and 20,000 random
+ *            values (half of them aligned user-space addresses): refused
  *   wild     0x10, 0x1000, an odd address, readable garbage (random bytes),
  *            look-alikes that begin with each live magic word, memory
  *            already returned to malloc (ASan reports any read of it), and
@@ -129,6 +131,43 @@ static void test_wild(void)
     CHECK(gpurma_win_free(&win));
 }
 
+/* Addresses near real handles (inside the library's own structs) and
+ * random 64-bit values: every one refused, none read. */
+static void test_near_and_random(void)
+{
+    gpurma_win_t win;
+    void *base;
+    CHECK(gpurma_win_allocate(t_world, 64, NULL, &base, &win));
+    const uintptr_t real[3] = {(uintptr_t)(void *)t_ctx, (uintptr_t)(void *)t_world,
+                               (uintptr_t)(void *)win};
+    for (int k = 0; k < 3; k++)
+        for (intptr_t d = -48; d <= 48; d += 4) { /* inside the struct: no other handle */
+            if (!d)
+                continue;
+            void *p = (void *)(real[k] + (uintptr_t)d);
+            T_ASSERT(gpurma_rank((gpurma_ctx_t)p) == -1, "context %p + %ld accepted",
+                     (void *)real[k], (long)d);
+            T_ASSERT(gpurma_team_size((gpurma_team_t)p) == -1, "team %p + %ld accepted",
+                     (void *)real[k], (long)d);
+            T_ASSERT(gpurma_win_size((gpurma_win_t)p, 0) == 0, "window %p + %ld accepted",
+                     (void *)real[k], (long)d);
+        }
+    uint64_t st = t_seed(94, (uint64_t)t_rank, 0);
+    for (int i = 0; i < 20000; i++) {
+        uint64_t v = t_splitmix64(&st);
+        if (i & 1) /* canonical user-space addresses, 16-byte aligned */
+            v &= 0x00007ffffffffff0ull;
+        if (v == real[0] || v == real[1] || v == real[2])
+            continue;
+        T_ASSERT(gpurma_win_size((gpurma_win_t)(uintptr_t)v, 0) == 0 &&
+                     gpurma_team_size((gpurma_team_t)(uintptr_t)v) == -1 &&
+                     gpurma_rank((gpurma_ctx_t)(uintptr_t)v) == -1,
+                 "random handle 0x%llx accepted", (unsigned long long)v);
+    }
+    T_ASSERT(gpurma_win_size(win, t_rank) == 64, "the real window stopped working");
+    CHECK(gpurma_win_free(&win));
+}
+
 /* A device-collective handle outlives its team: FREED, nothing written. */
 static void test_dcoll_after_free(void)
 {
@@ -210,6 +249,7 @@ int main(void)
 {
     t_init("test_wild_handles", 0);
     test_wild();
+    test_near_and_random();
     test_dcoll_after_free();
     test_alltoallv_zero_blocks();
     /* after finalize the kept handles are refused the same way */
