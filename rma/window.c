@@ -559,6 +559,16 @@ int gpurma_win_check(const struct gpurma_win_s *w)
 
 /* ------------------------------------------------------------- public API */
 
+GPURMA_API gpurma_status_t gpurma_dev_host_win_state(const void *p)
+{
+    if (!p || !gpurma_handle_is(p, GPURMA_HANDLE_WIN))
+        return GPURMA_ERR_INVALID_ARG;
+    return __atomic_load_n(&((const struct gpurma_win_s *)p)->magic, __ATOMIC_RELAXED) ==
+                   GPURMA_WIN_MAGIC
+               ? GPURMA_SUCCESS
+               : GPURMA_ERR_FREED;
+}
+
 GPURMA_API gpurma_status_t gpurma_win_allocate(gpurma_team_t team, size_t size,
                                                const gpurma_win_params_t *p, void **base,
                                                gpurma_win_t *win)

@@ -300,6 +300,16 @@ GPURMA_API gpurma_status_t gpurma_switch_free(gpurma_switch_t *handle)
     return (gpurma_status_t)rc;
 }
 
+GPURMA_API gpurma_status_t gpurma_dev_host_switch_state(const void *p)
+{
+    if (!p || !gpurma_handle_is(p, GPURMA_HANDLE_SWITCH))
+        return GPURMA_ERR_INVALID_ARG;
+    return __atomic_load_n(&((const struct gpurma_switch_s *)p)->magic, __ATOMIC_RELAXED) ==
+                   GPURMA_DEV_HOST_SWITCH_LIVE
+               ? GPURMA_SUCCESS
+               : GPURMA_ERR_FREED;
+}
+
 GPURMA_API gpurma_status_t gpurma_switch_query(gpurma_switch_t sw, gpurma_switch_info_t *info)
 {
     int rc = switch_check(sw);

@@ -12,6 +12,10 @@
  *            GPURMA_ERR_NOT_INITIALIZED, teams and windows
  *            GPURMA_ERR_INVALID_ARG, from queries, one-sided calls,
  *            barriers, collectives and frees, and nothing is written
+ *   forged   device handles (window, channel, collective) copied from real
+ *            ones with their host pointer replaced by 0x10, garbage that
+ *            begins with the live word, freed memory or a pointer inside
+ *            the real struct: GPURMA_ERR_INVALID_ARG, nothing written
  *   dcoll    a device-collective handle kept after gpurma_team_free gives
  *            GPURMA_ERR_FREED (the team's scratch window is a tombstone),
  *            and writes nothing
@@ -168,6 +172,46 @@ static void test_near_and_random(void)
     CHECK(gpurma_win_free(&win));
 }
 
+/* By-value device handles copied from real ones, their host pointer
+ * replaced by garbage: refused by the library's lookup, never followed. */
+static void test_forged_device_handles(void)
+{
+    gpurma_win_t win;
+    unsigned char *base;
+    CHECK(gpurma_win_allocate(t_world, 64, NULL, (void **)&base, &win));
+    memset(base, T_POISON, 64);
+    gpurma_dev_win_t dw;
+    CHECK(gpurma_win_device(win, &dw));
+    gpurma_dev_coll_t dc;
+    CHECK(gpurma_coll_device(t_world, GPURMA_MEM_HOST, &dc));
+    CHECK(gpurma_barrier(t_world));
+    unsigned char garbage[256], src[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    t_fill(garbage, sizeof(garbage), t_seed(95, (uint64_t)t_rank, 0));
+    uint32_t live = 0x57494e44u; /* the live window word, then garbage */
+    memcpy(garbage, &live, sizeof(live));
+    void *fakes[] = {(void *)(uintptr_t)0x10, garbage, (void *)(uintptr_t)freed_address(),
+                     (unsigned char *)(void *)win + 8};
+    for (size_t i = 0; i < sizeof(fakes) / sizeof(fakes[0]); i++) {
+        gpurma_dev_win_t f = dw;
+        f.host_win = fakes[i];
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_put(f, 0, 0, src, sizeof(src)));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_signal(f, 0, 0, GPURMA_SIGNAL_ADD, 1));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                    gpurma_dev_chan_put(gpurma_dev_win_chan(f, 0), 0, src, sizeof(src)));
+        gpurma_dev_coll_t fc = dc;
+        fc.win.host_win = fakes[i];
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_coll_barrier(fc));
+    }
+    CHECK(gpurma_barrier(t_world));
+    t_verify_fill(base, T_POISON, 64, "a forged device handle wrote into the window", t_rank,
+                  0);
+    T_ASSERT(dw.magic && gpurma_dev_put(dw, t_rank, 0, src, sizeof(src)) == GPURMA_SUCCESS,
+             "the real device handle stopped working");
+    t_verify(base, src, sizeof(src), "device put through the real handle", t_rank, 0);
+    CHECK(gpurma_barrier(t_world));
+    CHECK(gpurma_win_free(&win));
+}
+
 /* A device-collective handle outlives its team: FREED, nothing written. */
 static void test_dcoll_after_free(void)
 {
@@ -250,6 +294,7 @@ int main(void)
     t_init("test_wild_handles", 0);
     test_wild();
     test_near_and_random();
+    test_forged_device_handles();
     test_dcoll_after_free();
     test_alltoallv_zero_blocks();
     /* after finalize the kept handles are refused the same way */

@@ -54,11 +54,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dsw__check_handle(const gpurma_dev_switch_t
     if (sw->magic != GPURMA_DEV_SWITCH_MAGIC)
         return GPURMA_ERR_INVALID_ARG;
 #if !GPURMA_DEV_GPU
-    if (!sw->host_sw)
-        return GPURMA_ERR_INVALID_ARG;
-    if (__atomic_load_n((const uint32_t *)sw->host_sw, __ATOMIC_RELAXED) !=
-        GPURMA_DEV_HOST_SWITCH_LIVE)
-        return GPURMA_ERR_FREED;
+    gpurma_status_t rc = gpurma_dev_host_switch_state(sw->host_sw);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
 #endif
     return gpurma_dev__check_win(&sw->win);
 }
