@@ -238,6 +238,8 @@ int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
     GPURMA_INFO(GPURMA_SUB_BOOT, "bootstrap %s: rank %d of %d, on node %d of %d (local rank %d "
                 "of %d)", bs->ops->name, bs->rank, bs->size, bs->node_id, bs->num_nodes,
                 bs->local_rank, bs->local_size);
+    if (bs->ops->size > offsetof(gpurma_bootstrap_ops_t, opened) && bs->ops->opened)
+        bs->ops->opened(bs);
     *out = bs;
     return 0;
 }

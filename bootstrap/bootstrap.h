@@ -25,6 +25,9 @@ typedef struct gpurma_bootstrap_ops {
     /* Ends the job; may return if the launcher cannot do it. */
     void (*abort)(gpurma_bootstrap_t *bs, int code, const char *why);
     void (*finalize)(gpurma_bootstrap_t *bs); /* frees bs->impl */
+    /* Optional (may be NULL, or past size): called once the node
+     * information (num_nodes, local ranks) is known. */
+    void (*opened)(gpurma_bootstrap_t *bs);
 } gpurma_bootstrap_ops_t;
 
 struct gpurma_bootstrap {

@@ -570,6 +570,22 @@ static void uid_finalize(gpurma_bootstrap_t *bs)
     bs->impl = NULL;
 }
 
+/* The derived token keeps strays of this host's other jobs out at best:
+ * across hosts anyone who can read the launch environment (or guess it)
+ * can join. Said once per process, by rank 0. */
+static void uid_opened(gpurma_bootstrap_t *bs)
+{
+    static int warned;
+    if (bs->num_nodes > 1 && bs->rank == 0 && !gpurma_config()->uid_token[0] &&
+        !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        GPURMA_WARN(GPURMA_SUB_BOOT,
+                    "uid bootstrap: this job spans %d hosts and GPURMA_UID_TOKEN is not set: "
+                    "the token that admits ranks is derived from the launch environment "
+                    "(MASTER_ADDR, MASTER_PORT, WORLD_SIZE, job ids), which other users can "
+                    "guess; set GPURMA_UID_TOKEN to the same random value on every rank",
+                    bs->num_nodes);
+}
+
 static const gpurma_bootstrap_ops_t uid_ops = {
     .size      = sizeof(gpurma_bootstrap_ops_t),
     .name      = "uid",
@@ -577,6 +593,7 @@ static const gpurma_bootstrap_ops_t uid_ops = {
     .barrier   = uid_barrier,
     .abort     = uid_abort,
     .finalize  = uid_finalize,
+    .opened    = uid_opened,
 };
 
 /* ------------------------------------------------------------------ open */

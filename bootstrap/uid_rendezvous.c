@@ -148,6 +148,15 @@ static void reply_hello(int fd, uint32_t verdict)
     gpurma_sock_send(fd, reply, sizeof(reply), gpurma_sock_deadline_after(UID_CONTROL_MS), 0, NULL);
 }
 
+/* A process of another user on this host, where the OS can tell: it could
+ * not map this job's shared memory (0600) anyway, and it has no business
+ * in the job even when it knows the token. */
+static int other_user(int fd)
+{
+    unsigned long uid;
+    return gpurma_sock_local_peer_uid(fd, &uid) && uid != (unsigned long)geteuid();
+}
+
 /* Checks a complete hello; admits the connection as a rank's or rejects
  * it. */
 static void judge_hello(admission_t *a, pending_conn_t *c)
@@ -163,6 +172,8 @@ static void judge_hello(admission_t *a, pending_conn_t *c)
         verdict = UID_HELLO_BAD_RANK;
     else if (a->fds[h.rank] >= 0)
         verdict = UID_HELLO_DUP_RANK;
+    else if (other_user(c->fd))
+        verdict = UID_HELLO_OTHER_USER;
     reply_hello(c->fd, verdict);
     if (verdict == UID_HELLO_BAD_TOKEN) {
         drop(a, c, DROP_BAD_TOKEN, " claiming rank %u of %u: %s", h.rank, h.size,

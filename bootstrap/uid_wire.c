@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "uid_wire.h"
 
@@ -98,10 +99,13 @@ const char *gpurma_uid_verdict_text(uint32_t verdict)
     switch (verdict) {
     case UID_HELLO_BAD_TOKEN:
         return "token mismatch (GPURMA_UID_TOKEN, or where it is unset MASTER_ADDR, "
-               "MASTER_PORT, WORLD_SIZE or TORCHELASTIC_RUN_ID, differ from rank 0's)";
+               "MASTER_PORT, WORLD_SIZE, the user, or a job id (TORCHELASTIC_RUN_ID, "
+               "SLURM_JOB_ID, ...) differ from rank 0's)";
     case UID_HELLO_BAD_SIZE: return "WORLD_SIZE differs from rank 0's";
     case UID_HELLO_BAD_RANK: return "rank out of range";
     case UID_HELLO_DUP_RANK: return "another process already connected with this rank";
+    case UID_HELLO_OTHER_USER:
+        return "the connection comes from a process of another user on rank 0's host";
     }
     return "unknown reason";
 }
@@ -132,6 +136,13 @@ static void token_from_text(const char *text, uint8_t token[UID_TOKEN_BYTES])
     }
 }
 
+int gpurma_uid_addr_is_loopback(const char *addr)
+{
+    return addr && (!strncmp(addr, "127.", 4) || !strcmp(addr, "localhost") ||
+                    !strcmp(addr, "::1") || !strcmp(addr, "[::1]") ||
+                    !strncmp(addr, "::ffff:127.", 11));
+}
+
 void gpurma_uid_job_token(const char *secret, const char *addr, const char *port, int size,
                           uint8_t token[UID_TOKEN_BYTES])
 {
@@ -139,9 +150,23 @@ void gpurma_uid_job_token(const char *secret, const char *addr, const char *port
         token_from_text(secret, token);
         return;
     }
-    const char *run_id = getenv("TORCHELASTIC_RUN_ID");
-    char text[1024];
-    snprintf(text, sizeof(text), "gpurma-uid|%s|%s|%d|%s", addr, port, size, run_id ? run_id : "");
+    /* Whatever every rank of one job shares and another job started on the
+     * same address and port most likely does not: the launchers' job and
+     * run ids, and on a single host the user (ids of one user may differ
+     * between hosts, so only where the address is loopback). */
+    static const char *const job_vars[] = {
+        "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS",
+        "GROUP_WORLD_SIZE", "ROLE_NAME", "SLURM_JOB_ID", "SLURM_STEP_ID", "PBS_JOBID",
+        "LSB_JOBID", "FLUX_JOB_ID", "JOB_ID"};
+    char text[2048];
+    int at = snprintf(text, sizeof(text), "gpurma-uid|%s|%s|%d", addr, port, size);
+    for (size_t i = 0; i < sizeof(job_vars) / sizeof(job_vars[0]); i++) {
+        const char *v = getenv(job_vars[i]);
+        if (v && at >= 0 && (size_t)at < sizeof(text))
+            at += snprintf(text + at, sizeof(text) - (size_t)at, "|%s=%s", job_vars[i], v);
+    }
+    if (gpurma_uid_addr_is_loopback(addr) && at >= 0 && (size_t)at < sizeof(text))
+        snprintf(text + at, sizeof(text) - (size_t)at, "|uid=%lu", (unsigned long)getuid());
     token_from_text(text, token);
 }
 

@@ -25,7 +25,7 @@
 enum { UID_FRAME_DATA = 1, UID_FRAME_FAIL = 2, UID_FRAME_ABORT = 3, UID_FRAME_BYE = 4 };
 enum {
     UID_HELLO_OK = 0, UID_HELLO_BAD_TOKEN, UID_HELLO_BAD_SIZE, UID_HELLO_BAD_RANK,
-    UID_HELLO_DUP_RANK
+    UID_HELLO_DUP_RANK, UID_HELLO_OTHER_USER
 };
 
 typedef struct {
@@ -57,11 +57,15 @@ void gpurma_uid_encode_reply(uint8_t p[UID_REPLY_BYTES], uint32_t verdict);
 /* 1 and *verdict when p is a reply of this protocol and version. */
 int gpurma_uid_decode_reply(const uint8_t p[UID_REPLY_BYTES], uint32_t *verdict);
 const char *gpurma_uid_verdict_text(uint32_t verdict);
+/* 1 when the address text names this host's loopback (every rank of the
+ * job is then on one host). */
+int gpurma_uid_addr_is_loopback(const char *addr);
 
 /* The job's token: from secret (GPURMA_UID_TOKEN) when set, otherwise from
- * the launch environment (addr, port, size, TORCHELASTIC_RUN_ID). A filter
- * against strays, not cryptography: it travels in clear text and the
- * derived one is guessable. */
+ * the launch environment (addr, port, size, the launchers' job and run ids
+ * such as TORCHELASTIC_RUN_ID and SLURM_JOB_ID, and the user when addr is
+ * loopback). A filter against strays, not cryptography: it travels in
+ * clear text and the derived one is guessable. */
 void gpurma_uid_job_token(const char *secret, const char *addr, const char *port, int size,
                           uint8_t token[UID_TOKEN_BYTES]);
 /* Compares in constant time. */

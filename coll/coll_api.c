@@ -287,9 +287,11 @@ static int extent(const size_t *counts, const size_t *displs, int n, size_t es, 
     *end = 0;
     for (int r = 0; r < n; r++) {
         size_t e;
+        if (!counts[r]) /* nothing moves: its displacement is never used */
+            continue;
         if (gpurma_size_add(counts[r], displs[r], &e) || gpurma_size_mul(e, es, &e))
             return 1;
-        if (counts[r] && e > *end)
+        if (e > *end)
             *end = e;
         if (counts[r] > *max_count)
             *max_count = counts[r];
@@ -372,6 +374,33 @@ static int agree_counts(const coll_call_t *a, size_t *max_count)
     return rc;
 }
 
+/* The algorithms compute every block's address, empty ones too: an empty
+ * block's displacement (any value is accepted, nothing moves) is given to
+ * them as 0, in copies of the arrays (*copy, freed by the caller). */
+static int zero_empty_displs(coll_call_t *a, size_t **copy)
+{
+    const int n = a->team->size;
+    int any = 0;
+    *copy = NULL;
+    for (int r = 0; r < n; r++)
+        any |= (!a->send_counts[r] && a->send_displs[r]) ||
+               (!a->recv_counts[r] && a->recv_displs[r]);
+    if (!any)
+        return GPURMA_SUCCESS;
+    size_t *d = malloc(2 * (size_t)n * sizeof(*d));
+    if (!d)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "rank %d: alltoallv: out of memory",
+                                a->team->ctx->rank);
+    for (int r = 0; r < n; r++) {
+        d[r] = a->send_counts[r] ? a->send_displs[r] : 0;
+        d[n + r] = a->recv_counts[r] ? a->recv_displs[r] : 0;
+    }
+    a->send_displs = d;
+    a->recv_displs = d + n;
+    *copy = d;
+    return GPURMA_SUCCESS;
+}
+
 GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send,
                                             const size_t *send_counts, const size_t *send_displs,
                                             void *recv, const size_t *recv_counts,
@@ -418,7 +447,12 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     a.max_count = max_count;
     if (gpurma_size_mul(a.max_count, es, &a.bytes))
         return (gpurma_status_t)bad(&a, "a peer's count overflows a size_t", NULL);
-    return (gpurma_status_t)coll_run(&a, a.bytes);
+    size_t *zeroed = NULL;
+    rc = zero_empty_displs(&a, &zeroed);
+    if (!rc)
+        rc = coll_run(&a, a.bytes);
+    free(zeroed);
+    return (gpurma_status_t)rc;
 }
 
 /* ------------------------------------------------------------ registration */

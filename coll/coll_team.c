@@ -209,8 +209,11 @@ void gpurma_coll_team_release(struct gpurma_team_s *team)
         pthread_mutex_unlock(&scratch_lock);
         if (!found)
             return;
+        /* Device handles (gpurma_coll_device) keep a pointer to the window:
+         * a tombstone, like every freed window, so a kept handle reads
+         * "freed" instead of freed memory. */
         gpurma_win_destroy(found->win);
-        free(found->win);
+        gpurma_handle_bury(found->win);
         free(found);
     }
 }

@@ -150,6 +150,12 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
         free(t);
         return rc;
     }
+    rc = gpurma_handle_register(t, GPURMA_HANDLE_TEAM);
+    if (rc) {
+        gpurma_team_destroy(t);
+        free(t);
+        return rc;
+    }
     t->magic = GPURMA_TEAM_MAGIC;
     if (!builtin) { /* finalize releases what the user does not */
         pthread_mutex_lock(&ctx->lock);
@@ -176,6 +182,8 @@ void gpurma_team_destroy(struct gpurma_team_s *t)
     t->world_ranks = NULL;
     t->gather_expect = t->barrier_expect = NULL;
     t->magic = GPURMA_DEAD_MAGIC;
+    /* The caller frees the struct or buries it (which makes it known again). */
+    gpurma_handle_forget(t);
 }
 
 typedef struct split_entry {

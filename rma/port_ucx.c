@@ -1048,6 +1048,8 @@ static int am_atomic_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
         return stuck_error();
     if (u->natomic == AM_HDR_RING && (rc = ucx_wait_local(port)))
         return rc;
+    if (u->natomic >= AM_HDR_RING) /* wait_local frees the entries; never past the table */
+        return gpurma_set_error(GPURMA_ERR_INTERNAL, "UCX atomic: no free entry after a wait");
     int i = u->natomic++, world = w->team->world_ranks[peer];
     u->aslot[i] = (atomic_slot_t){old, ++u->aseq, world};
     u->aopen++;
@@ -1161,8 +1163,14 @@ static int ucx_wait_local(gpurma_port_t *port)
     }
     u->npending = 0;
     u->nhdr = 0;
+    /* The entries are free again once no reply is awaited, also when none
+     * was (every send failed at once, as to a target that is gone): left
+     * counted, the next atomics ran past the table into the fields after
+     * it (peer_flags), and later reads of those crashed. */
     if (u->aopen)
         rc = wait_atomics(port, u, start, rc);
+    else
+        u->natomic = 0;
     return rc;
 }
 

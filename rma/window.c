@@ -479,6 +479,8 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
             rc = publish_peers(w);
         if (!rc)
             rc = register_hooks(w);
+        if (!rc) /* before the agreement: its failure is every rank's */
+            rc = gpurma_handle_register(w, GPURMA_HANDLE_WIN);
         int arc = agree(ex, w, rc, "mapping");
         if (!rc)
             rc = arc;
@@ -491,6 +493,7 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
         if (own_seg)
             gpurma_shm_detach(own_seg, l.total);
         win_release(w);
+        gpurma_handle_forget(w);
         free(w);
         return rc;
     }
@@ -534,6 +537,8 @@ int gpurma_win_destroy(struct gpurma_win_s *w)
      * another thread sees it first (freeing under use is still an error). */
     __atomic_store_n(&w->magic, GPURMA_DEAD_MAGIC, __ATOMIC_RELEASE);
     win_release(w);
+    /* The caller frees the struct or buries it (which makes it known again). */
+    gpurma_handle_forget(w);
     return GPURMA_SUCCESS;
 }
 
@@ -541,6 +546,9 @@ int gpurma_win_check(const struct gpurma_win_s *w)
 {
     if (!w)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "window handle is NULL");
+    if (!gpurma_handle_is(w, GPURMA_HANDLE_WIN))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a window handle",
+                                (const void *)w);
     if (w->magic == GPURMA_DEAD_MAGIC || w->magic == GPURMA_GONE_MAGIC)
         return gpurma_handle_dead(w->magic, "window", w);
     if (w->magic != GPURMA_WIN_MAGIC)
@@ -550,6 +558,16 @@ int gpurma_win_check(const struct gpurma_win_s *w)
 }
 
 /* ------------------------------------------------------------- public API */
+
+GPURMA_API gpurma_status_t gpurma_dev_host_win_state(const void *p)
+{
+    if (!p || !gpurma_handle_is(p, GPURMA_HANDLE_WIN))
+        return GPURMA_ERR_INVALID_ARG;
+    return __atomic_load_n(&((const struct gpurma_win_s *)p)->magic, __ATOMIC_RELAXED) ==
+                   GPURMA_WIN_MAGIC
+               ? GPURMA_SUCCESS
+               : GPURMA_ERR_FREED;
+}
 
 GPURMA_API gpurma_status_t gpurma_win_allocate(gpurma_team_t team, size_t size,
                                                const gpurma_win_params_t *p, void **base,

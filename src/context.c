@@ -121,10 +121,12 @@ static void ctx_release(struct gpurma_ctx_s *ctx, int handed_out)
     free(ctx->dead);
     pthread_mutex_destroy(&ctx->lock);
     ctx->magic = GPURMA_DEAD_MAGIC;
-    if (handed_out)
+    if (handed_out) {
         gpurma_handle_bury(ctx);
-    else
+    } else {
+        gpurma_handle_forget(ctx);
         free(ctx);
+    }
 }
 
 GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurma_init_params_t *p,
@@ -184,12 +186,15 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurm
         ctx->spin_ns = (uint64_t)cfg->spin_us * 1000ull;
     ctx->magic = GPURMA_CTX_MAGIC;
     gpurma_log_set_rank(ctx->rank);
+    /* Known before the world team is built: its checks look the context up. */
+    int reg = gpurma_handle_register(ctx, GPURMA_HANDLE_CTX);
 
     ctx->pids = calloc((size_t)ctx->size, sizeof(pid_t));
     ctx->dead = calloc((size_t)ctx->size, sizeof(*ctx->dead));
     int *ranks = malloc((size_t)ctx->size * sizeof(int));
     pid_t me = getpid();
-    rc = ctx->pids && ctx->dead && ranks ? gpurma_bootstrap_allgather(ctx->bs, &me, ctx->pids, sizeof(me))
+    rc = reg                               ? reg
+         : ctx->pids && ctx->dead && ranks ? gpurma_bootstrap_allgather(ctx->bs, &me, ctx->pids, sizeof(me))
                             : gpurma_set_error(GPURMA_ERR_NO_MEMORY, "init: out of memory");
     if (!rc) {
         for (int i = 0; i < ctx->size; i++)

@@ -92,6 +92,9 @@ static int switch_check(const struct gpurma_switch_s *sw)
 {
     if (!sw)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "switch handle is NULL");
+    if (!gpurma_handle_is(sw, GPURMA_HANDLE_SWITCH))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a switch handle",
+                                (const void *)sw);
     if (sw->magic == GPURMA_DEAD_MAGIC)
         return gpurma_set_error(GPURMA_ERR_FREED, "switch %p was freed", (const void *)sw);
     if (sw->magic != GPURMA_DEV_HOST_SWITCH_LIVE)
@@ -182,6 +185,7 @@ GPURMA_API gpurma_status_t gpurma_switch_create(gpurma_win_t win, size_t offset,
         if (mask & GPURMA_SWITCH_FIELD_REQUEST)
             req = p->request;
         sw->magic = GPURMA_DEV_HOST_SWITCH_LIVE;
+        mine.rc = gpurma_handle_register(sw, GPURMA_HANDLE_SWITCH);
         sw->win = w;
         sw->offset = offset;
         sw->bytes = bytes;
@@ -294,6 +298,16 @@ GPURMA_API gpurma_status_t gpurma_switch_free(gpurma_switch_t *handle)
     switch_release(sw);
     *handle = NULL;
     return (gpurma_status_t)rc;
+}
+
+GPURMA_API gpurma_status_t gpurma_dev_host_switch_state(const void *p)
+{
+    if (!p || !gpurma_handle_is(p, GPURMA_HANDLE_SWITCH))
+        return GPURMA_ERR_INVALID_ARG;
+    return __atomic_load_n(&((const struct gpurma_switch_s *)p)->magic, __ATOMIC_RELAXED) ==
+                   GPURMA_DEV_HOST_SWITCH_LIVE
+               ? GPURMA_SUCCESS
+               : GPURMA_ERR_FREED;
 }
 
 GPURMA_API gpurma_status_t gpurma_switch_query(gpurma_switch_t sw, gpurma_switch_info_t *info)

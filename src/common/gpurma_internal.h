@@ -104,8 +104,22 @@ void gpurma_log_write(gpurma_log_level_t lvl, gpurma_log_subsys_t sub, const cha
 int gpurma_set_error(int status, const char *fmt, ...) GPURMA_PRINTF(2, 3);
 const char *gpurma_error_text(void);
 
+/* Public handles (handle.c). A pointer the user passes is dereferenced
+ * only once gpurma_handle_is says the library registered it with that
+ * kind; anything else (NULL, 0x10, freed or foreign memory) is refused
+ * without a read. */
+typedef enum {
+    GPURMA_HANDLE_CTX = 1, GPURMA_HANDLE_TEAM, GPURMA_HANDLE_WIN, GPURMA_HANDLE_SWITCH
+} gpurma_handle_kind_t;
+/* obj is a live object of that kind from now on. */
+int gpurma_handle_register(const void *obj, gpurma_handle_kind_t kind);
+/* obj's memory may be returned to malloc: lookups fail from now on. */
+void gpurma_handle_forget(const void *obj);
+/* 1 when h is a registered (live or tombstone) object of that kind. */
+int gpurma_handle_is(const void *h, gpurma_handle_kind_t kind);
 /* Keeps the struct behind a released handle allocated for good, so that
- * calls on a stale handle read its dead magic, never freed memory. */
+ * calls on a stale handle read its dead magic, never freed memory; a
+ * forgotten handle is known again. */
 void gpurma_handle_bury(void *obj);
 
 /* Monotonic clock in nanoseconds. */

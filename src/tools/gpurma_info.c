@@ -147,8 +147,12 @@ static void print_build(void)
 #endif
     printf("\n");
     printf("  %-22s %s\n", "ROCm", yes_no(INFO_HAVE_ROCM));
-#if defined(GPURMA_DEBUG)
+    /* configure --enable-debug (GPURMA_DEBUG is the logging macro, defined
+     * in every build). */
+#if defined(GPURMA_ENABLE_DEBUG)
     printf("  %-22s %s\n", "debug build", "yes");
+#else
+    printf("  %-22s %s\n", "debug build", "no");
 #endif
 #if defined(GPURMA_SANITIZERS)
     if (GPURMA_SANITIZERS[0])

@@ -379,6 +379,20 @@ static void test_bad_input(void)
                 gpurma_dev_switch_reduce(dsw, 0, mem + RANGE_OFF + 8, 4, GPURMA_UINT32, GPURMA_SUM));
     EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
                 gpurma_dev_switch_broadcast(dsw, 16, mem + RANGE_OFF + 20, 4, GPURMA_UINT32));
+    /* inside the range but away from the elements at off: still this
+     * member's range (once accepted, and the destination written) */
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                gpurma_dev_switch_reduce(dsw, 0, mem + RANGE_OFF + RANGE_LEN - 16, 4,
+                                         GPURMA_UINT32, GPURMA_SUM));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                gpurma_dev_switch_reduce(dsw, RANGE_LEN - 16, mem + RANGE_OFF, 4, GPURMA_UINT32,
+                                         GPURMA_MAX));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                gpurma_dev_switch_broadcast(dsw, 0, mem + RANGE_OFF + RANGE_LEN - 4, 1,
+                                            GPURMA_UINT32));
+    /* a wild switch handle: refused, not read */
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_switch_query((gpurma_switch_t)(uintptr_t)0x10, NULL));
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_switch_query((gpurma_switch_t)(void *)vals, NULL));
     EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_switch_reduce(dsw, 0, buf, 0, GPURMA_UINT8, GPURMA_SUM));
     CHECK(gpurma_barrier(t_world));
     t_verify_fill(buf, T_POISON, sizeof(buf), "bad reduce wrote its destination", t_rank, 0);

@@ -57,6 +57,15 @@ has invalid "INVALID: expected one of auto, mem, port, switch"
 has invalid "2 variable(s) marked ! hold a value gpurma does not accept"
 [ "$(variables invalid)" = "$all" ] || fail "invalid: not every variable printed"
 
+# "debug build" says what configure was given (--enable-debug), not that
+# the logging macro exists (it does in every build).
+config_h=${top_builddir:-$here/../..}/config.h
+want_debug=no
+grep -q '^#define GPURMA_ENABLE_DEBUG 1' "$config_h" 2>/dev/null && want_debug=yes
+run build --
+grep -Eq "^  debug build +$want_debug\$" "$work/build" ||
+    fail "build: expected 'debug build $want_debug': $(grep 'debug build' "$work/build")"
+
 # The full report too: everything printed, then the exit status.
 run full GPURMA_LOG_LEVEL=loud -- --no-init
 [ "$rc" = 1 ] || fail "full: exit $rc, expected 1"

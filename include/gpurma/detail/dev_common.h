@@ -14,18 +14,31 @@
 /* Range checks are written `off > size || n > size - off`, never
  * `off + n > size`, which wraps for offsets or sizes near SIZE_MAX. */
 
+#if !GPURMA_DEV_GPU
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Host backend: GPURMA_SUCCESS when p is a live window (or switch) struct
+ * of the library, GPURMA_ERR_FREED for one released since (a tombstone),
+ * GPURMA_ERR_INVALID_ARG for any other pointer, which is not read: the
+ * library looks it up in its handle registry first. Sets no message. */
+GPURMA_API gpurma_status_t gpurma_dev_host_win_state(const void *p);
+GPURMA_API gpurma_status_t gpurma_dev_host_switch_state(const void *p);
+#ifdef __cplusplus
+}
+#endif
+#endif
+
 /* On the host backend, a window not freed since the handle was made: the
  * window struct outlives the window (see GPURMA_DEV_HOST_WIN_LIVE), the
- * peer table, signals, counters and FIFOs do not. A window freed by another
- * thread while this check passes is the caller's race, as with any freed
- * memory. GPU code cannot read the host struct. */
+ * peer table, signals, counters and FIFOs do not. The library checks the
+ * pointer (a forged handle's is refused, not read). A window freed by
+ * another thread while this check passes is the caller's race, as with
+ * any freed memory. GPU code cannot read the host struct. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__check_host_win(const void *host_win)
 {
 #if !GPURMA_DEV_GPU
-    if (!host_win)
-        return GPURMA_ERR_INVALID_ARG;
-    if (__atomic_load_n((const uint32_t *)host_win, __ATOMIC_RELAXED) != GPURMA_DEV_HOST_WIN_LIVE)
-        return GPURMA_ERR_FREED;
+    return gpurma_dev_host_win_state(host_win);
 #else
     (void)host_win;
 #endif

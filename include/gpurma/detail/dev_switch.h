@@ -54,18 +54,17 @@ GPURMA_DEVICE gpurma_status_t gpurma_dsw__check_handle(const gpurma_dev_switch_t
     if (sw->magic != GPURMA_DEV_SWITCH_MAGIC)
         return GPURMA_ERR_INVALID_ARG;
 #if !GPURMA_DEV_GPU
-    if (!sw->host_sw)
-        return GPURMA_ERR_INVALID_ARG;
-    if (__atomic_load_n((const uint32_t *)sw->host_sw, __ATOMIC_RELAXED) !=
-        GPURMA_DEV_HOST_SWITCH_LIVE)
-        return GPURMA_ERR_FREED;
+    gpurma_status_t rc = gpurma_dev_host_switch_state(sw->host_sw);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
 #endif
     return gpurma_dev__check_win(&sw->win);
 }
 
 /* Everything a call checks before it touches memory: handle, team thread,
  * type, [off, off + count * size) inside the range without overflow, the
- * buffer present, aligned to the element and clear of this member's range. */
+ * buffer present, aligned to the element and clear of this member's whole
+ * range (any part of it, not only the elements at off). */
 GPURMA_DEVICE gpurma_status_t gpurma_dsw__check(const gpurma_dev_switch_t *sw, size_t off,
                                                 const void *buf, size_t count,
                                                 gpurma_dtype_t dtype, unsigned tid,
@@ -89,9 +88,12 @@ GPURMA_DEVICE gpurma_status_t gpurma_dsw__check(const gpurma_dev_switch_t *sw, s
         return GPURMA_ERR_INVALID_ARG;
     if (((size_t)sw->offset + off) % es || (uintptr_t)buf % es)
         return GPURMA_ERR_MISALIGNED;
-    const char *own = sw->win.peers[sw->win.rank].base + sw->offset + off;
+    /* The whole of this member's range, not only the elements at off: a
+     * reduction into another part of it would change what the members
+     * read (and the result) while they read it. */
+    const char *own = sw->win.peers[sw->win.rank].base + sw->offset;
     const char *b = (const char *)buf;
-    if (n && b < own + n && own < b + n)
+    if (n && (uintptr_t)b < (uintptr_t)own + sw->bytes && (uintptr_t)own < (uintptr_t)b + n)
         return GPURMA_ERR_INVALID_ARG; /* overlaps this member's range */
     *nbytes = n;
     return GPURMA_SUCCESS;

@@ -15,9 +15,11 @@
  * window is live and anything else once it is freed (or the context
  * finalized). The library never releases that struct's memory (a
  * tombstone), so a kept handle can always read it: every device operation
- * compiled as plain C checks it first and returns GPURMA_ERR_FREED instead
- * of touching the freed peer table, signals or counters. GPU code never
- * reads it (a host pointer). */
+ * compiled as plain C has the library check it first
+ * (gpurma_dev_host_win_state: the pointer is looked up in the handle
+ * registry before it is read, so a forged one is refused) and returns
+ * GPURMA_ERR_FREED instead of touching the freed peer table, signals or
+ * counters. GPU code never reads it (a host pointer). */
 #define GPURMA_DEV_HOST_WIN_LIVE 0x57494e44u /* "WIND" */
 
 /* One signal slot: the value, and the rank that last wrote it (for timeout
