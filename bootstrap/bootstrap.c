@@ -204,12 +204,34 @@ static int choose_bootstrap(const char *name, gpurma_bootstrap_args_t *args,
 
 int gpurma_bootstrap_detect(const char **name, const char **why)
 {
-    gpurma_bootstrap_args_t args = {NULL, 0, NULL};
+    gpurma_bootstrap_args_t args = {NULL, 0, NULL, NULL};
     const gpurma_bootstrap_entry_t *chosen = NULL;
     int rc = choose_bootstrap(NULL, &args, &chosen);
     *name = rc ? NULL : chosen->name;
     *why = args.why;
     return rc;
+}
+
+/* Opens the chosen bootstrap and derives the node table. */
+static int open_chosen(const gpurma_bootstrap_entry_t *chosen, gpurma_bootstrap_args_t *args,
+                       gpurma_bootstrap_t **out)
+{
+    GPURMA_INFO(GPURMA_SUB_BOOT, "bootstrap %s chosen: %s", chosen->name, args->why);
+    gpurma_bootstrap_t *bs = NULL;
+    int rc = chosen->open(args, &bs);
+    if (rc)
+        return rc;
+
+    rc = compute_node_info(bs);
+    if (rc) {
+        gpurma_bootstrap_close(bs);
+        return rc;
+    }
+    GPURMA_INFO(GPURMA_SUB_BOOT, "bootstrap %s: rank %d of %d, on node %d of %d (local rank %d "
+                "of %d)", bs->ops->name, bs->rank, bs->size, bs->node_id, bs->num_nodes,
+                bs->local_rank, bs->local_size);
+    *out = bs;
+    return 0;
 }
 
 int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
@@ -224,22 +246,19 @@ int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
     int rc = choose_bootstrap(name, &args, &chosen);
     if (rc)
         return rc;
-    GPURMA_INFO(GPURMA_SUB_BOOT, "bootstrap %s chosen: %s", chosen->name, args.why);
-    gpurma_bootstrap_t *bs = NULL;
-    rc = chosen->open(&args, &bs);
-    if (rc)
-        return rc;
+    return open_chosen(chosen, &args, out);
+}
 
-    rc = compute_node_info(bs);
-    if (rc) {
-        gpurma_bootstrap_close(bs);
-        return rc;
-    }
-    GPURMA_INFO(GPURMA_SUB_BOOT, "bootstrap %s: rank %d of %d, on node %d of %d (local rank %d "
-                "of %d)", bs->ops->name, bs->rank, bs->size, bs->node_id, bs->num_nodes,
-                bs->local_rank, bs->local_size);
-    *out = bs;
-    return 0;
+int gpurma_bootstrap_open_uid(const gpurma_uid_explicit_t *uid, int64_t timeout_ms,
+                              gpurma_bootstrap_t **out)
+{
+    if (!out || !uid)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "bootstrap: uid or out is NULL");
+    *out = NULL;
+    gpurma_bootstrap_args_t args = {.timeout_ms = timeout_ms,
+                                    .why = "a unique id was passed to init",
+                                    .uid = uid};
+    return open_chosen(&gpurma_bootstrap_uid, &args, out);
 }
 
 void gpurma_bootstrap_close(gpurma_bootstrap_t *bs)
