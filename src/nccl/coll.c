@@ -377,7 +377,10 @@ static ncclResult_t run_checked(const nccl_op_t *a)
             return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: unknown operator %d",
                                     gpurma_nccl_op_name(a->kind), (int)a->op);
         } else {
-            op = (gpurma_redop_t)a->op; /* same order: sum, prod, max, min, avg */
+            static const gpurma_redop_t ops[ncclNumOps] = {
+                [ncclSum] = GPURMA_SUM, [ncclProd] = GPURMA_PROD, [ncclMax] = GPURMA_MAX,
+                [ncclMin] = GPURMA_MIN, [ncclAvg] = GPURMA_AVG};
+            op = ops[a->op];
         }
         if (gpurma_dtype(a->dtype) < 0)
             return gpurma_nccl_fallback_run(a, "gpurma does not reduce FP8");

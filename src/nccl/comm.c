@@ -2,10 +2,12 @@
  * comm.c - communicators: unique ids, init (rank, config, scalable, all),
  * split, shrink, finalize, destroy, abort, revoke, and the queries.
  */
+#define _GNU_SOURCE
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nccl_internal.h"
 
@@ -335,18 +337,22 @@ NCCL_API ncclResult_t ncclCommFinalize(ncclComm_t comm)
 }
 NCCL_PROFILING_ALIAS(ncclCommFinalize)
 
-/* Collective over the communicator (its window and team are freed). */
-NCCL_API ncclResult_t ncclCommDestroy(ncclComm_t comm)
+/* Freeing the window, the team and the context waits for the other ranks,
+ * but ncclCommDestroy must not: nccl-tests destroys the communicators of
+ * two ranks of one process one after the other on one thread. So a thread
+ * of its own does it, and the process waits for those threads at exit
+ * (bounded by GPURMA_NCCL_TEARDOWN_S, default 60 s). */
+typedef struct teardown {
+    pthread_t        thread;
+    struct teardown *next;
+    int              done;
+} teardown_t;
+
+static pthread_mutex_t teardown_lock = PTHREAD_MUTEX_INITIALIZER;
+static teardown_t *teardowns;
+
+static void release(ncclComm_t comm)
 {
-    if (!comm)
-        return ncclSuccess;
-    if (comm->magic != GPURMA_NCCL_COMM_MAGIC)
-        return gpurma_nccl_fail(NULL, ncclInvalidArgument,
-                                "ncclCommDestroy: %p is not a live communicator", (void *)comm);
-    join_init(comm);
-    if (comm->aborted)
-        return ncclSuccess;
-    comm->magic = GPURMA_NCCL_COMM_GONE;
     if (comm->init_state == ncclSuccess) {
         gpurma_nccl_fallback_comm_destroy(comm, 0);
         gpurma_nccl_p2p_teardown(comm);
@@ -360,6 +366,91 @@ NCCL_API ncclResult_t ncclCommDestroy(ncclComm_t comm)
         free(comm->scratch);
     pthread_mutex_destroy(&comm->lock);
     free(comm);
+}
+
+typedef struct {
+    ncclComm_t  comm;
+    teardown_t *entry;
+} teardown_arg_t;
+
+static void *teardown_main(void *p)
+{
+    teardown_arg_t a = *(teardown_arg_t *)p;
+    free(p);
+    if (a.comm->device >= 0)
+        gpurma_nccl_gpu_set_device(a.comm->device);
+    release(a.comm);
+    __atomic_store_n(&a.entry->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void wait_teardowns(void)
+{
+    const char *env = getenv("GPURMA_NCCL_TEARDOWN_S");
+    long limit = env && *env ? strtol(env, NULL, 10) : 60;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += limit > 0 ? limit : 60;
+    pthread_mutex_lock(&teardown_lock);
+    for (teardown_t *t = teardowns; t; t = t->next)
+        if (pthread_timedjoin_np(t->thread, NULL, &until) != 0)
+            gpurma_nccl_log("a communicator's teardown did not finish at exit (peers gone?)");
+    teardowns = NULL; /* the process is ending: the entries go with it */
+    pthread_mutex_unlock(&teardown_lock);
+}
+
+static void reap_teardowns(void)
+{
+    pthread_mutex_lock(&teardown_lock);
+    for (teardown_t **p = &teardowns; *p;) {
+        teardown_t *t = *p;
+        if (__atomic_load_n(&t->done, __ATOMIC_ACQUIRE)) {
+            pthread_join(t->thread, NULL);
+            *p = t->next;
+            free(t);
+        } else {
+            p = &t->next;
+        }
+    }
+    pthread_mutex_unlock(&teardown_lock);
+}
+
+static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
+static void register_atexit(void) { atexit(wait_teardowns); }
+
+NCCL_API ncclResult_t ncclCommDestroy(ncclComm_t comm)
+{
+    if (!comm)
+        return ncclSuccess;
+    if (comm->magic != GPURMA_NCCL_COMM_MAGIC)
+        return gpurma_nccl_fail(NULL, ncclInvalidArgument,
+                                "ncclCommDestroy: %p is not a live communicator", (void *)comm);
+    join_init(comm);
+    if (comm->aborted)
+        return ncclSuccess;
+    comm->magic = GPURMA_NCCL_COMM_GONE;
+    if (comm->init_state != ncclSuccess) { /* nothing shared with peers */
+        release(comm);
+        return ncclSuccess;
+    }
+    reap_teardowns();
+    pthread_once(&atexit_once, register_atexit);
+    teardown_t *t = calloc(1, sizeof *t);
+    teardown_arg_t *a = malloc(sizeof *a);
+    if (t && a) {
+        *a = (teardown_arg_t){comm, t};
+        pthread_mutex_lock(&teardown_lock);
+        if (pthread_create(&t->thread, NULL, teardown_main, a) == 0) {
+            t->next = teardowns;
+            teardowns = t;
+            pthread_mutex_unlock(&teardown_lock);
+            return ncclSuccess;
+        }
+        pthread_mutex_unlock(&teardown_lock);
+    }
+    free(t);
+    free(a);
+    release(comm); /* no thread: do it here */
     return ncclSuccess;
 }
 NCCL_PROFILING_ALIAS(ncclCommDestroy)
