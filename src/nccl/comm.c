@@ -73,6 +73,12 @@ static ncclResult_t comm_setup(ncclComm_t comm)
     if (res != ncclSuccess)
         return res;
     gpurma_nccl_fallback_comm_init(comm);
+    /* How a run shows it went through this library and not NVIDIA's. */
+    if (getenv("GPURMA_NCCL_DEBUG"))
+        gpurma_nccl_log("rank %d of %d: communicator on %s %d, send/recv slots of %zu bytes%s",
+                        comm->rank, comm->size, comm->gpu ? "GPU" : "the host backend, device",
+                        comm->gpu ? comm->device : -1, comm->p2p_chunk,
+                        comm->fallback ? ", fallback NCCL communicator made" : "");
     return ncclSuccess;
 }
 

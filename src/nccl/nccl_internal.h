@@ -66,8 +66,6 @@ struct ncclComm {
     char           *p2p_base;
     size_t          p2p_chunk; /* bytes of one slot */
     int             p2p_depth; /* slots per peer */
-    uint64_t       *p2p_sent;  /* [size] chunks sent to each peer */
-    uint64_t       *p2p_recvd; /* [size] chunks taken from each peer */
     uint64_t        shrink_seq;
     /* PreMulSum operators, ncclNumOps + index */
     nccl_user_op_t  ops[NCCL_MAX_USER_OPS];

@@ -2,20 +2,26 @@
  * p2p.c - ncclSend/ncclRecv on a window of staging slots.
  *
  * Each rank's window holds, for every peer, `depth` slots of `chunk` bytes
- * that only that peer writes. A message travels in chunks: the sender puts
- * chunk q into slot q % depth of its column at the receiver and adds 1 to
- * the receiver's data signal for it; the receiver waits for that signal,
- * copies the chunk out and adds 1 to the sender's credit signal, which the
- * sender waits on before reusing the slot. Sequence numbers are absolute
- * per pair, so several messages between a pair follow each other in order
- * of the calls, as NCCL matches them.
+ * that only that peer writes. A batch (the sends and receives of one group,
+ * or one call) moves each pair's messages, in call order, as one stream of
+ * chunks numbered from 0: the sender puts chunk q into slot q % depth of its
+ * column at the receiver and adds 1 to the receiver's data signal for it;
+ * the receiver waits for that signal to reach q + 1, copies the chunk out
+ * and adds 1 to the sender's credit signal, which the sender waits on
+ * before reusing the slot (credit >= q + 1 - depth).
  *
- * A batch (the sends and receives of one group) runs in rounds: in round
- * k every queue to a peer sends its k-th chunk, then every queue from a
- * peer takes its k-th chunk. A round-k send needs only credits of rounds
- * k - depth and earlier, and a round-k receive only round-k sends, so
- * every order of calls in a group completes, on the host (blocking waits
- * that time out and see dead peers) and on a stream alike.
+ * Every batch leaves the signals at 0, so the same calls work when a CUDA
+ * graph replays them: the receiver clears its data signal before the credit
+ * for its last chunk, and the sender waits for the credit of its last chunk
+ * (the receiver has everything) and then clears it.
+ *
+ * The chunks run in rounds: in round k every queue to a peer sends its k-th
+ * chunk, then every queue from a peer takes its k-th chunk; the senders'
+ * last waits come after all rounds. A round-k send needs only credits of
+ * rounds k - depth and earlier, a round-k receive only round-k sends, and
+ * the last waits only the receivers' rounds, so every order of calls in a
+ * group completes, on the host (blocking waits that time out and see dead
+ * peers) and on a stream alike.
  *
  * Signals: data from peer s is signal s, credit from peer r is signal
  * size + r, and signal 2 * size announces a unique id (ncclCommShrink).
@@ -66,10 +72,6 @@ ncclResult_t gpurma_nccl_p2p_setup(ncclComm_t comm)
 {
     size_t n = (size_t)comm->size;
     comm->p2p_depth = DEPTH;
-    comm->p2p_sent = calloc(n, sizeof *comm->p2p_sent);
-    comm->p2p_recvd = calloc(n, sizeof *comm->p2p_recvd);
-    if (!comm->p2p_sent || !comm->p2p_recvd)
-        return gpurma_nccl_fail(comm, ncclSystemError, "init: out of memory");
     gpurma_win_params_t p = {.field_mask = GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS,
                              .mem_kind = GPURMA_MEM_DEVICE,
                              .num_signals = (uint32_t)(2 * n + 1)};
@@ -101,9 +103,6 @@ void gpurma_nccl_p2p_teardown(ncclComm_t comm)
 {
     if (comm->p2p_win)
         gpurma_win_free(&comm->p2p_win);
-    free(comm->p2p_sent);
-    free(comm->p2p_recvd);
-    comm->p2p_sent = comm->p2p_recvd = NULL;
 }
 
 /* One direction to one peer: the batch's messages in call order. */
@@ -113,6 +112,9 @@ typedef struct {
     const nccl_op_t **ops;
     int              nops, at; /* current message */
     size_t           done;     /* bytes of it done */
+    uint64_t         chunks;   /* chunks of the queue done */
+    size_t           left;     /* bytes of the queue not yet moved */
+    void            *stream;   /* of the last chunk, for the final wait */
 } queue_t;
 
 static size_t op_bytes(const nccl_op_t *op)
@@ -136,13 +138,13 @@ static gpurma_status_t send_chunk(ncclComm_t comm, queue_t *q)
     size_t len = op_bytes(op) - q->done;
     if (len > comm->p2p_chunk)
         len = comm->p2p_chunk;
-    uint64_t seq = comm->p2p_sent[q->peer];
+    uint64_t seq = q->chunks;
     const char *src = (const char *)op->send + q->done;
     size_t dst = slot_offset(comm, comm->rank, seq);
     uint32_t credit = (uint32_t)comm->size + (uint32_t)q->peer;
     gpurma_status_t rc = GPURMA_SUCCESS;
     if (comm->gpu) {
-        void *s = gpurma_nccl_stream(comm, op->stream);
+        void *s = q->stream = gpurma_nccl_stream(comm, op->stream);
         if (seq >= DEPTH)
             rc = gpurma_wait_until_on_stream(comm->p2p_win, credit, GPURMA_CMP_GE,
                                              seq + 1 - DEPTH, s);
@@ -157,10 +159,27 @@ static gpurma_status_t send_chunk(ncclComm_t comm, queue_t *q)
                                    GPURMA_SIGNAL_ADD, 1);
     }
     if (!rc) {
-        comm->p2p_sent[q->peer] = seq + 1;
+        q->chunks = seq + 1;
         q->done += len;
+        q->left -= len;
     }
     return rc;
+}
+
+/* After the rounds: the receiver has taken every chunk (so the sources may
+ * be reused), and the credit signal is cleared for the next batch. */
+static gpurma_status_t send_finish(ncclComm_t comm, queue_t *q)
+{
+    if (!q->chunks)
+        return GPURMA_SUCCESS;
+    uint32_t credit = (uint32_t)comm->size + (uint32_t)q->peer;
+    if (comm->gpu) {
+        gpurma_status_t rc = gpurma_wait_until_on_stream(comm->p2p_win, credit, GPURMA_CMP_GE,
+                                                         q->chunks, q->stream);
+        return rc ? rc : gpurma_signal_reset_on_stream(comm->p2p_win, credit, q->stream);
+    }
+    gpurma_status_t rc = gpurma_wait_until(comm->p2p_win, credit, GPURMA_CMP_GE, q->chunks);
+    return rc ? rc : gpurma_signal_reset(comm->p2p_win, credit);
 }
 
 static gpurma_status_t recv_chunk(ncclComm_t comm, queue_t *q)
@@ -169,29 +188,38 @@ static gpurma_status_t recv_chunk(ncclComm_t comm, queue_t *q)
     size_t len = op_bytes(op) - q->done;
     if (len > comm->p2p_chunk)
         len = comm->p2p_chunk;
-    uint64_t seq = comm->p2p_recvd[q->peer];
+    uint64_t seq = q->chunks;
     char *dst = (char *)op->recv + q->done;
     const char *slot = comm->p2p_base + slot_offset(comm, q->peer, seq);
     uint32_t credit = (uint32_t)comm->size + (uint32_t)comm->rank;
+    uint32_t data = (uint32_t)q->peer;
+    /* The last chunk of the queue: clear the data signal before the credit
+     * that lets the sender start its next batch. */
+    int last = q->left == len;
     gpurma_status_t rc;
     if (comm->gpu) {
         void *s = gpurma_nccl_stream(comm, op->stream);
-        rc = gpurma_wait_until_on_stream(comm->p2p_win, (uint32_t)q->peer, GPURMA_CMP_GE,
-                                         seq + 1, s);
+        rc = gpurma_wait_until_on_stream(comm->p2p_win, data, GPURMA_CMP_GE, seq + 1, s);
         if (!rc && gpurma_nccl_gpu_copy_async(dst, slot, len, s))
             rc = GPURMA_ERR_GPU;
+        if (!rc && last)
+            rc = gpurma_signal_reset_on_stream(comm->p2p_win, data, s);
         if (!rc)
             rc = gpurma_signal_on_stream(comm->p2p_win, q->peer, credit, GPURMA_SIGNAL_ADD, 1, s);
     } else {
-        rc = gpurma_wait_until(comm->p2p_win, (uint32_t)q->peer, GPURMA_CMP_GE, seq + 1);
+        rc = gpurma_wait_until(comm->p2p_win, data, GPURMA_CMP_GE, seq + 1);
         if (!rc) {
             memcpy(dst, slot, len);
-            rc = gpurma_signal(comm->p2p_win, q->peer, credit, GPURMA_SIGNAL_ADD, 1);
+            if (last)
+                rc = gpurma_signal_reset(comm->p2p_win, data);
         }
+        if (!rc)
+            rc = gpurma_signal(comm->p2p_win, q->peer, credit, GPURMA_SIGNAL_ADD, 1);
     }
     if (!rc) {
-        comm->p2p_recvd[q->peer] = seq + 1;
+        q->chunks = seq + 1;
         q->done += len;
+        q->left -= len;
     }
     return rc;
 }
@@ -216,11 +244,6 @@ static ncclResult_t check_op(ncclComm_t comm, const nccl_op_t *op)
         return gpurma_nccl_fail(comm, ncclInvalidUsage,
                                 "%s: this communicator runs on gpurma's host backend (no GPU): "
                                 "pass stream NULL and host buffers", name);
-    if (comm->gpu && bytes && gpurma_nccl_gpu_stream_capturing(op->stream))
-        return gpurma_nccl_fail(comm, ncclInvalidUsage,
-                                "%s inside a CUDA graph capture: gpurma's send/recv counts "
-                                "chunks with absolute sequence numbers, which a replay would "
-                                "repeat", name);
     return ncclSuccess;
 }
 
@@ -255,6 +278,7 @@ ncclResult_t gpurma_nccl_p2p_run(ncclComm_t comm, const nccl_op_t *ops, int n)
     for (int i = 0; i < n; i++) {
         queue_t *q = &queues[(ops[i].kind == NCCL_OP_SEND ? 0 : comm->size) + ops[i].root];
         q->ops[q->nops++] = &ops[i];
+        q->left += op_bytes(&ops[i]);
     }
     gpurma_status_t rc = GPURMA_SUCCESS;
     for (int live = 1; live && !rc;) {
@@ -266,9 +290,8 @@ ncclResult_t gpurma_nccl_p2p_run(ncclComm_t comm, const nccl_op_t *ops, int n)
                                         : recv_chunk(comm, &queues[qi]);
             }
     }
-    /* The sources may be reused once the call returns. */
-    if (!rc && !comm->gpu)
-        rc = gpurma_flush(comm->p2p_win, GPURMA_ALL_PEERS);
+    for (int qi = 0; qi < comm->size && !rc; qi++)
+        rc = send_finish(comm, &queues[qi]);
     free(queues);
     free(slots);
     return rc ? gpurma_nccl_fail_rc(comm, rc, "send/recv") : ncclSuccess;
