@@ -125,6 +125,10 @@ GPURMA_API int gpurma_team_size(gpurma_team_t team);
 /* World rank of a team rank, or -1. */
 GPURMA_API int gpurma_team_world_rank(gpurma_team_t team, int team_rank);
 GPURMA_API gpurma_status_t gpurma_barrier(gpurma_team_t team);
+/* Local and cheap (looks again at most once per GPURMA_LIVENESS_MS):
+ * GPURMA_ERR_PEER_FAILED, with a message naming the rank, once a member of
+ * the team is known dead; GPURMA_SUCCESS otherwise. */
+GPURMA_API gpurma_status_t gpurma_team_check_peers(gpurma_team_t team);
 
 /* -------------------------------------------------------------- windows */
 
