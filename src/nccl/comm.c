@@ -503,6 +503,13 @@ NCCL_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *async
     ncclResult_t st = __atomic_load_n(&comm->init_state, __ATOMIC_ACQUIRE);
     if (st == ncclSuccess)
         st = __atomic_load_n(&comm->async_error, __ATOMIC_ACQUIRE);
+    /* Work on a stream reports no error to the host: a dead peer is looked
+     * for here, which is what torch's watchdog polls. */
+    if (st == ncclSuccess && !comm->aborted) {
+        gpurma_status_t rc = gpurma_team_check_peers(comm->team);
+        if (rc != GPURMA_SUCCESS)
+            st = gpurma_nccl_fail_rc(comm, rc, "ncclCommGetAsyncError");
+    }
     if (st == ncclSuccess && comm->init_thread_started)
         join_init(comm); /* finished: reap the thread */
     *asyncError = st;

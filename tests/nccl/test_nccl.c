@@ -669,15 +669,22 @@ static int run_death(void)
     allreduce_check(comm, "before the death", 1);
     if (t_rank == t_size - 1)
         raise(SIGKILL);
-    int32_t v[64] = {0};
+    /* The watchdog's question first, with no call in flight. */
     double start = t_now();
+    ncclResult_t st = ncclSuccess;
+    while (st == ncclSuccess && t_now() < start + 10)
+        NCHECK(ncclCommGetAsyncError(comm, &st));
+    T_ASSERT(st == ncclRemoteError, "async error with a dead rank is %d after %.1f s", (int)st,
+             t_now() - start);
+    printf("rank %d: ncclCommGetAsyncError: ncclRemoteError after %.3f s: %s\n", t_rank,
+           t_now() - start, ncclGetLastError(comm));
+    int32_t v[64] = {0};
     ncclResult_t res = ncclAllReduce(v, v, 64, ncclInt32, ncclSum, comm, NULL);
     T_ASSERT(res == ncclRemoteError, "allreduce with a dead rank returned %d (%s): %s", (int)res,
              ncclGetErrorString(res), ncclGetLastError(comm));
-    ncclResult_t st = ncclSuccess;
     NCHECK(ncclCommGetAsyncError(comm, &st));
     T_ASSERT(st == ncclRemoteError, "async error is %d", (int)st);
-    printf("rank %d: ncclRemoteError after %.1f s: %s\n", t_rank, t_now() - start,
+    printf("rank %d: ncclAllReduce: ncclRemoteError after %.1f s: %s\n", t_rank, t_now() - start,
            ncclGetLastError(comm));
     NCHECK(ncclCommAbort(comm));
     fflush(stdout);
