@@ -5,11 +5,14 @@
 # print a short table last. Exit status: 0 when every test passed or
 # skipped, 1 otherwise.
 #
-#   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus]
+#   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus] [--nccl]
 #
 # --quick: fewer rounds and sizes; --bench: build, then the benchmark only;
 # --focus: the fewest builds and runs that check the newest GPU code (the
 # RMA and signal tests, collectives, the NVSHMEM layer), for a short lease.
+# --nccl: after the build, only the NCCL layer (tests/gpu/nccl-shim.sh:
+# nccl-tests, PyTorch and the benchmark through libgpurma_nccl; carry
+# .nccl-tests-src too).
 #
 # Two ranks are started with the uid bootstrap (RANK, WORLD_SIZE,
 # MASTER_ADDR, MASTER_PORT), so no launcher is needed; one test also runs
@@ -31,14 +34,15 @@ bundle() {
     fi
 }
 trap bundle EXIT
-quick=no tests=yes nvshmem=no focus=no
+quick=no tests=yes nvshmem=no focus=no nccl=no
 for a in "$@"; do
     case $a in
     --quick) quick=yes ;;
     --bench) tests=no ;;
     --focus) focus=yes ;;
     --nvshmem) nvshmem=yes ;; # after the build, only tests/gpu/nvshmem-side-by-side.sh
-    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+    --nccl) nccl=yes ;; # after the build, only tests/gpu/nccl-shim.sh
+    -h | --help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -96,6 +100,17 @@ else
 fi
 # --nvshmem (carry .nvshmem-src too): gpurma against NVSHMEM's perftests, in one table.
 [ $nvshmem = yes ] && { sh "$top/tests/gpu/nvshmem-side-by-side.sh" $(test $quick = yes && echo --quick) --build "$build" --logs "$out/nvshmem"; exit $?; }
+
+# ---- the NCCL layer (--nccl), issue 20: its own script, its lines in the table
+if [ $nccl = yes ]; then
+    sh "$top/tests/gpu/nccl-shim.sh" --build "$build" --logs "$out/nccl" \
+        $(test $quick = yes && echo --quick) | tee "$out/nccl.txt"
+    grep '^test ' "$out/nccl.txt" | awk '{print $1, $2, $3}' >>"$results"
+    awk '$1 == "test" {printf "  %-40s %s\n", $2, $3}' "$results" | tee "$out/table.txt"
+    grep -q 'FAIL' "$results" && exit 1
+    exit 0
+fi
+# ---- end of the NCCL layer's block
 
 gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_switch test_gpu_coll gpu_bench"
 test $focus = yes && gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_coll"
