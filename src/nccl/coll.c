@@ -69,24 +69,30 @@ void *gpurma_nccl_stream(ncclComm_t comm, void *stream)
     return comm->gpu && !stream ? (void *)0x1 : stream;
 }
 
-ncclResult_t gpurma_nccl_scratch(ncclComm_t comm, size_t bytes, void *stream, void **out)
+ncclResult_t gpurma_nccl_scratch(ncclComm_t comm, size_t bytes, void *stream, nccl_scratch_t *out)
 {
+    out->graph_owned = 0;
+    if (comm->gpu && gpurma_nccl_gpu_stream_capturing(stream)) {
+        /* A captured graph must not hold the communicator's scratch: it
+         * may be reallocated after the capture. */
+        if (gpurma_nccl_gpu_malloc_async(&out->ptr, bytes ? bytes : 1, stream))
+            return gpurma_nccl_fail(comm, ncclUnhandledCudaError,
+                                    "cudaMallocAsync of %zu bytes of scratch in a graph capture "
+                                    "failed", bytes);
+        out->graph_owned = 1;
+        return ncclSuccess;
+    }
     if (bytes <= comm->scratch_bytes) {
-        *out = comm->scratch;
+        out->ptr = comm->scratch;
         return ncclSuccess;
     }
     void *p = NULL;
     if (comm->gpu) {
-        /* Stream work that used the old scratch may still be queued. */
-        if (gpurma_nccl_gpu_stream_capturing(stream))
-            return gpurma_nccl_fail(comm, ncclInvalidUsage,
-                                    "scratch of %zu bytes needed first inside a CUDA graph "
-                                    "capture: run the call once before capturing", bytes);
         if (gpurma_nccl_gpu_malloc(&p, bytes))
             return gpurma_nccl_fail(comm, ncclUnhandledCudaError,
                                     "cudaMalloc of %zu bytes of scratch failed", bytes);
-        if (comm->scratch)
-            gpurma_nccl_gpu_free(comm->scratch); /* cudaFree waits for the device */
+        if (comm->scratch) /* cudaFree waits for the work that used it */
+            gpurma_nccl_gpu_free(comm->scratch);
     } else {
         p = malloc(bytes);
         if (!p)
@@ -96,8 +102,16 @@ ncclResult_t gpurma_nccl_scratch(ncclComm_t comm, size_t bytes, void *stream, vo
     }
     comm->scratch = p;
     comm->scratch_bytes = bytes;
-    *out = p;
+    out->ptr = p;
     return ncclSuccess;
+}
+
+void gpurma_nccl_scratch_done(ncclComm_t comm, nccl_scratch_t *s, void *stream)
+{
+    (void)comm;
+    if (s->graph_owned)
+        gpurma_nccl_gpu_free_async(s->ptr, stream);
+    s->graph_owned = 0;
 }
 
 /* ------------------------------------------------------- PreMulSum */
@@ -276,22 +290,24 @@ static ncclResult_t gpurma_fail(const nccl_op_t *a, gpurma_status_t rc)
 
 /* The scaled copy of a PreMulSum's input, in scratch. */
 static ncclResult_t premul(const nccl_op_t *a, const nccl_user_op_t *u, size_t n, size_t es,
-                           void *stream, const void **scaled)
+                           void *stream, nccl_scratch_t *tmp, const void **scaled)
 {
-    void *dst;
-    ncclResult_t res = gpurma_nccl_scratch(a->comm, n * es, stream, &dst);
+    ncclResult_t res = gpurma_nccl_scratch(a->comm, n * es, stream, tmp);
     if (res != ncclSuccess)
         return res;
+    void *dst = tmp->ptr;
     if (!n) {
         *scaled = a->send;
         return ncclSuccess;
     }
     if (a->comm->gpu) {
         if (gpurma_nccl_gpu_scale_async(dst, a->send, n, a->dtype, u->scalar_host,
-                                        u->on_device ? u->scalar_dev : NULL, stream))
+                                        u->on_device ? u->scalar_dev : NULL, stream)) {
+            gpurma_nccl_scratch_done(a->comm, tmp, stream);
             return gpurma_nccl_fail(a->comm, ncclUnhandledCudaError,
                                     "%s: the PreMulSum scaling kernel failed",
                                     gpurma_nccl_op_name(a->kind));
+        }
     } else {
         scale_host(dst, a->send, n, a->dtype, u->scalar_host);
     }
@@ -389,11 +405,12 @@ static ncclResult_t run_checked(const nccl_op_t *a)
     gpurma_team_t team = comm->team;
     gpurma_status_t st = GPURMA_SUCCESS;
     const void *send = a->send;
-    ncclResult_t res;
+    nccl_scratch_t tmp = {NULL, 0};
+    ncclResult_t res = ncclSuccess;
     switch (a->kind) {
     case NCCL_OP_ALLREDUCE:
     case NCCL_OP_REDUCE:
-        if (user && (res = premul(a, user, a->count, es, stream, &send)) != ncclSuccess)
+        if (user && (res = premul(a, user, a->count, es, stream, &tmp, &send)) != ncclSuccess)
             return res;
         st = a->kind == NCCL_OP_ALLREDUCE
                  ? gpurma_allreduce(team, send, a->recv, a->count, dt, op, stream)
@@ -402,19 +419,18 @@ static ncclResult_t run_checked(const nccl_op_t *a)
     case NCCL_OP_REDUCE_SCATTER: {
         size_t total = a->count * (size_t)comm->size; /* no overflow: checked by the caller */
         if (user) {
-            if ((res = premul(a, user, total, es, stream, &send)) != ncclSuccess)
+            if ((res = premul(a, user, total, es, stream, &tmp, &send)) != ncclSuccess)
                 return res;
             st = gpurma_reduce_scatter(team, send, a->recv, a->count, dt, op, stream);
             break;
         }
         /* NCCL's in place: recv is this rank's block of send. */
         if (a->count && (const char *)a->recv == (const char *)send + comm->rank * a->count * es) {
-            void *tmp;
             if ((res = gpurma_nccl_scratch(comm, a->count * es, stream, &tmp)) != ncclSuccess)
                 return res;
-            st = gpurma_reduce_scatter(team, send, tmp, a->count, dt, op, stream);
+            st = gpurma_reduce_scatter(team, send, tmp.ptr, a->count, dt, op, stream);
             if (st == GPURMA_SUCCESS)
-                return copy(comm, a->recv, tmp, a->count * es, stream);
+                res = copy(comm, a->recv, tmp.ptr, a->count * es, stream);
             break;
         }
         st = gpurma_reduce_scatter(team, send, a->recv, a->count, dt, op, stream);
@@ -439,6 +455,9 @@ static ncclResult_t run_checked(const nccl_op_t *a)
     default:
         return gpurma_nccl_fail(comm, ncclInternalError, "not a collective: %d", (int)a->kind);
     }
+    gpurma_nccl_scratch_done(comm, &tmp, stream);
+    if (res != ncclSuccess)
+        return res;
     if (st == GPURMA_ERR_UNSUPPORTED && gpurma_nccl_fallback_available())
         return gpurma_nccl_fallback_run(a, gpurma_last_error_message(comm->ctx->ctx));
     return st == GPURMA_SUCCESS ? ncclSuccess : gpurma_fail(a, st);

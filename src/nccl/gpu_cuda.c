@@ -33,6 +33,16 @@ int gpurma_nccl_gpu_free(void *ptr)
     return cudaFree(ptr) != cudaSuccess;
 }
 
+int gpurma_nccl_gpu_malloc_async(void **ptr, size_t bytes, void *stream)
+{
+    return cudaMallocAsync(ptr, bytes, (cudaStream_t)stream) != cudaSuccess;
+}
+
+int gpurma_nccl_gpu_free_async(void *ptr, void *stream)
+{
+    return cudaFreeAsync(ptr, (cudaStream_t)stream) != cudaSuccess;
+}
+
 int gpurma_nccl_gpu_is_device_ptr(const void *ptr)
 {
     struct cudaPointerAttributes a;

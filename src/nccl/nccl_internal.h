@@ -120,8 +120,15 @@ size_t gpurma_nccl_dtype_size(ncclDataType_t dtype);
 /* The stream gpurma is given: a GPU communicator's NULL stream is CUDA's
  * legacy default stream, never gpurma's "host memory". */
 void *gpurma_nccl_stream(ncclComm_t comm, void *stream);
-/* Grows the communicator's scratch (GPU or host memory). */
-ncclResult_t gpurma_nccl_scratch(ncclComm_t comm, size_t bytes, void *stream, void **out);
+/* Scratch for one call: the communicator's (grown as needed) outside a
+ * CUDA graph capture; inside one, stream-ordered memory that the graph
+ * owns (cudaMallocAsync), given back by gpurma_nccl_scratch_done. */
+typedef struct {
+    void *ptr;
+    int   graph_owned;
+} nccl_scratch_t;
+ncclResult_t gpurma_nccl_scratch(ncclComm_t comm, size_t bytes, void *stream, nccl_scratch_t *out);
+void gpurma_nccl_scratch_done(ncclComm_t comm, nccl_scratch_t *s, void *stream);
 
 /* ------------------------------------------------------------- p2p.c */
 ncclResult_t gpurma_nccl_p2p_setup(ncclComm_t comm);
@@ -152,6 +159,8 @@ int  gpurma_nccl_gpu_current_device(void); /* -1 without a GPU */
 int  gpurma_nccl_gpu_set_device(int device);
 int  gpurma_nccl_gpu_malloc(void **ptr, size_t bytes);
 int  gpurma_nccl_gpu_free(void *ptr);
+int  gpurma_nccl_gpu_malloc_async(void **ptr, size_t bytes, void *stream);
+int  gpurma_nccl_gpu_free_async(void *ptr, void *stream);
 int  gpurma_nccl_gpu_is_device_ptr(const void *ptr);
 int  gpurma_nccl_gpu_copy_async(void *dst, const void *src, size_t bytes, void *stream);
 /* dst[i] = src[i] * scalar on the stream (PreMulSum); scalar_dev when

@@ -428,6 +428,28 @@ static void test_p2p(ncclComm_t comm)
 
 /* ------------------------------------------------- groups, comms */
 
+/* Count 0 (nccl-tests' smallest sizes divided among ranks): no effect,
+ * NULL buffers allowed. */
+static void test_zero_counts(ncclComm_t comm)
+{
+    char buf[16];
+    memset(buf, T_POISON, sizeof buf);
+    NCHECK(ncclAllReduce(NULL, NULL, 0, ncclFloat32, ncclSum, comm, NULL));
+    NCHECK(ncclAllReduce(buf, buf, 0, ncclFloat32, ncclSum, comm, NULL));
+    NCHECK(ncclAllGather(buf, buf, 0, ncclInt8, comm, NULL));
+    NCHECK(ncclReduceScatter(buf, buf, 0, ncclInt32, ncclMax, comm, NULL));
+    NCHECK(ncclBroadcast(buf, buf, 0, ncclInt8, 0, comm, NULL));
+    NCHECK(ncclReduce(buf, buf, 0, ncclInt8, ncclSum, 0, comm, NULL));
+    NCHECK(ncclAlltoAll(buf, buf, 0, ncclInt8, comm, NULL));
+    NCHECK(ncclGather(buf, buf, 0, ncclInt8, 0, comm, NULL));
+    NCHECK(ncclScatter(buf, buf, 0, ncclInt8, 0, comm, NULL));
+    NCHECK(ncclGroupStart());
+    NCHECK(ncclSend(NULL, 0, ncclInt8, (t_rank + 1) % t_size, comm, NULL));
+    NCHECK(ncclRecv(NULL, 0, ncclInt8, (t_rank + t_size - 1) % t_size, comm, NULL));
+    NCHECK(ncclGroupEnd());
+    t_verify_fill(buf, T_POISON, sizeof buf, "count 0 calls", -1, 0);
+}
+
 static void test_group_collectives(ncclComm_t comm)
 {
     enum { K = 5 };
@@ -704,6 +726,7 @@ int main(int argc, char **argv)
     test_premulsum(comm);
     test_movement(comm);
     test_p2p(comm);
+    test_zero_counts(comm);
     test_group_collectives(comm);
     test_registration(comm);
     test_split(comm);
