@@ -79,8 +79,13 @@ if [ $only = all ] || [ $only = nccl-tests ] || [ $only = bench ]; then
         (cd "$nt_src" && make -j16 MPI=1 MPI_HOME="${inc%/include}" BUILDDIR="$nt" \
             NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90") >"$logs/build-nccl-tests.log" 2>&1
         verdict nccl_tests_build $?
-        nm -D "$nt/all_reduce_perf" 2>/dev/null | awk '$1 == "U" && $2 ~ /^nccl/ {print $2}' |
-            sort -u >"$logs/nccl-tests-imports.txt"
+        for b in "$nt"/*_perf; do
+            nm -D "$b" 2>/dev/null | awk '$1 == "U" && $2 ~ /^nccl/ {print $2}'
+        done | sort -u >"$logs/nccl-tests-imports.txt"
+        nm -D --defined-only "$shim" | awk '{print $3}' | sort -u >"$logs/shim-exports.txt"
+        missing=$(comm -23 "$logs/nccl-tests-imports.txt" "$logs/shim-exports.txt" | tr '\n' ' ')
+        test -z "$missing"
+        verdict nccl_tests_imports $? "$(wc -l <"$logs/nccl-tests-imports.txt") nccl symbols${missing:+; missing: $missing}"
     fi
 fi
 
@@ -159,6 +164,14 @@ if [ $only = all ] || [ $only = torch ]; then
     if ! "$python" -c 'import torch, torch.distributed' >/dev/null 2>&1; then
         echo "test torch_ops SKIP(no torch at $python)"
     else
+        # What torch imports from libnccl.so.2, against what the shim exports.
+        tlib=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cuda.so"))')
+        nm -D "$tlib" 2>/dev/null | awk '$1 == "U" && $2 ~ /^nccl/ {print $2}' | sort -u \
+            >"$logs/torch-imports.txt"
+        nm -D --defined-only "$shim" | awk '{print $3}' | sort -u >"$logs/shim-exports.txt"
+        missing=$(comm -23 "$logs/torch-imports.txt" "$logs/shim-exports.txt" | tr '\n' ' ')
+        test -z "$missing"
+        verdict torch_imports $? "$(wc -l <"$logs/torch-imports.txt") nccl symbols${missing:+; missing: $missing}"
         torchrun=$(dirname "$python")/torchrun
         port=$((29500 + $$ % 1000))
         env LD_PRELOAD="$shim" LD_LIBRARY_PATH="$libpath" GPURMA_TIMEOUT_MS=60000 \
