@@ -15,13 +15,18 @@
 #      ops, and a killed rank that torch's watchdog must report.
 #
 #   tests/gpu/nccl-shim.sh --build BUILD_DIR --logs LOG_DIR [--quick]
-#                          [--python PY] [--only nccl-tests|bench|torch]
+#                          [--python PY] [--only nccl-tests|bench|torch] [--np "2 4"]
+#
+# --quick: nccl-tests with (-G 0 -R 0) and (-G 5 -R 2) only, every type and
+# operator at 2 ranks only (about 60 runs, a few minutes); without it every
+# -G x -R pair (about 200 runs: split them with --np 2 and --np 4 so that
+# each call stays within 10 minutes).
 #
 # Prints one "test NAME PASS|FAIL|SKIP" line per check (run-device.sh adds
 # them to its table). Exit status 1 when one failed.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-build= logs= quick=no only=all
+build= logs= quick=no only=all nps="2 4"
 python=/opt/torch/.venv/bin/python
 while [ $# -gt 0 ]; do
     case $1 in
@@ -30,12 +35,13 @@ while [ $# -gt 0 ]; do
     --quick) quick=yes ;;
     --python) python=$2; shift ;;
     --only) only=$2; shift ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    --np) nps=$2; shift ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "nccl-shim.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
 done
-[ -n "$build" ] && [ -n "$logs" ] || { sed -n '2,22p' "$0" >&2; exit 2; }
+[ -n "$build" ] && [ -n "$logs" ] || { sed -n '2,28p' "$0" >&2; exit 2; }
 mkdir -p "$logs"
 shim=$build/src/nccl/.libs/libnccl.so.2
 libpath=$build/src/nccl/.libs:$build/.libs
@@ -50,12 +56,13 @@ test -f "$shim" || { echo "test nccl_shim_build FAIL(no $shim)"; exit 1; }
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 
 # ------------------------------------------------------------------ MPS
-export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe-$$ CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log-$$
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 mps=no
-if [ "$ngpu" -lt 2 ] && command -v nvidia-cuda-mps-control >/dev/null 2>&1 &&
-    nvidia-cuda-mps-control -d; then
-    mps=yes
+if [ "$ngpu" -lt 2 ] && command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+    # one left by a run that was killed would hold the pipe: end it first
+    echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 && sleep 1
+    nvidia-cuda-mps-control -d && mps=yes
 fi
 stop_mps() { [ $mps = yes ] && echo quit | nvidia-cuda-mps-control; mps=no; }
 trap stop_mps EXIT
@@ -108,19 +115,21 @@ if { [ $only = all ] || [ $only = nccl-tests ]; } && [ -x "$nt/all_reduce_perf" 
     grep -q 'gpurma-nccl: rank 0 of 2: communicator on GPU' "$logs/nt_identity.log"
     verdict nt_through_shim $? "$(grep -m1 'communicator on' "$logs/nt_identity.log")"
     bins="all_reduce all_gather reduce_scatter broadcast reduce alltoall alltoallv gather scatter sendrecv hypercube"
-    maxb=8M nps="2 4" Rs="0 1 2"
-    [ $quick = yes ] && maxb=1M Rs="0 2"
+    modes="0:0 0:1 0:2 5:0 5:1 5:2" typed_nps=$nps typed_colls="all_reduce reduce_scatter reduce"
+    [ $quick = yes ] && modes="0:0 5:2" typed_nps=2 typed_colls=all_reduce
     for np in $nps; do
         for b in $bins; do
-            for G in 0 5; do
-                for R in $Rs; do
-                    nt_run "nt_${b}_np${np}_G${G}_R${R}" "$np" "${b}_perf" \
-                        -b 8 -e $maxb -f 8 -g 1 -c 1 -n 5 -w 2 -G $G -R $R
-                done
+            for m in $modes; do
+                G=${m%:*} R=${m#*:}
+                nt_run "nt_${b}_np${np}_G${G}_R${R}" "$np" "${b}_perf" \
+                    -b 8 -e 8M -f 8 -g 1 -c 1 -n 5 -w 2 -G $G -R $R
             done
         done
-        # every type and operator of the reductions, once
-        for b in all_reduce reduce_scatter reduce; do
+    done
+    # every type and operator of the reductions (PreMulSum included)
+    for np in $typed_nps; do
+        case " $nps " in *" $np "*) ;; *) continue ;; esac
+        for b in $typed_colls; do
             for d in int8 uint8 int32 uint32 int64 uint64 half float double bfloat16; do
                 nt_run "nt_${b}_np${np}_${d}_allops" "$np" "${b}_perf" \
                     -b 8 -e 256K -f 32 -g 1 -c 1 -n 2 -w 1 -d $d -o all

@@ -103,8 +103,9 @@ fi
 
 # ---- the NCCL layer (--nccl), issue 20: its own script, its lines in the table
 if [ $nccl = yes ]; then
+    # NCCL_SHIM_ARGS: more options of nccl-shim.sh (--only, --np)
     sh "$top/tests/gpu/nccl-shim.sh" --build "$build" --logs "$out/nccl" \
-        $(test $quick = yes && echo --quick) | tee "$out/nccl.txt"
+        $(test $quick = yes && echo --quick) ${NCCL_SHIM_ARGS:-} | tee "$out/nccl.txt"
     grep '^test ' "$out/nccl.txt" | awk '{print $1, $2, $3}' >>"$results"
     awk '$1 == "test" {printf "  %-40s %s\n", $2, $3}' "$results" | tee "$out/table.txt"
     grep -q 'FAIL' "$results" && exit 1
