@@ -165,7 +165,13 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const void *id, int r
             return ncclInProgress;
         }
     }
-    return gpurma_nccl_comm_init_now(comm);
+    res = gpurma_nccl_comm_init_now(comm);
+    if (res != ncclSuccess) { /* a blocking init that failed leaves nothing */
+        *out = NULL;
+        pthread_mutex_destroy(&comm->lock);
+        free(comm);
+    }
+    return res;
 }
 
 NCCL_API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId,
@@ -398,10 +404,16 @@ static void wait_teardowns(void)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += limit > 0 ? limit : 60;
     pthread_mutex_lock(&teardown_lock);
-    for (teardown_t *t = teardowns; t; t = t->next)
-        if (pthread_timedjoin_np(t->thread, NULL, &until) != 0)
+    for (teardown_t **p = &teardowns; *p;) {
+        teardown_t *t = *p;
+        if (pthread_timedjoin_np(t->thread, NULL, &until) == 0) {
+            *p = t->next;
+            free(t);
+        } else { /* still running: its entry stays where the thread can find it */
             gpurma_nccl_log("a communicator's teardown did not finish at exit (peers gone?)");
-    teardowns = NULL; /* the process is ending: the entries go with it */
+            p = &t->next;
+        }
+    }
     pthread_mutex_unlock(&teardown_lock);
 }
 
@@ -465,6 +477,14 @@ NCCL_PROFILING_ALIAS(ncclCommDestroy)
  * The communicator's gpurma resources are left to the end of the process
  * (freeing a window or a context waits for the peers); later calls on it
  * fail with ncclInvalidUsage, and its async error stays set. */
+/* Aborted communicators stay listed (reachable) until the process ends:
+ * their memory is deliberately kept, not lost. */
+static pthread_mutex_t aborted_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aborted {
+    ncclComm_t      comm;
+    struct aborted *next;
+} *aborted_list;
+
 NCCL_API ncclResult_t ncclCommAbort(ncclComm_t comm)
 {
     if (!comm)
@@ -472,7 +492,15 @@ NCCL_API ncclResult_t ncclCommAbort(ncclComm_t comm)
     if (comm->magic != GPURMA_NCCL_COMM_MAGIC)
         return gpurma_nccl_fail(NULL, ncclInvalidArgument,
                                 "ncclCommAbort: %p is not a live communicator", (void *)comm);
-    __atomic_store_n(&comm->aborted, 1, __ATOMIC_RELEASE);
+    if (!__atomic_exchange_n(&comm->aborted, 1, __ATOMIC_ACQ_REL)) {
+        struct aborted *a = malloc(sizeof *a);
+        if (a) {
+            pthread_mutex_lock(&aborted_lock);
+            *a = (struct aborted){comm, aborted_list};
+            aborted_list = a;
+            pthread_mutex_unlock(&aborted_lock);
+        }
+    }
     ncclResult_t none = ncclSuccess;
     __atomic_compare_exchange_n(&comm->async_error, &none, ncclRemoteError, 0, __ATOMIC_ACQ_REL,
                                 __ATOMIC_ACQUIRE);
