@@ -66,7 +66,16 @@ if [ "$ngpu" -lt 2 ] && command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
 fi
 stop_mps() { [ $mps = yes ] && echo quit | nvidia-cuda-mps-control; mps=no; }
 trap stop_mps EXIT
-echo "# $ngpu GPU(s), MPS: $mps"
+# With several GPUs each rank takes its own (nccl-tests picks GPU local
+# rank + i, without wrapping): more ranks than GPUs run only on one GPU.
+if [ "$ngpu" -ge 2 ]; then
+    kept=
+    for np in $nps; do
+        if [ "$np" -le "$ngpu" ]; then kept="$kept $np"; else echo "# $np ranks skipped: $ngpu GPUs"; fi
+    done
+    nps=$kept
+fi
+echo "# $ngpu GPU(s), MPS: $mps, rank counts:$nps"
 export NCCL_NVLS_ENABLE=0
 mpi="mpirun --allow-run-as-root --oversubscribe --bind-to none -x CUDA_MPS_PIPE_DIRECTORY \
 -x CUDA_MPS_LOG_DIRECTORY -x NCCL_NVLS_ENABLE -x GPURMA_TIMEOUT_MS=60000"
@@ -147,7 +156,7 @@ fi
 
 # ------------------------------------------------------------ benchmark
 if { [ $only = all ] || [ $only = bench ]; } && [ -x "$nt/all_reduce_perf" ]; then
-    for np in 2 4; do
+    for np in $nps; do
         timeout -k 10 300 $mpi $one_gpu_env $through_shim -np $np "$nt/all_reduce_perf" \
             -b 8 -e 256M -f 4 -g 1 -n 20 -w 5 -G 0 >"$logs/bench_nt_shim_np$np.log" 2>&1
         verdict "bench_nt_shim_np$np" $?
