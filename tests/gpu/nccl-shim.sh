@@ -78,7 +78,7 @@ fi
 echo "# $ngpu GPU(s), MPS: $mps, rank counts:$nps"
 export NCCL_NVLS_ENABLE=0
 mpi="mpirun --allow-run-as-root --oversubscribe --bind-to none -x CUDA_MPS_PIPE_DIRECTORY \
--x CUDA_MPS_LOG_DIRECTORY -x NCCL_NVLS_ENABLE -x GPURMA_TIMEOUT_MS=60000"
+-x CUDA_MPS_LOG_DIRECTORY -x NCCL_NVLS_ENABLE -x GPURMA_TIMEOUT_MS=60000 -x GPURMA_UID_ADDR=127.0.0.1"
 # Every rank on GPU 0 with one GPU (nccl-tests would pick local rank + i).
 one_gpu_env=
 [ "$ngpu" -lt 2 ] && one_gpu_env="-x NCCL_TESTS_DEVICE=0"
