@@ -204,7 +204,7 @@ static int choose_bootstrap(const char *name, gpurma_bootstrap_args_t *args,
 
 int gpurma_bootstrap_detect(const char **name, const char **why)
 {
-    gpurma_bootstrap_args_t args = {NULL, 0, NULL};
+    gpurma_bootstrap_args_t args = {NULL, 0, NULL, NULL};
     const gpurma_bootstrap_entry_t *chosen = NULL;
     int rc = choose_bootstrap(NULL, &args, &chosen);
     *name = rc ? NULL : chosen->name;
@@ -212,21 +212,13 @@ int gpurma_bootstrap_detect(const char **name, const char **why)
     return rc;
 }
 
-int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
-                          gpurma_bootstrap_t **out)
+/* Opens the chosen bootstrap and derives the node table. */
+static int open_chosen(const gpurma_bootstrap_entry_t *chosen, gpurma_bootstrap_args_t *args,
+                       gpurma_bootstrap_t **out)
 {
-    if (!out)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "bootstrap: out is NULL");
-    *out = NULL;
-
-    gpurma_bootstrap_args_t args = {.mpi_comm = mpi_comm, .timeout_ms = timeout_ms};
-    const gpurma_bootstrap_entry_t *chosen = NULL;
-    int rc = choose_bootstrap(name, &args, &chosen);
-    if (rc)
-        return rc;
-    GPURMA_INFO(GPURMA_SUB_BOOT, "bootstrap %s chosen: %s", chosen->name, args.why);
+    GPURMA_INFO(GPURMA_SUB_BOOT, "bootstrap %s chosen: %s", chosen->name, args->why);
     gpurma_bootstrap_t *bs = NULL;
-    rc = chosen->open(&args, &bs);
+    int rc = chosen->open(args, &bs);
     if (rc)
         return rc;
 
@@ -242,6 +234,33 @@ int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
         bs->ops->opened(bs);
     *out = bs;
     return 0;
+}
+
+int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
+                          gpurma_bootstrap_t **out)
+{
+    if (!out)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "bootstrap: out is NULL");
+    *out = NULL;
+
+    gpurma_bootstrap_args_t args = {.mpi_comm = mpi_comm, .timeout_ms = timeout_ms};
+    const gpurma_bootstrap_entry_t *chosen = NULL;
+    int rc = choose_bootstrap(name, &args, &chosen);
+    if (rc)
+        return rc;
+    return open_chosen(chosen, &args, out);
+}
+
+int gpurma_bootstrap_open_uid(const gpurma_uid_explicit_t *uid, int64_t timeout_ms,
+                              gpurma_bootstrap_t **out)
+{
+    if (!out || !uid)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "bootstrap: uid or out is NULL");
+    *out = NULL;
+    gpurma_bootstrap_args_t args = {.timeout_ms = timeout_ms,
+                                    .why = "a unique id was passed to init",
+                                    .uid = uid};
+    return open_chosen(&gpurma_bootstrap_uid, &args, out);
 }
 
 void gpurma_bootstrap_close(gpurma_bootstrap_t *bs)

@@ -46,11 +46,21 @@ struct gpurma_bootstrap {
     void    *impl;
 };
 
+/* A uid rendezvous given by a unique id (gpurma_get_unique_id) instead of
+ * the launch environment: several jobs can then live in one process. */
+typedef struct {
+    char    addr[96];  /* where rank 0 listens */
+    char    port[8];
+    uint8_t token[32]; /* UID_TOKEN_BYTES */
+    int     rank, size;
+} gpurma_uid_explicit_t;
+
 /* How gpurma_bootstrap_open was called, as every implementation sees it. */
 typedef struct {
     void       *mpi_comm;   /* address of an MPI_Comm, or NULL */
     int64_t     timeout_ms; /* copied into bs->timeout_ms */
     const char *why;        /* why this bootstrap was chosen, for messages */
+    const gpurma_uid_explicit_t *uid; /* set only by gpurma_bootstrap_open_uid */
 } gpurma_bootstrap_args_t;
 
 /* One implementation, defined in its file as a gpurma_bootstrap_<name>
@@ -79,6 +89,12 @@ typedef int (*gpurma_bootstrap_mpi_open_fn)(void *mpi_comm, int64_t timeout_ms,
  * single), opens it and computes node information. */
 int gpurma_bootstrap_open(const char *name, void *mpi_comm, int64_t timeout_ms,
                           gpurma_bootstrap_t **out);
+/* The uid bootstrap from an explicit rendezvous (a decoded unique id). */
+int gpurma_bootstrap_open_uid(const gpurma_uid_explicit_t *uid, int64_t timeout_ms,
+                              gpurma_bootstrap_t **out);
+/* Decodes a gpurma_unique_id_t's bytes; 0 or INVALID_ARG with a message. */
+int gpurma_uid_decode_id(const void *id, size_t len, int rank, int size,
+                         gpurma_uid_explicit_t *out);
 void gpurma_bootstrap_close(gpurma_bootstrap_t *bs);
 /* Which bootstrap automatic selection would open here, and why, without
  * opening it (gpurma-info); a negative status (message set) when the

@@ -739,14 +739,19 @@ static int start_watcher(uid_state_t *st)
 static int uid_open(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **out)
 {
     launch_env_t env;
-    int rc = read_launch_env(&env);
-    if (rc)
-        return rc;
+    uint8_t token[UID_TOKEN_BYTES];
+    int rc = 0;
+    if (args->uid) { /* a unique id, not the environment, names the job */
+        env = (launch_env_t){args->uid->rank, args->uid->size, args->uid->addr, args->uid->port};
+        memcpy(token, args->uid->token, sizeof(token));
+    } else {
+        rc = read_launch_env(&env);
+        if (rc)
+            return rc;
+        gpurma_uid_job_token(gpurma_config()->uid_token, env.addr, env.port, env.size, token);
+    }
     int rank = env.rank, size = env.size;
     const char *addr = env.addr, *port = env.port;
-
-    uint8_t token[UID_TOKEN_BYTES];
-    gpurma_uid_job_token(gpurma_config()->uid_token, addr, port, size, token);
 
     uid_state_t *st = calloc(1, sizeof(*st));
     gpurma_bootstrap_t *bs = calloc(1, sizeof(*bs));

@@ -61,8 +61,18 @@ enum {
     GPURMA_INIT_FIELD_BOOTSTRAP  = 1u << 0,
     GPURMA_INIT_FIELD_MPI_COMM   = 1u << 1,
     GPURMA_INIT_FIELD_DEVICE     = 1u << 2,
-    GPURMA_INIT_FIELD_TIMEOUT_MS = 1u << 3
+    GPURMA_INIT_FIELD_TIMEOUT_MS = 1u << 3,
+    GPURMA_INIT_FIELD_UNIQUE_ID  = 1u << 4  /* unique_id, rank, size */
 };
+
+/* Names one job for the uid bootstrap without a launch environment: one
+ * process makes it (gpurma_get_unique_id, on the host of the job's rank 0),
+ * hands it to the others by any means, and each passes it to init with its
+ * rank and the job's size. A process may join several such jobs. */
+#define GPURMA_UNIQUE_ID_BYTES 128
+typedef struct {
+    char internal[GPURMA_UNIQUE_ID_BYTES];
+} gpurma_unique_id_t;
 
 typedef struct {
     uint64_t    field_mask; /* GPURMA_INIT_FIELD_* that are set            */
@@ -70,6 +80,8 @@ typedef struct {
     void       *mpi_comm;   /* pointer to an MPI_Comm, for bootstrap "mpi"  */
     int         device;     /* GPU ordinal, GPURMA_DEVICE_AUTO or _HOST     */
     int64_t     timeout_ms; /* waits, barriers, bootstrap; overrides env    */
+    const gpurma_unique_id_t *unique_id; /* with rank and size: the job  */
+    int         rank, size;
 } gpurma_init_params_t;
 
 /* p may be NULL for defaults. Collective over the job. */
@@ -78,6 +90,9 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version,
                                                gpurma_ctx_t *ctx);
 #define gpurma_init(p, ctx) gpurma_init_version(GPURMA_API_VERSION, (p), (ctx))
 GPURMA_API gpurma_status_t gpurma_finalize(gpurma_ctx_t ctx);
+/* Rank 0 of the job listens on GPURMA_UID_ADDR, MASTER_ADDR or this host's
+ * name, at a port free when the id is made. */
+GPURMA_API gpurma_status_t gpurma_get_unique_id(gpurma_unique_id_t *id);
 /* Ends every process of the job (through the bootstrap); does not return. */
 GPURMA_API void gpurma_abort(gpurma_ctx_t ctx, int code, const char *why);
 
@@ -110,6 +125,10 @@ GPURMA_API int gpurma_team_size(gpurma_team_t team);
 /* World rank of a team rank, or -1. */
 GPURMA_API int gpurma_team_world_rank(gpurma_team_t team, int team_rank);
 GPURMA_API gpurma_status_t gpurma_barrier(gpurma_team_t team);
+/* Local and cheap (looks again at most once per GPURMA_LIVENESS_MS):
+ * GPURMA_ERR_PEER_FAILED, with a message naming the rank, once a member of
+ * the team is known dead; GPURMA_SUCCESS otherwise. */
+GPURMA_API gpurma_status_t gpurma_team_check_peers(gpurma_team_t team);
 
 /* -------------------------------------------------------------- windows */
 

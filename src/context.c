@@ -16,7 +16,7 @@
 
 #define INIT_FIELDS_KNOWN                                                               \
     (GPURMA_INIT_FIELD_BOOTSTRAP | GPURMA_INIT_FIELD_MPI_COMM | GPURMA_INIT_FIELD_DEVICE |   \
-     GPURMA_INIT_FIELD_TIMEOUT_MS)
+     GPURMA_INIT_FIELD_TIMEOUT_MS | GPURMA_INIT_FIELD_UNIQUE_ID)
 
 static int exchange_over_bootstrap(const gpurma_exchange_t *ex, const void *mine, void *all,
                                    size_t len)
@@ -166,10 +166,21 @@ GPURMA_API gpurma_status_t gpurma_init_version(unsigned api_version, const gpurm
 
     ctx->device = GPURMA_DEVICE_HOST;
     int rc = check_device(p);
-    if (!rc)
+    if (!rc && (mask & GPURMA_INIT_FIELD_UNIQUE_ID)) {
+        gpurma_uid_explicit_t uid;
+        if (mask & (GPURMA_INIT_FIELD_BOOTSTRAP | GPURMA_INIT_FIELD_MPI_COMM))
+            rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG, "init: a unique id names the "
+                                  "bootstrap: bootstrap or mpi_comm given too");
+        if (!rc)
+            rc = gpurma_uid_decode_id(p->unique_id, p->unique_id ? GPURMA_UNIQUE_ID_BYTES : 0,
+                                      p->rank, p->size, &uid);
+        if (!rc)
+            rc = gpurma_bootstrap_open_uid(&uid, timeout_ms, &ctx->bs);
+    } else if (!rc) {
         rc = gpurma_bootstrap_open((mask & GPURMA_INIT_FIELD_BOOTSTRAP) ? p->bootstrap : NULL,
                                    (mask & GPURMA_INIT_FIELD_MPI_COMM) ? p->mpi_comm : NULL,
                                    timeout_ms, &ctx->bs);
+    }
     if (!rc)
         rc = select_device(p, ctx->bs->local_rank, &ctx->device);
     if (rc) {

@@ -208,3 +208,12 @@ int gpurma_wait_stalled(struct gpurma_team_s *team, uint64_t start, uint64_t now
     }
     return GPURMA_SUCCESS;
 }
+
+/* A probe for callers that have no wait of their own to learn it from (an
+ * NCCL-style asynchronous error query while the work runs on a stream). */
+GPURMA_API gpurma_status_t gpurma_team_check_peers(gpurma_team_t team)
+{
+    int rc = gpurma_team_check(team);
+    return rc ? (gpurma_status_t)rc
+              : (gpurma_status_t)gpurma_team_check_alive(team, -1, "team_check_peers");
+}

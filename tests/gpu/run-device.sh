@@ -5,12 +5,15 @@
 # print a short table last. Exit status: 0 when every test passed or
 # skipped, 1 otherwise.
 #
-#   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus] [--coll]
+#   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus] [--coll] [--nccl]
 #
 # --quick: fewer rounds and sizes; --bench: build, then the benchmark only;
 # --focus: the fewest builds and runs that check the newest GPU code (the
 # RMA and signal tests, collectives, the NVSHMEM layer), for a short lease;
-# --coll: build, then only the collective stress (below).
+# --coll: build, then only the collective stress (below);
+# --nccl: after the build, only the NCCL layer (tests/gpu/nccl-shim.sh:
+# nccl-tests, PyTorch and the benchmark through libgpurma_nccl; carry
+# .nccl-tests-src too).
 #
 # The collective stress runs test_gpu_coll under mpirun at 2, 3, 4 and 8
 # ranks with every algorithm forced, once under CUDA MPS (the ranks' kernels
@@ -58,7 +61,7 @@ mps_stop() {
     unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 }
 trap 'mps_stop; bundle' EXIT
-quick=no tests=yes nvshmem=no focus=no collonly=no
+quick=no tests=yes nvshmem=no focus=no collonly=no nccl=no
 for a in "$@"; do
     case $a in
     --quick) quick=yes ;;
@@ -66,7 +69,8 @@ for a in "$@"; do
     --focus) focus=yes ;;
     --nvshmem) nvshmem=yes ;; # after the build, only tests/gpu/nvshmem-side-by-side.sh
     --coll) collonly=yes ;;
-    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+    --nccl) nccl=yes ;; # after the build, only tests/gpu/nccl-shim.sh
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -124,6 +128,18 @@ else
 fi
 # --nvshmem (carry .nvshmem-src too): gpurma against NVSHMEM's perftests, in one table.
 [ $nvshmem = yes ] && { sh "$top/tests/gpu/nvshmem-side-by-side.sh" $(test $quick = yes && echo --quick) --build "$build" --logs "$out/nvshmem"; exit $?; }
+
+# ---- the NCCL layer (--nccl), issue 20: its own script, its lines in the table
+if [ $nccl = yes ]; then
+    # NCCL_SHIM_ARGS: more options of nccl-shim.sh (--only, --np)
+    sh "$top/tests/gpu/nccl-shim.sh" --build "$build" --logs "$out/nccl" \
+        $(test $quick = yes && echo --quick) ${NCCL_SHIM_ARGS:-} | tee "$out/nccl.txt"
+    grep '^test ' "$out/nccl.txt" | awk '{print $1, $2, $3}' >>"$results"
+    awk '$1 == "test" {printf "  %-40s %s\n", $2, $3}' "$results" | tee "$out/table.txt"
+    grep -q 'FAIL' "$results" && exit 1
+    exit 0
+fi
+# ---- end of the NCCL layer's block
 
 gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_switch test_gpu_coll gpu_bench"
 test $focus = yes && gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_coll"
