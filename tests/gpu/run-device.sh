@@ -70,7 +70,7 @@ for a in "$@"; do
     --nvshmem) nvshmem=yes ;; # after the build, only tests/gpu/nvshmem-side-by-side.sh
     --coll) collonly=yes ;;
     --nccl) nccl=yes ;; # after the build, only tests/gpu/nccl-shim.sh
-    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
 done
