@@ -185,8 +185,8 @@ typedef enum {
     GPURMA_CMP_GE = 3, GPURMA_CMP_LT = 4, GPURMA_CMP_LE = 5
 } gpurma_cmp_t;
 
-/* src may be reused once the call returns only after gpurma_flush (or the
- * counter of a counted put) says the op completed locally. */
+/* src may be reused once the call returns only after gpurma_flush_local (or
+ * gpurma_flush, or the counter of a counted put) says the op completed locally. */
 GPURMA_API gpurma_status_t gpurma_put(gpurma_win_t win, int peer, size_t dst_off,
                                       const void *src, size_t bytes);
 GPURMA_API gpurma_status_t gpurma_get(gpurma_win_t win, int peer, void *dst,
@@ -206,12 +206,68 @@ GPURMA_API gpurma_status_t gpurma_put_signal(gpurma_win_t win, int peer, size_t 
  * when a rank of the window's team dies. */
 GPURMA_API gpurma_status_t gpurma_wait_until(gpurma_win_t win, uint32_t sig,
                                              gpurma_cmp_t cmp, uint64_t value);
+/* Several of this rank's slots at once (OpenSHMEM's wait_until_all/any/some
+ * and test forms). sigs lists n slot ids (NULL: slots 0..n-1); status, when
+ * not NULL, marks entries to skip (nonzero). Same acquire semantics, bounds
+ * and errors as gpurma_wait_until. Indices are positions in the list.
+ *   all:  every active entry satisfies cmp value.
+ *   any:  one does; *index = the lowest such position (SIZE_MAX when no
+ *         entry is active).
+ *   some: one does; every satisfied position in indices (room for n), their
+ *         number in *count.
+ * test forms look once and never wait: *satisfied 1/0, *index SIZE_MAX or
+ * *count 0 when nothing is satisfied yet. */
+GPURMA_API gpurma_status_t gpurma_wait_until_all(gpurma_win_t win, const uint32_t *sigs,
+                                                 size_t n, const int *status, gpurma_cmp_t cmp,
+                                                 uint64_t value);
+GPURMA_API gpurma_status_t gpurma_wait_until_any(gpurma_win_t win, const uint32_t *sigs,
+                                                 size_t n, const int *status, gpurma_cmp_t cmp,
+                                                 uint64_t value, size_t *index);
+GPURMA_API gpurma_status_t gpurma_wait_until_some(gpurma_win_t win, const uint32_t *sigs,
+                                                  size_t n, const int *status, gpurma_cmp_t cmp,
+                                                  uint64_t value, size_t *indices,
+                                                  size_t *count);
+GPURMA_API gpurma_status_t gpurma_test(gpurma_win_t win, uint32_t sig, gpurma_cmp_t cmp,
+                                       uint64_t value, int *satisfied);
+GPURMA_API gpurma_status_t gpurma_test_all(gpurma_win_t win, const uint32_t *sigs, size_t n,
+                                           const int *status, gpurma_cmp_t cmp, uint64_t value,
+                                           int *satisfied);
+GPURMA_API gpurma_status_t gpurma_test_any(gpurma_win_t win, const uint32_t *sigs, size_t n,
+                                           const int *status, gpurma_cmp_t cmp, uint64_t value,
+                                           size_t *index);
+GPURMA_API gpurma_status_t gpurma_test_some(gpurma_win_t win, const uint32_t *sigs, size_t n,
+                                            const int *status, gpurma_cmp_t cmp, uint64_t value,
+                                            size_t *indices, size_t *count);
 GPURMA_API gpurma_status_t gpurma_signal_read(gpurma_win_t win, uint32_t sig, uint64_t *value);
 GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t win, uint32_t sig);
 
-GPURMA_API gpurma_status_t gpurma_flush(gpurma_win_t win, int peer); /* local completion  */
-GPURMA_API gpurma_status_t gpurma_quiet(gpurma_win_t win);           /* remote completion */
-GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t win);           /* order, per peer   */
+/*
+ * Completion and ordering, named as MPI-3 names them (docs/mpi-rma.md has the
+ * table beside MPI, OpenSHMEM, NVSHMEM and NCCL GIN):
+ *   gpurma_flush(win, peer)        remote completion of every operation this
+ *                                  process issued to peer (GPURMA_ALL_PEERS: to
+ *                                  all): MPI_Win_flush / MPI_Win_flush_all.
+ *   gpurma_flush_local(win, peer)  local completion: sources reusable, gets
+ *                                  landed: MPI_Win_flush_local(_all); GIN's and
+ *                                  the old gpurma_flush.
+ *   gpurma_quiet(win)              = gpurma_flush(win, GPURMA_ALL_PEERS)
+ *                                  (shmem_quiet).
+ *   gpurma_order(win)              operations to a peer issued before it are
+ *                                  applied before those issued after it; waits
+ *                                  for nothing (shmem_fence). No MPI counterpart.
+ *   gpurma_win_fence(win)          collective over the window's team, as
+ *                                  MPI_Win_fence: every operation issued before
+ *                                  it by any member is complete at its target,
+ *                                  and the members' own stores are visible.
+ */
+GPURMA_API gpurma_status_t gpurma_flush(gpurma_win_t win, int peer);
+GPURMA_API gpurma_status_t gpurma_flush_local(gpurma_win_t win, int peer);
+GPURMA_API gpurma_status_t gpurma_quiet(gpurma_win_t win);
+GPURMA_API gpurma_status_t gpurma_order(gpurma_win_t win);
+GPURMA_API gpurma_status_t gpurma_win_fence(gpurma_win_t win);
+/* Deprecated: the name of gpurma_order before 0.2. Kept because OpenSHMEM and
+ * NVSHMEM code ports map shmem_fence onto it; it is NOT MPI_Win_fence. */
+GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t win);
 
 /* 64-bit atomics on 8-byte aligned window offsets; old may be NULL. */
 GPURMA_API gpurma_status_t gpurma_atomic_fetch_add(gpurma_win_t win, int peer, size_t off,
@@ -282,9 +338,14 @@ GPURMA_API gpurma_status_t gpurma_wait_until_on_stream(gpurma_win_t win, uint32_
  * the wait that consumed it, so that a replayed graph waits again). */
 GPURMA_API gpurma_status_t gpurma_signal_reset_on_stream(gpurma_win_t win, uint32_t sig,
                                                          void *stream);
-/* Local completion (peer or GPURMA_ALL_PEERS): stream order already gives
- * it, so this only checks its arguments and enqueues nothing. */
+/* Remote completion (peer or GPURMA_ALL_PEERS) of the stream's earlier
+ * operations, as gpurma_flush: the work enqueued after it starts once they
+ * are visible to every observer. */
 GPURMA_API gpurma_status_t gpurma_flush_on_stream(gpurma_win_t win, int peer, void *stream);
+/* Local completion: stream order already gives it, so this only checks its
+ * arguments and enqueues nothing. */
+GPURMA_API gpurma_status_t gpurma_flush_local_on_stream(gpurma_win_t win, int peer,
+                                                        void *stream);
 /* Remote completion of the stream's earlier operations, for every observer. */
 GPURMA_API gpurma_status_t gpurma_quiet_on_stream(gpurma_win_t win, void *stream);
 /* Barrier over team executed by the GPU: work enqueued after it on any

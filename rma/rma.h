@@ -87,7 +87,10 @@ typedef struct gpurma_engine_ops {
                       uint32_t sig, gpurma_signal_op_t op, uint64_t v, uint32_t counter);
     int (*atomic)(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
                   uint64_t v, uint64_t compare, uint64_t *old);
+    /* Local completion of what was issued to peer (or GPURMA_ALL_PEERS). */
     int (*flush)(struct gpurma_win_s *w, int peer);
+    /* Remote completion of what was issued to one peer; default: quiet. */
+    int (*flush_remote)(struct gpurma_win_s *w, int peer);
     int (*quiet)(struct gpurma_win_s *w);
     int (*fence)(struct gpurma_win_s *w);
 } gpurma_engine_ops_t;

@@ -160,15 +160,25 @@ GPURMA_API gpurma_status_t gpurma_signal_reset_on_stream(gpurma_win_t w, uint32_
 
 /* ----------------------------------------------------------- completion */
 
-GPURMA_API gpurma_status_t gpurma_flush_on_stream(gpurma_win_t w, int peer, void *stream)
+static int check_flush_on_stream(gpurma_win_t w, const char *op, int peer, void *stream)
 {
-    int rc = peer == GPURMA_ALL_PEERS ? gpurma_win_check(w)
-                                      : gpurma_check_peer(w, "flush_on_stream", peer);
-    if (!rc)
-        rc = check_device(w, "flush_on_stream", peer, stream);
+    int rc = peer == GPURMA_ALL_PEERS ? gpurma_win_check(w) : gpurma_check_peer(w, op, peer);
+    return rc ? rc : check_device(w, op, peer, stream);
+}
+
+GPURMA_API gpurma_status_t gpurma_flush_local_on_stream(gpurma_win_t w, int peer, void *stream)
+{
     /* Copies and kernels complete in stream order: the work enqueued after
      * this point already starts after the earlier operations completed. */
-    return rc;
+    return check_flush_on_stream(w, "flush_local_on_stream", peer, stream);
+}
+
+/* Remote completion: the same system-scope fence as quiet, whatever the
+ * peer (one fence covers every peer's stores). */
+GPURMA_API gpurma_status_t gpurma_flush_on_stream(gpurma_win_t w, int peer, void *stream)
+{
+    int rc = check_flush_on_stream(w, "flush_on_stream", peer, stream);
+    return rc ? rc : gpurma_gpu_stream_fence(stream);
 }
 
 GPURMA_API gpurma_status_t gpurma_quiet_on_stream(gpurma_win_t w, void *stream)

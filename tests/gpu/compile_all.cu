@@ -149,6 +149,23 @@ __global__ void every_function(gpurma_dev_win_t w, int *out, int *count, char *l
     RECORD(gpurma_dev_compare(3, GPURMA_CMP_GT, 2) ? 0 : -100);
     RECORD(gpurma_dev_chan_status(me));
     RECORD(gpurma_dev_chan_flush(me));
+    RECORD(gpurma_dev_chan_flush_local(me));
+    RECORD(gpurma_dev_flush_local(w, GPURMA_ALL_PEERS));
+    RECORD(gpurma_dev_order(w));
+    {
+        uint32_t sigs[1] = {0};
+        size_t index = 0, count = 0, idx[1];
+        int ok = 0;
+        /* Slot 0 holds 0: every form below is satisfied at once. */
+        RECORD(gpurma_dev_wait_until_all(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0));
+        RECORD(gpurma_dev_wait_until_any(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, &index));
+        RECORD(gpurma_dev_wait_until_some(w, NULL, 1, NULL, GPURMA_CMP_EQ, 0, idx, &count));
+        RECORD(gpurma_dev_test(w, 0, GPURMA_CMP_EQ, 0, &ok));
+        RECORD(gpurma_dev_test_all(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, &ok));
+        RECORD(gpurma_dev_test_any(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, &index));
+        RECORD(gpurma_dev_test_some(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, idx, &count));
+        RECORD(index == 0 && count == 1 && ok == 1 ? 0 : -100);
+    }
     if (threadIdx.x == 0) {
         count[0] = n_bad_peer;
         count[1] = n_oob;
