@@ -173,6 +173,12 @@ typedef enum {
     GPURMA_FLOAT16, GPURMA_BFLOAT16, GPURMA_FLOAT32, GPURMA_FLOAT64
 } gpurma_dtype_t;
 typedef enum { GPURMA_SUM, GPURMA_PROD, GPURMA_MIN, GPURMA_MAX, GPURMA_AVG } gpurma_redop_t;
+/* Operators of the accumulate calls (MPI_Op's meaning): BAND/BOR/BXOR on
+ * integer types only. */
+typedef enum {
+    GPURMA_ACC_SUM, GPURMA_ACC_PROD, GPURMA_ACC_MIN, GPURMA_ACC_MAX, GPURMA_ACC_REPLACE,
+    GPURMA_ACC_NO_OP, GPURMA_ACC_BAND, GPURMA_ACC_BOR, GPURMA_ACC_BXOR
+} gpurma_acc_op_t;
 
 /* --------------------------------------------------- one-sided operations */
 
@@ -277,6 +283,54 @@ GPURMA_API gpurma_status_t gpurma_atomic_swap(gpurma_win_t win, int peer, size_t
 GPURMA_API gpurma_status_t gpurma_atomic_compare_swap(gpurma_win_t win, int peer, size_t off,
                                                       uint64_t expected, uint64_t desired,
                                                       uint64_t *old);
+
+/*
+ * Accumulate (MPI-3 semantics): count elements of dtype at dst_off on peer,
+ * each combined with the origin's element by op, element-wise atomic: with
+ * respect to every other accumulate, fetch_and_op and compare_and_swap on
+ * the same element (from any rank, any engine), not to plain puts. dst_off
+ * is aligned to the element size, and the aligned 8-byte word holding each
+ * element lies inside the target's window (round window sizes up to a
+ * multiple of 8). The calls complete at the target before they return
+ * (stronger than MPI, which waits for a flush), and result, when asked
+ * for, holds the values the elements had just before (get_accumulate,
+ * fetch_and_op; NO_OP reads atomically, src may then be NULL).
+ * compare_and_swap: the element becomes *desired when it equals *compare;
+ * *result gets its old value. Where peers are mapped (host memory) the
+ * element's own CPU atomics are used; elsewhere a compare-and-swap loop on
+ * the 64-bit word through the engine (UCX atomics, copy-engine kernels).
+ */
+GPURMA_API gpurma_status_t gpurma_accumulate(gpurma_win_t win, int peer, size_t dst_off,
+                                             const void *src, size_t count, gpurma_dtype_t dtype,
+                                             gpurma_acc_op_t op);
+GPURMA_API gpurma_status_t gpurma_get_accumulate(gpurma_win_t win, int peer, size_t dst_off,
+                                                 const void *src, void *result, size_t count,
+                                                 gpurma_dtype_t dtype, gpurma_acc_op_t op);
+GPURMA_API gpurma_status_t gpurma_fetch_and_op(gpurma_win_t win, int peer, size_t dst_off,
+                                               const void *value, void *result,
+                                               gpurma_dtype_t dtype, gpurma_acc_op_t op);
+GPURMA_API gpurma_status_t gpurma_compare_and_swap(gpurma_win_t win, int peer, size_t dst_off,
+                                                   const void *compare, const void *desired,
+                                                   void *result, gpurma_dtype_t dtype);
+
+/*
+ * Passive-target synchronisation (MPI-3): lock/unlock one target, shared or
+ * exclusive, or every target (lock_all: shared). Operations issued between
+ * lock and unlock are complete at the target when unlock returns (unlock
+ * flushes first); an exclusive lock keeps every other lock of that target
+ * out. Locks are advisory, as in MPI: they order only with other locks.
+ * Lock words live in a small companion window made with each user window.
+ * win_sync: the caller's stores and loads of its own window are ordered
+ * with the window's one-sided operations (a full memory barrier; the
+ * memory model is unified, see docs/mpi-rma.md). Waits for a lock are
+ * bounded by GPURMA_TIMEOUT_MS and notice a dead holder's node peers.
+ */
+typedef enum { GPURMA_LOCK_SHARED = 1, GPURMA_LOCK_EXCLUSIVE = 2 } gpurma_lock_type_t;
+GPURMA_API gpurma_status_t gpurma_win_lock(gpurma_win_t win, gpurma_lock_type_t type, int peer);
+GPURMA_API gpurma_status_t gpurma_win_unlock(gpurma_win_t win, int peer);
+GPURMA_API gpurma_status_t gpurma_win_lock_all(gpurma_win_t win);
+GPURMA_API gpurma_status_t gpurma_win_unlock_all(gpurma_win_t win);
+GPURMA_API gpurma_status_t gpurma_win_sync(gpurma_win_t win);
 
 /* Local-completion counters: counter is incremented by one when the op has
  * completed locally (its source may be reused). */

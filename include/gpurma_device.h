@@ -46,6 +46,8 @@
 #include "gpurma/detail/dev_host.h" /* HOSTCALL: library call (host only) */
 /* Waits and tests on several of this rank's signal slots. */
 #include "gpurma/detail/dev_wait_multi.h"
+/* One element of an accumulate (element types, operators, f16/bf16). */
+#include "gpurma/detail/dev_accumulate.h"
 
 #ifdef __cplusplus
 extern "C" {
