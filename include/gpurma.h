@@ -285,6 +285,43 @@ GPURMA_API gpurma_status_t gpurma_atomic_compare_swap(gpurma_win_t win, int peer
                                                       uint64_t *old);
 
 /*
+ * Strided and subarray transfers. A shape moves count[2] planes of count[1]
+ * rows of count[0] contiguous elements of elem_bytes (a 2-D subarray has
+ * count[2] = 1; count[1] = count[2] = 1 is a plain put). Pitches are in bytes
+ * (as cudaMemcpy3D's): from one row to the next, and one plane to the next,
+ * on each side; rows and planes may not overlap (pitch[0] >= the row's
+ * bytes, pitch[1] >= the last row's end). The call is checked whole (sizes
+ * overflow-checked, the last byte inside the target's window) before
+ * anything moves. Same completion and ordering as gpurma_put / put_signal:
+ * the signal of the _signal form is observed after every element.
+ */
+typedef struct gpurma_subarray {
+    size_t elem_bytes;
+    size_t count[3];     /* elements per row, rows per plane, planes          */
+    size_t dst_pitch[2]; /* target: bytes between rows, between planes         */
+    size_t src_pitch[2]; /* origin (put) or local buffer (get): the same        */
+} gpurma_subarray_t;
+GPURMA_API gpurma_status_t gpurma_put_subarray(gpurma_win_t win, int peer, size_t dst_off,
+                                               const void *src, const gpurma_subarray_t *shape);
+GPURMA_API gpurma_status_t gpurma_put_subarray_signal(gpurma_win_t win, int peer, size_t dst_off,
+                                                      const void *src,
+                                                      const gpurma_subarray_t *shape,
+                                                      uint32_t sig, gpurma_signal_op_t op,
+                                                      uint64_t value);
+/* shape->dst_pitch describes the local buffer dst, src_pitch the target. */
+GPURMA_API gpurma_status_t gpurma_get_subarray(gpurma_win_t win, int peer, void *dst,
+                                               size_t src_off, const gpurma_subarray_t *shape);
+/* OpenSHMEM's iput/iget: nelems elements of elem_bytes, strides in elements
+ * (>= 1) on each side: element i goes from src + i*src_stride*elem_bytes to
+ * dst_off + i*dst_stride*elem_bytes. */
+GPURMA_API gpurma_status_t gpurma_iput(gpurma_win_t win, int peer, size_t dst_off,
+                                       size_t dst_stride, const void *src, size_t src_stride,
+                                       size_t elem_bytes, size_t nelems);
+GPURMA_API gpurma_status_t gpurma_iget(gpurma_win_t win, int peer, void *dst, size_t dst_stride,
+                                       size_t src_off, size_t src_stride, size_t elem_bytes,
+                                       size_t nelems);
+
+/*
  * Accumulate (MPI-3 semantics): count elements of dtype at dst_off on peer,
  * each combined with the origin's element by op, element-wise atomic: with
  * respect to every other accumulate, fetch_and_op and compare_and_swap on

@@ -899,4 +899,7 @@ GPURMA_DEV__GROUP_FORMS(block, gpurma_sh_block_tid(), gpurma_sh_block_threads(),
 
 #endif /* GPURMA_DEV_GPU */
 
+/* Strided and subarray transfers (on the channel operations above). */
+#include "gpurma/detail/dev_strided.h"
+
 #endif /* GPURMA_DEVICE_H */

@@ -165,6 +165,16 @@ __global__ void every_function(gpurma_dev_win_t w, int *out, int *count, char *l
         RECORD(gpurma_dev_test_any(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, &index));
         RECORD(gpurma_dev_test_some(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, idx, &count));
         RECORD(index == 0 && count == 1 && ok == 1 ? 0 : -100);
+        /* Strided forms, to oneself: 2 rows of 4 bytes read, then written
+         * back unchanged (the window is compared afterwards). */
+        gpurma_subarray_t from_win = {4, {1, 2, 1}, {4, 0}, {8, 0}};
+        gpurma_subarray_t to_win = {4, {1, 2, 1}, {8, 0}, {4, 0}};
+        RECORD(gpurma_dev_get_subarray(w, 0, local, 64, &from_win));
+        RECORD(gpurma_dev_put_subarray(w, 0, 64, local, &to_win));
+        RECORD(gpurma_dev_put_subarray_coop(w, 0, 64, local, &to_win, 0, 1));
+        RECORD(gpurma_dev_put_subarray_signal(w, 0, 64, local, &to_win, 0, GPURMA_SIGNAL_ADD, 0));
+        RECORD(gpurma_dev_iget(w, 0, local, 1, 96, 2, 4, 2));
+        RECORD(gpurma_dev_iput(w, 0, 96, 2, local, 1, 4, 2));
     }
     if (threadIdx.x == 0) {
         count[0] = n_bad_peer;
