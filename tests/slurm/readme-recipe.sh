@@ -42,6 +42,22 @@ else
     fl_fail "cc app.c \$(pkg-config ...): $(cat "$W/cc.log")"
 fi
 
+# 1b. The Fortran module, installed: examples/jacobi.f90 built with
+#     gpurma-fortran.pc (as docs/mpi-rma.md says) checks itself on one rank.
+if command -v gfortran >/dev/null && [ -f "$(dirname "$pc")/gpurma-fortran.pc" ]; then
+    if gfortran "$FL_TOP/examples/jacobi.f90" $($PC --cflags --libs gpurma-fortran) \
+        -o "$W/jacobi_f" >"$W/fc.log" 2>&1; then
+        out=$(cd "$W" && env -u LD_LIBRARY_PATH timeout 60 ./jacobi_f 33 21 15 --check 2>&1)
+        if echo "$out" | grep -q "matches the serial run"; then
+            fl_ok "gfortran jacobi.f90 \$(pkg-config --cflags --libs gpurma-fortran) runs"
+        else
+            fl_fail "installed Fortran module: jacobi_f: $out"
+        fi
+    else
+        fl_fail "gfortran with gpurma-fortran.pc: $(cat "$W/fc.log")"
+    fi
+fi
+
 # 2. The installed comparison script finds the installed MPI baseline.
 if [ "${HAVE_MPI_PLUGIN:-yes}" = yes ]; then
     bin=$(find "$W/root" -name gpurma-bench-compare -type f | head -n 1)
