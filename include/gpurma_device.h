@@ -901,5 +901,7 @@ GPURMA_DEV__GROUP_FORMS(block, gpurma_sh_block_tid(), gpurma_sh_block_threads(),
 
 /* Strided and subarray transfers (on the channel operations above). */
 #include "gpurma/detail/dev_strided.h"
+/* Accumulate, fetch_and_op, compare_and_swap (native GPU atomics where they exist). */
+#include "gpurma/detail/dev_acc_ops.h"
 
 #endif /* GPURMA_DEVICE_H */

@@ -175,6 +175,26 @@ __global__ void every_function(gpurma_dev_win_t w, int *out, int *count, char *l
         RECORD(gpurma_dev_put_subarray_signal(w, 0, 64, local, &to_win, 0, GPURMA_SIGNAL_ADD, 0));
         RECORD(gpurma_dev_iget(w, 0, local, 1, 96, 2, 4, 2));
         RECORD(gpurma_dev_iput(w, 0, 96, 2, local, 1, 4, 2));
+        /* Accumulates that leave the (finite, nonzero) poison as it was:
+         * native f64/f32 adds of -0.0, integer adds of 0, BOR 0, MAX with
+         * the type's minimum, a CAS loop (f16 SUM of -0), NO_OP, and a
+         * compare_and_swap of a value with itself. */
+        double mz = -0.0;
+        float mzf = -0.0f;
+        unsigned zero32 = 0;
+        unsigned long long zero64 = 0, got64 = 0;
+        long long min64 = (long long)(~0ull >> 1) * -1 - 1;
+        unsigned short mz16 = 0x8000;
+        RECORD(gpurma_dev_accumulate(w, 0, 128, &mz, 1, GPURMA_FLOAT64, GPURMA_ACC_SUM));
+        RECORD(gpurma_dev_accumulate(w, 0, 136, &mzf, 1, GPURMA_FLOAT32, GPURMA_ACC_SUM));
+        RECORD(gpurma_dev_accumulate(w, 0, 140, &zero32, 1, GPURMA_INT32, GPURMA_ACC_SUM));
+        RECORD(gpurma_dev_accumulate(w, 0, 144, &zero64, 1, GPURMA_UINT64, GPURMA_ACC_BOR));
+        RECORD(gpurma_dev_accumulate(w, 0, 152, &min64, 1, GPURMA_INT64, GPURMA_ACC_MAX));
+        RECORD(gpurma_dev_accumulate(w, 0, 160, &mz16, 1, GPURMA_FLOAT16, GPURMA_ACC_SUM));
+        RECORD(gpurma_dev_fetch_and_op(w, 0, 168, &zero64, &got64, GPURMA_UINT64,
+                                       GPURMA_ACC_NO_OP));
+        RECORD(gpurma_dev_compare_and_swap(w, 0, 168, &got64, &got64, &zero64, GPURMA_UINT64));
+        RECORD(zero64 == got64 ? 0 : -100);
     }
     if (threadIdx.x == 0) {
         count[0] = n_bad_peer;

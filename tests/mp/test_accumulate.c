@@ -161,6 +161,11 @@ static uint64_t load_el(const unsigned char *p, gpurma_dtype_t t)
 static size_t single_off(size_t region) { return region + 8; }
 static size_t vec_off(size_t region, gpurma_dtype_t t) { return region + 16 + esize(t); }
 
+/* Odd ranks use the device API (CPU threads on the host backend), even ranks
+ * the host calls: both hammer the same elements at once. */
+static gpurma_dev_win_t dw;
+static int use_dev(void) { return t_rank % 2 == 1; }
+
 static void run_combo(gpurma_win_t w, unsigned char *base, size_t region, gpurma_dtype_t t,
                       gpurma_acc_op_t op, uint64_t *olds_area)
 {
@@ -182,7 +187,13 @@ static void run_combo(gpurma_win_t w, unsigned char *base, size_t region, gpurma
     for (int i = 0; i < OPS; i++) {
         uint64_t v = operand(t, op, t_rank, i, 0), old = 0;
         /* The single element: fetch_and_op, get_accumulate, accumulate in turn. */
-        if (i % 3 == 0)
+        if (use_dev() && (i % 3 != 2 || op == GPURMA_ACC_REPLACE || op == GPURMA_ACC_NO_OP))
+            EXPECT_CODE(GPURMA_SUCCESS,
+                        gpurma_dev_fetch_and_op(dw, 0, single_off(region), &v, &old, t, op));
+        else if (use_dev())
+            EXPECT_CODE(GPURMA_SUCCESS,
+                        gpurma_dev_accumulate(dw, 0, single_off(region), &v, 1, t, op));
+        else if (i % 3 == 0)
             CHECK(gpurma_fetch_and_op(w, 0, single_off(region), &v, &old, t, op));
         else if (i % 3 == 1)
             CHECK(gpurma_get_accumulate(w, 0, single_off(region), &v, &old, 1, t, op));
@@ -198,7 +209,10 @@ static void run_combo(gpurma_win_t w, unsigned char *base, size_t region, gpurma
             uint64_t e = operand(t, op, t_rank, i, j);
             memcpy(vec + (size_t)j * es, &e, es);
         }
-        if (i % 2)
+        if (use_dev())
+            EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_get_accumulate(dw, 0, vec_off(region, t), vec,
+                                                                  i % 2 ? NULL : res, VEC, t, op));
+        else if (i % 2)
             CHECK(gpurma_accumulate(w, 0, vec_off(region, t), op == GPURMA_ACC_NO_OP ? NULL : vec,
                                     VEC, t, op));
         else
@@ -276,7 +290,11 @@ static void run_cas(gpurma_win_t w, unsigned char *base, size_t region, gpurma_d
             uint64_t cur = 0, next, old = 0, none = 0;
             CHECK(gpurma_fetch_and_op(w, 0, single_off(region), &none, &cur, t, GPURMA_ACC_NO_OP));
             next = is_float(t) ? from_double(t, to_double(t, cur) + 1.0) : (cur + one) & emask(t);
-            CHECK(gpurma_compare_and_swap(w, 0, single_off(region), &cur, &next, &old, t));
+            if (use_dev())
+                EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_compare_and_swap(dw, 0, single_off(region),
+                                                                        &cur, &next, &old, t));
+            else
+                CHECK(gpurma_compare_and_swap(w, 0, single_off(region), &cur, &next, &old, t));
             if ((old & emask(t)) == (cur & emask(t))) {
                 mine[i] = cur & emask(t);
                 break;
@@ -382,6 +400,14 @@ static void bad_input(gpurma_win_t w, unsigned char *base, size_t win_len)
                                                                GPURMA_UINT32));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_fetch_and_op(w, t_rank, 0, &v, NULL, GPURMA_UINT32,
                                                            GPURMA_ACC_SUM));
+    EXPECT_CODE(GPURMA_ERR_MISALIGNED, gpurma_dev_accumulate(dw, t_rank, 2, &v, 1, GPURMA_INT32,
+                                                             GPURMA_ACC_SUM));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_accumulate(dw, t_rank, 0, &v, 1,
+                                                              GPURMA_FLOAT32, GPURMA_ACC_BXOR));
+    EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_dev_accumulate(dw, t_rank, win_len, &v, 1,
+                                                                GPURMA_INT32, GPURMA_ACC_SUM));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_compare_and_swap(dw, t_rank, 0, NULL, &v, &r,
+                                                                    GPURMA_UINT32));
     t_verify(base, before, 64, "window after refused accumulates", t_rank, 0);
 }
 
@@ -398,6 +424,7 @@ int main(void)
     void *vbase;
     CHECK(gpurma_win_allocate(t_world, win_len, NULL, &vbase, &w));
     unsigned char *base = vbase;
+    CHECK(gpurma_win_device(w, &dw));
     memset(base, T_POISON, win_len);
     CHECK(gpurma_barrier(t_world));
     uint64_t *olds_area = (uint64_t *)(base + olds_off);
