@@ -311,6 +311,20 @@ GPURMA_API gpurma_status_t gpurma_put_subarray_signal(gpurma_win_t win, int peer
 /* shape->dst_pitch describes the local buffer dst, src_pitch the target. */
 GPURMA_API gpurma_status_t gpurma_get_subarray(gpurma_win_t win, int peer, void *dst,
                                                size_t src_off, const gpurma_subarray_t *shape);
+/* Stream-ordered forms (device windows, peers mapped on the GPU, as the
+ * other *_on_stream calls): one cudaMemcpy2DAsync per plane, so the copy
+ * engine walks the rows; the _signal form adds the signal after them. */
+GPURMA_API gpurma_status_t gpurma_put_subarray_on_stream(gpurma_win_t win, int peer,
+                                                         size_t dst_off, const void *src,
+                                                         const gpurma_subarray_t *shape,
+                                                         void *stream);
+GPURMA_API gpurma_status_t gpurma_get_subarray_on_stream(gpurma_win_t win, int peer, void *dst,
+                                                         size_t src_off,
+                                                         const gpurma_subarray_t *shape,
+                                                         void *stream);
+GPURMA_API gpurma_status_t gpurma_put_subarray_signal_on_stream(
+    gpurma_win_t win, int peer, size_t dst_off, const void *src, const gpurma_subarray_t *shape,
+    uint32_t sig, gpurma_signal_op_t op, uint64_t value, void *stream);
 /* OpenSHMEM's iput/iget: nelems elements of elem_bytes, strides in elements
  * (>= 1) on each side: element i goes from src + i*src_stride*elem_bytes to
  * dst_off + i*dst_stride*elem_bytes. */

@@ -181,6 +181,11 @@ int gpurma_check_put_value(const struct gpurma_win_s *w, const char *op, int pee
                            size_t bytes);
 int gpurma_check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_t sig,
                            gpurma_signal_op_t sop);
+/* A subarray shape (strided.c): sizes, overlaps, the target's range; its
+ * extent on the window side in *win_extent. */
+int gpurma_check_shape(struct gpurma_win_s *w, const char *op, int peer, size_t off,
+                       const void *buf, const gpurma_subarray_t *s, int is_put,
+                       size_t *win_extent);
 
 /* The lock words of a user window (lock.c): collective, after the window
  * is built; destroyed with it. */

@@ -11,7 +11,7 @@
 
 #include "rma.h"
 
-static int check_shape(gpurma_win_t w, const char *op, int peer, size_t off, const void *buf,
+int gpurma_check_shape(gpurma_win_t w, const char *op, int peer, size_t off, const void *buf,
                        const gpurma_subarray_t *s, int is_put, size_t *win_extent)
 {
     int rc = gpurma_check_peer(w, op, peer);
@@ -86,7 +86,7 @@ GPURMA_API gpurma_status_t gpurma_put_subarray(gpurma_win_t w, int peer, size_t 
                                                const void *src, const gpurma_subarray_t *s)
 {
     size_t extent;
-    int rc = check_shape(w, "put_subarray", peer, off, src, s, 1, &extent);
+    int rc = gpurma_check_shape(w, "put_subarray", peer, off, src, s, 1, &extent);
     return rc || !extent ? rc : move_rows(w, peer, 1, off, (char *)src, s);
 }
 
@@ -94,7 +94,7 @@ GPURMA_API gpurma_status_t gpurma_get_subarray(gpurma_win_t w, int peer, void *d
                                                const gpurma_subarray_t *s)
 {
     size_t extent;
-    int rc = check_shape(w, "get_subarray", peer, off, dst, s, 0, &extent);
+    int rc = gpurma_check_shape(w, "get_subarray", peer, off, dst, s, 0, &extent);
     return rc || !extent ? rc : move_rows(w, peer, 0, off, dst, s);
 }
 
@@ -107,7 +107,7 @@ GPURMA_API gpurma_status_t gpurma_put_subarray_signal(gpurma_win_t w, int peer, 
                                                       gpurma_signal_op_t op, uint64_t value)
 {
     size_t extent;
-    int rc = check_shape(w, "put_subarray_signal", peer, off, src, s, 1, &extent);
+    int rc = gpurma_check_shape(w, "put_subarray_signal", peer, off, src, s, 1, &extent);
     if (!rc)
         rc = gpurma_check_signal_op(w, "put_subarray_signal", sig, op);
     if (!rc && extent)

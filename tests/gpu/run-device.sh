@@ -97,7 +97,7 @@ fi
 # --nvshmem (carry .nvshmem-src too): gpurma against NVSHMEM's perftests, in one table.
 [ $nvshmem = yes ] && { sh "$top/tests/gpu/nvshmem-side-by-side.sh" $(test $quick = yes && echo --quick) --build "$build" --logs "$out/nvshmem"; exit $?; }
 
-gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_switch test_gpu_coll gpu_bench"
+gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_strided test_gpu_switch test_gpu_coll gpu_bench"
 test $focus = yes && gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_coll"
 # The Makefile builds them (multi-process tests are named *.mp there); if
 # this tree's Makefile does not list one, nvcc builds it against the
@@ -209,6 +209,7 @@ run2 rma 120 "$(prog test_gpu_rma)"
 run2 signal_order 60 "$(prog test_gpu_signal_order)" $rounds
 run2 ll_stress 60 "$(prog test_gpu_ll_stress)" $rounds
 run2 stream 120 "$(prog test_gpu_stream)"
+run2 strided 120 "$(prog test_gpu_strided)"
 run2 switch 120 "$(prog test_gpu_switch)"
 run2 coll 300 "$(prog test_gpu_coll)" 1000
 # The copy-engine variant (no SMs for the data) where it applies.

@@ -182,6 +182,14 @@ int main(void)
         EXPECT_ERR(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_iput(w, next, 0, 1000, got, 1, 8, 1000));
         EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_iput(w, t_size, 0, 1, got, 1, 8, 4));
         EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_dev_iput(dw, next, 0, 1000, got, 1, 8, 1000));
+        s.count[0] = 4;
+        EXPECT_ERR(GPURMA_ERR_UNSUPPORTED, /* host window: no stream forms */
+                   gpurma_put_subarray_on_stream(w, next, 0, got, &s, NULL));
+        EXPECT_ERR(GPURMA_ERR_UNSUPPORTED,
+                   gpurma_put_subarray_signal_on_stream(w, next, 0, got, &s, 0, GPURMA_SIGNAL_ADD,
+                                                        1, NULL));
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_get_subarray_on_stream(w, next, got, 0, NULL,
+                                                                         NULL));
         EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_iget(dw, next, got, 1, 0, 0, 8, 4));
         CHECK(gpurma_barrier(t_world));
         t_verify(base, before, 64, "window after refused strided calls", t_rank, 0);
