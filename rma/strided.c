@@ -35,18 +35,6 @@ int gpurma_check_shape(gpurma_win_t w, const char *op, int peer, size_t off, con
     return gpurma_check_range(w, op, peer, off, *win_extent, *win_extent ? buf : w);
 }
 
-/* A row of one small element: one store, as the element's own type. */
-static void copy_row(char *dst, const char *src, size_t n)
-{
-    switch (n) {
-    case 8: { uint64_t v; memcpy(&v, src, 8); memcpy(dst, &v, 8); break; }
-    case 4: { uint32_t v; memcpy(&v, src, 4); memcpy(dst, &v, 4); break; }
-    case 2: { uint16_t v; memcpy(&v, src, 2); memcpy(dst, &v, 2); break; }
-    case 1: *dst = *src; break;
-    default: memcpy(dst, src, n);
-    }
-}
-
 static char *mapped(gpurma_win_t w, int peer)
 {
     const gpurma_dev_peer_t *pe = &w->peers[peer];
@@ -56,29 +44,62 @@ static char *mapped(gpurma_win_t w, int peer)
                : NULL;
 }
 
+/* Mapped peer: plain loops, the row size switched on once (a halo column
+ * is rows of one double: one 8-byte store each, no call per row). */
+#define COPY_ROWS(T)                                                                         \
+    for (size_t z = 0; z < s->count[2]; z++) {                                               \
+        char *d = dst + z * dp[1];                                                           \
+        const char *f = src + z * sp[1];                                                     \
+        for (size_t y = 0; y < s->count[1]; y++, d += dp[0], f += sp[0]) {                   \
+            T v;                                                                             \
+            memcpy(&v, f, sizeof(T));                                                        \
+            memcpy(d, &v, sizeof(T));                                                        \
+        }                                                                                    \
+    }
+static void copy_mapped(char *dst, const size_t dp[2], const char *src, const size_t sp[2],
+                        const gpurma_subarray_t *s)
+{
+    size_t row = s->count[0] * s->elem_bytes;
+    switch (row) {
+    case 8: COPY_ROWS(uint64_t); return;
+    case 4: COPY_ROWS(uint32_t); return;
+    case 2: COPY_ROWS(uint16_t); return;
+    case 1: COPY_ROWS(uint8_t); return;
+    default: break;
+    }
+    for (size_t z = 0; z < s->count[2]; z++) {
+        char *d = dst + z * dp[1];
+        const char *f = src + z * sp[1];
+        for (size_t y = 0; y < s->count[1]; y++, d += dp[0], f += sp[0])
+            memcpy(d, f, row);
+    }
+}
+#undef COPY_ROWS
+
 static int move_rows(gpurma_win_t w, int peer, int is_put, size_t off, char *buf,
                      const gpurma_subarray_t *s)
 {
     const size_t *win_pitch = is_put ? s->dst_pitch : s->src_pitch;
     const size_t *buf_pitch = is_put ? s->src_pitch : s->dst_pitch;
-    size_t rows = s->count[1] * s->count[2], row = s->count[0] * s->elem_bytes;
     char *base = mapped(w, peer);
-    const gpurma_engine_ops_t *e = w->engines[peer];
-    for (size_t r = 0; r < rows; r++) {
-        size_t at = off + gpurma_dev__shape_row(s, win_pitch, r);
-        char *b = buf + gpurma_dev__shape_row(s, buf_pitch, r);
-        int rc;
-        if (base) {
-            if (is_put)
-                copy_row(base + at, b, row);
-            else
-                copy_row(b, base + at, row);
-            continue;
-        }
-        rc = is_put ? e->put(w, peer, at, b, row, GPURMA_NO_COUNTER) : e->get(w, peer, b, at, row);
-        if (rc)
-            return rc;
+    if (base) {
+        if (is_put)
+            copy_mapped(base + off, win_pitch, buf, buf_pitch, s);
+        else
+            copy_mapped(buf, buf_pitch, base + off, win_pitch, s);
+        return GPURMA_SUCCESS;
     }
+    size_t row = s->count[0] * s->elem_bytes;
+    const gpurma_engine_ops_t *e = w->engines[peer];
+    for (size_t z = 0; z < s->count[2]; z++)
+        for (size_t y = 0; y < s->count[1]; y++) {
+            size_t at = off + z * win_pitch[1] + y * win_pitch[0];
+            char *b = buf + z * buf_pitch[1] + y * buf_pitch[0];
+            int rc = is_put ? e->put(w, peer, at, b, row, GPURMA_NO_COUNTER)
+                            : e->get(w, peer, b, at, row);
+            if (rc)
+                return rc;
+        }
     return GPURMA_SUCCESS;
 }
 

@@ -107,6 +107,9 @@ static int wait_sigs(gpurma_win_t w, const char *op, const uint32_t *sigs, size_
             start = gpurma_now_ns();
             next_check = start + ctx->liveness_ns;
             spin_end = start + ctx->spin_ns;
+            /* No core to spin on (more ranks than cores): yield at once, the
+             * peers we wait for need this core. */
+            slow = ctx->spin_ns ? 0 : 64;
             snprintf(what, sizeof(what), "%s(%zu signals %s %llu)", op, n, cmp_names[cmp],
                      (unsigned long long)value);
         }
