@@ -31,7 +31,10 @@ PC="pkg-config --define-variable=prefix=$W/root$prefix"
 awk '/^## Minimal program/ {on = 1} on && /^```c$/ {grab = 1; next}
      grab && /^```$/ {exit} grab {print}' "$FL_TOP/README.md" >"$W/app.c"
 grep -q gpurma_put_signal "$W/app.c" || { fl_fail "no minimal program found in README.md"; fl_finish; }
-if cc "$W/app.c" $($PC --cflags --libs gpurma) -o "$W/app" >"$W/cc.log" 2>&1; then
+# A sanitized libgpurma needs its runtime linked first (the user would too).
+san=
+for s in ${GPURMA_SANITIZERS:-}; do san="$san -fsanitize=$s"; done
+if cc "$W/app.c" $san $($PC --cflags --libs gpurma) -o "$W/app" >"$W/cc.log" 2>&1; then
     out=$(cd "$W" && env -u LD_LIBRARY_PATH timeout 60 ./app 2>&1)
     if echo "$out" | grep -q '0 got "hello from 0"'; then
         fl_ok "cc app.c \$(pkg-config --cflags --libs gpurma) runs without LD_LIBRARY_PATH"
@@ -44,7 +47,8 @@ fi
 
 # 1b. The Fortran module, installed: examples/jacobi.f90 built with
 #     gpurma-fortran.pc (as docs/mpi-rma.md says) checks itself on one rank.
-if command -v gfortran >/dev/null && [ -f "$(dirname "$pc")/gpurma-fortran.pc" ]; then
+if command -v gfortran >/dev/null && [ -f "$(dirname "$pc")/gpurma-fortran.pc" ] &&
+    [ -z "${GPURMA_SANITIZERS:-}" ]; then
     if gfortran "$FL_TOP/examples/jacobi.f90" $($PC --cflags --libs gpurma-fortran) \
         -o "$W/jacobi_f" >"$W/fc.log" 2>&1; then
         out=$(cd "$W" && env -u LD_LIBRARY_PATH timeout 60 ./jacobi_f 33 21 15 --check 2>&1)
