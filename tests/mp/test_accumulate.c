@@ -348,11 +348,11 @@ static void run_locks(gpurma_win_t w, unsigned char *base, size_t counter_off)
     CHECK(gpurma_barrier(t_world));
     CHECK(gpurma_win_unlock(w, 0));
     /* lock_all; puts to everyone; unlock_all completes them. */
+    /* The source lives until unlock_all completes the puts. */
+    uint64_t mine = 0x1000u + (uint64_t)t_rank;
     CHECK(gpurma_win_lock_all(w));
-    for (int p = 0; p < t_size; p++) {
-        uint64_t v = 0x1000u + (uint64_t)t_rank;
-        CHECK(gpurma_put(w, p, counter_off + 8 + (size_t)t_rank * 8, &v, 8));
-    }
+    for (int p = 0; p < t_size; p++)
+        CHECK(gpurma_put(w, p, counter_off + 8 + (size_t)t_rank * 8, &mine, 8));
     CHECK(gpurma_win_unlock_all(w));
     CHECK(gpurma_barrier(t_world));
     CHECK(gpurma_win_sync(w));
