@@ -192,6 +192,12 @@ typedef enum {
     GPURMA_FLOAT16, GPURMA_BFLOAT16, GPURMA_FLOAT32, GPURMA_FLOAT64
 } gpurma_dtype_t;
 typedef enum { GPURMA_SUM, GPURMA_PROD, GPURMA_MIN, GPURMA_MAX, GPURMA_AVG } gpurma_redop_t;
+/* Operators of the accumulate calls (MPI_Op's meaning): BAND/BOR/BXOR on
+ * integer types only. */
+typedef enum {
+    GPURMA_ACC_SUM, GPURMA_ACC_PROD, GPURMA_ACC_MIN, GPURMA_ACC_MAX, GPURMA_ACC_REPLACE,
+    GPURMA_ACC_NO_OP, GPURMA_ACC_BAND, GPURMA_ACC_BOR, GPURMA_ACC_BXOR
+} gpurma_acc_op_t;
 
 /* --------------------------------------------------- one-sided operations */
 
@@ -204,8 +210,8 @@ typedef enum {
     GPURMA_CMP_GE = 3, GPURMA_CMP_LT = 4, GPURMA_CMP_LE = 5
 } gpurma_cmp_t;
 
-/* src may be reused once the call returns only after gpurma_flush (or the
- * counter of a counted put) says the op completed locally. */
+/* src may be reused once the call returns only after gpurma_flush_local (or
+ * gpurma_flush, or the counter of a counted put) says the op completed locally. */
 GPURMA_API gpurma_status_t gpurma_put(gpurma_win_t win, int peer, size_t dst_off,
                                       const void *src, size_t bytes);
 GPURMA_API gpurma_status_t gpurma_get(gpurma_win_t win, int peer, void *dst,
@@ -225,12 +231,68 @@ GPURMA_API gpurma_status_t gpurma_put_signal(gpurma_win_t win, int peer, size_t 
  * when a rank of the window's team dies. */
 GPURMA_API gpurma_status_t gpurma_wait_until(gpurma_win_t win, uint32_t sig,
                                              gpurma_cmp_t cmp, uint64_t value);
+/* Several of this rank's slots at once (OpenSHMEM's wait_until_all/any/some
+ * and test forms). sigs lists n slot ids (NULL: slots 0..n-1); status, when
+ * not NULL, marks entries to skip (nonzero). Same acquire semantics, bounds
+ * and errors as gpurma_wait_until. Indices are positions in the list.
+ *   all:  every active entry satisfies cmp value.
+ *   any:  one does; *index = the lowest such position (SIZE_MAX when no
+ *         entry is active).
+ *   some: one does; every satisfied position in indices (room for n), their
+ *         number in *count.
+ * test forms look once and never wait: *satisfied 1/0, *index SIZE_MAX or
+ * *count 0 when nothing is satisfied yet. */
+GPURMA_API gpurma_status_t gpurma_wait_until_all(gpurma_win_t win, const uint32_t *sigs,
+                                                 size_t n, const int *status, gpurma_cmp_t cmp,
+                                                 uint64_t value);
+GPURMA_API gpurma_status_t gpurma_wait_until_any(gpurma_win_t win, const uint32_t *sigs,
+                                                 size_t n, const int *status, gpurma_cmp_t cmp,
+                                                 uint64_t value, size_t *index);
+GPURMA_API gpurma_status_t gpurma_wait_until_some(gpurma_win_t win, const uint32_t *sigs,
+                                                  size_t n, const int *status, gpurma_cmp_t cmp,
+                                                  uint64_t value, size_t *indices,
+                                                  size_t *count);
+GPURMA_API gpurma_status_t gpurma_test(gpurma_win_t win, uint32_t sig, gpurma_cmp_t cmp,
+                                       uint64_t value, int *satisfied);
+GPURMA_API gpurma_status_t gpurma_test_all(gpurma_win_t win, const uint32_t *sigs, size_t n,
+                                           const int *status, gpurma_cmp_t cmp, uint64_t value,
+                                           int *satisfied);
+GPURMA_API gpurma_status_t gpurma_test_any(gpurma_win_t win, const uint32_t *sigs, size_t n,
+                                           const int *status, gpurma_cmp_t cmp, uint64_t value,
+                                           size_t *index);
+GPURMA_API gpurma_status_t gpurma_test_some(gpurma_win_t win, const uint32_t *sigs, size_t n,
+                                            const int *status, gpurma_cmp_t cmp, uint64_t value,
+                                            size_t *indices, size_t *count);
 GPURMA_API gpurma_status_t gpurma_signal_read(gpurma_win_t win, uint32_t sig, uint64_t *value);
 GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t win, uint32_t sig);
 
-GPURMA_API gpurma_status_t gpurma_flush(gpurma_win_t win, int peer); /* local completion  */
-GPURMA_API gpurma_status_t gpurma_quiet(gpurma_win_t win);           /* remote completion */
-GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t win);           /* order, per peer   */
+/*
+ * Completion and ordering, named as MPI-3 names them (docs/mpi-rma.md has the
+ * table beside MPI, OpenSHMEM, NVSHMEM and NCCL GIN):
+ *   gpurma_flush(win, peer)        remote completion of every operation this
+ *                                  process issued to peer (GPURMA_ALL_PEERS: to
+ *                                  all): MPI_Win_flush / MPI_Win_flush_all.
+ *   gpurma_flush_local(win, peer)  local completion: sources reusable, gets
+ *                                  landed: MPI_Win_flush_local(_all); GIN's and
+ *                                  the old gpurma_flush.
+ *   gpurma_quiet(win)              = gpurma_flush(win, GPURMA_ALL_PEERS)
+ *                                  (shmem_quiet).
+ *   gpurma_order(win)              operations to a peer issued before it are
+ *                                  applied before those issued after it; waits
+ *                                  for nothing (shmem_fence). No MPI counterpart.
+ *   gpurma_win_fence(win)          collective over the window's team, as
+ *                                  MPI_Win_fence: every operation issued before
+ *                                  it by any member is complete at its target,
+ *                                  and the members' own stores are visible.
+ */
+GPURMA_API gpurma_status_t gpurma_flush(gpurma_win_t win, int peer);
+GPURMA_API gpurma_status_t gpurma_flush_local(gpurma_win_t win, int peer);
+GPURMA_API gpurma_status_t gpurma_quiet(gpurma_win_t win);
+GPURMA_API gpurma_status_t gpurma_order(gpurma_win_t win);
+GPURMA_API gpurma_status_t gpurma_win_fence(gpurma_win_t win);
+/* Deprecated: the name of gpurma_order before 0.2. Kept because OpenSHMEM and
+ * NVSHMEM code ports map shmem_fence onto it; it is NOT MPI_Win_fence. */
+GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t win);
 
 /* 64-bit atomics on 8-byte aligned window offsets; old may be NULL. */
 GPURMA_API gpurma_status_t gpurma_atomic_fetch_add(gpurma_win_t win, int peer, size_t off,
@@ -240,6 +302,105 @@ GPURMA_API gpurma_status_t gpurma_atomic_swap(gpurma_win_t win, int peer, size_t
 GPURMA_API gpurma_status_t gpurma_atomic_compare_swap(gpurma_win_t win, int peer, size_t off,
                                                       uint64_t expected, uint64_t desired,
                                                       uint64_t *old);
+
+/*
+ * Strided and subarray transfers. A shape moves count[2] planes of count[1]
+ * rows of count[0] contiguous elements of elem_bytes (a 2-D subarray has
+ * count[2] = 1; count[1] = count[2] = 1 is a plain put). Pitches are in bytes
+ * (as cudaMemcpy3D's): from one row to the next, and one plane to the next,
+ * on each side; rows and planes may not overlap (pitch[0] >= the row's
+ * bytes, pitch[1] >= the last row's end). The call is checked whole (sizes
+ * overflow-checked, the last byte inside the target's window) before
+ * anything moves. Same completion and ordering as gpurma_put / put_signal:
+ * the signal of the _signal form is observed after every element.
+ */
+typedef struct gpurma_subarray {
+    size_t elem_bytes;
+    size_t count[3];     /* elements per row, rows per plane, planes          */
+    size_t dst_pitch[2]; /* target: bytes between rows, between planes         */
+    size_t src_pitch[2]; /* origin (put) or local buffer (get): the same        */
+} gpurma_subarray_t;
+GPURMA_API gpurma_status_t gpurma_put_subarray(gpurma_win_t win, int peer, size_t dst_off,
+                                               const void *src, const gpurma_subarray_t *shape);
+GPURMA_API gpurma_status_t gpurma_put_subarray_signal(gpurma_win_t win, int peer, size_t dst_off,
+                                                      const void *src,
+                                                      const gpurma_subarray_t *shape,
+                                                      uint32_t sig, gpurma_signal_op_t op,
+                                                      uint64_t value);
+/* shape->dst_pitch describes the local buffer dst, src_pitch the target. */
+GPURMA_API gpurma_status_t gpurma_get_subarray(gpurma_win_t win, int peer, void *dst,
+                                               size_t src_off, const gpurma_subarray_t *shape);
+/* Stream-ordered forms (device windows, peers mapped on the GPU, as the
+ * other *_on_stream calls): one cudaMemcpy2DAsync per plane, so the copy
+ * engine walks the rows; the _signal form adds the signal after them. */
+GPURMA_API gpurma_status_t gpurma_put_subarray_on_stream(gpurma_win_t win, int peer,
+                                                         size_t dst_off, const void *src,
+                                                         const gpurma_subarray_t *shape,
+                                                         void *stream);
+GPURMA_API gpurma_status_t gpurma_get_subarray_on_stream(gpurma_win_t win, int peer, void *dst,
+                                                         size_t src_off,
+                                                         const gpurma_subarray_t *shape,
+                                                         void *stream);
+GPURMA_API gpurma_status_t gpurma_put_subarray_signal_on_stream(
+    gpurma_win_t win, int peer, size_t dst_off, const void *src, const gpurma_subarray_t *shape,
+    uint32_t sig, gpurma_signal_op_t op, uint64_t value, void *stream);
+/* OpenSHMEM's iput/iget: nelems elements of elem_bytes, strides in elements
+ * (>= 1) on each side: element i goes from src + i*src_stride*elem_bytes to
+ * dst_off + i*dst_stride*elem_bytes. */
+GPURMA_API gpurma_status_t gpurma_iput(gpurma_win_t win, int peer, size_t dst_off,
+                                       size_t dst_stride, const void *src, size_t src_stride,
+                                       size_t elem_bytes, size_t nelems);
+GPURMA_API gpurma_status_t gpurma_iget(gpurma_win_t win, int peer, void *dst, size_t dst_stride,
+                                       size_t src_off, size_t src_stride, size_t elem_bytes,
+                                       size_t nelems);
+
+/*
+ * Accumulate (MPI-3 semantics): count elements of dtype at dst_off on peer,
+ * each combined with the origin's element by op, element-wise atomic: with
+ * respect to every other accumulate, fetch_and_op and compare_and_swap on
+ * the same element (from any rank, any engine), not to plain puts. dst_off
+ * is aligned to the element size, and the aligned 8-byte word holding each
+ * element lies inside the target's window (round window sizes up to a
+ * multiple of 8). The calls complete at the target before they return
+ * (stronger than MPI, which waits for a flush), and result, when asked
+ * for, holds the values the elements had just before (get_accumulate,
+ * fetch_and_op; NO_OP reads atomically, src may then be NULL).
+ * compare_and_swap: the element becomes *desired when it equals *compare;
+ * *result gets its old value. Where peers are mapped (host memory) the
+ * element's own CPU atomics are used; elsewhere a compare-and-swap loop on
+ * the 64-bit word through the engine (UCX atomics, copy-engine kernels).
+ */
+GPURMA_API gpurma_status_t gpurma_accumulate(gpurma_win_t win, int peer, size_t dst_off,
+                                             const void *src, size_t count, gpurma_dtype_t dtype,
+                                             gpurma_acc_op_t op);
+GPURMA_API gpurma_status_t gpurma_get_accumulate(gpurma_win_t win, int peer, size_t dst_off,
+                                                 const void *src, void *result, size_t count,
+                                                 gpurma_dtype_t dtype, gpurma_acc_op_t op);
+GPURMA_API gpurma_status_t gpurma_fetch_and_op(gpurma_win_t win, int peer, size_t dst_off,
+                                               const void *value, void *result,
+                                               gpurma_dtype_t dtype, gpurma_acc_op_t op);
+GPURMA_API gpurma_status_t gpurma_compare_and_swap(gpurma_win_t win, int peer, size_t dst_off,
+                                                   const void *compare, const void *desired,
+                                                   void *result, gpurma_dtype_t dtype);
+
+/*
+ * Passive-target synchronisation (MPI-3): lock/unlock one target, shared or
+ * exclusive, or every target (lock_all: shared). Operations issued between
+ * lock and unlock are complete at the target when unlock returns (unlock
+ * flushes first); an exclusive lock keeps every other lock of that target
+ * out. Locks are advisory, as in MPI: they order only with other locks.
+ * Lock words live in a small companion window made with each user window.
+ * win_sync: the caller's stores and loads of its own window are ordered
+ * with the window's one-sided operations (a full memory barrier; the
+ * memory model is unified, see docs/mpi-rma.md). Waits for a lock are
+ * bounded by GPURMA_TIMEOUT_MS and notice a dead holder's node peers.
+ */
+typedef enum { GPURMA_LOCK_SHARED = 1, GPURMA_LOCK_EXCLUSIVE = 2 } gpurma_lock_type_t;
+GPURMA_API gpurma_status_t gpurma_win_lock(gpurma_win_t win, gpurma_lock_type_t type, int peer);
+GPURMA_API gpurma_status_t gpurma_win_unlock(gpurma_win_t win, int peer);
+GPURMA_API gpurma_status_t gpurma_win_lock_all(gpurma_win_t win);
+GPURMA_API gpurma_status_t gpurma_win_unlock_all(gpurma_win_t win);
+GPURMA_API gpurma_status_t gpurma_win_sync(gpurma_win_t win);
 
 /* Local-completion counters: counter is incremented by one when the op has
  * completed locally (its source may be reused). */
@@ -301,9 +462,14 @@ GPURMA_API gpurma_status_t gpurma_wait_until_on_stream(gpurma_win_t win, uint32_
  * the wait that consumed it, so that a replayed graph waits again). */
 GPURMA_API gpurma_status_t gpurma_signal_reset_on_stream(gpurma_win_t win, uint32_t sig,
                                                          void *stream);
-/* Local completion (peer or GPURMA_ALL_PEERS): stream order already gives
- * it, so this only checks its arguments and enqueues nothing. */
+/* Remote completion (peer or GPURMA_ALL_PEERS) of the stream's earlier
+ * operations, as gpurma_flush: the work enqueued after it starts once they
+ * are visible to every observer. */
 GPURMA_API gpurma_status_t gpurma_flush_on_stream(gpurma_win_t win, int peer, void *stream);
+/* Local completion: stream order already gives it, so this only checks its
+ * arguments and enqueues nothing. */
+GPURMA_API gpurma_status_t gpurma_flush_local_on_stream(gpurma_win_t win, int peer,
+                                                        void *stream);
 /* Remote completion of the stream's earlier operations, for every observer. */
 GPURMA_API gpurma_status_t gpurma_quiet_on_stream(gpurma_win_t win, void *stream);
 /* Barrier over team executed by the GPU: work enqueued after it on any

@@ -44,6 +44,10 @@
 #include "gpurma/detail/dev_mem.h"  /* LOADSTORE: mapped memory          */
 #include "gpurma/detail/dev_port.h" /* FIFO: descriptors to a proxy      */
 #include "gpurma/detail/dev_host.h" /* HOSTCALL: library call (host only) */
+/* Waits and tests on several of this rank's signal slots. */
+#include "gpurma/detail/dev_wait_multi.h"
+/* One element of an accumulate (element types, operators, f16/bf16). */
+#include "gpurma/detail/dev_accumulate.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -399,10 +403,15 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_wait_until(gpurma_dev_win_t w, uint32_t
 
 /* ------------------------------------------------------------- completion */
 
+/* Named as MPI-3 names them (docs/mpi-rma.md): flush = remote completion
+ * (MPI_Win_flush), flush_local = local completion (MPI_Win_flush_local,
+ * NCCL GIN's flush), quiet = flush to every peer, order = per-peer ordering
+ * (shmem_fence; gpurma_dev_fence is its deprecated name). */
+
 /* Local completion: load/store and host calls complete in place; port
  * operations when the proxy context serving the peer (every context, for
  * GPURMA_ALL_PEERS) has executed everything pushed to it so far. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev_chan_flush(gpurma_dev_chan_t c)
+GPURMA_DEVICE gpurma_status_t gpurma_dev_chan_flush_local(gpurma_dev_chan_t c)
 {
     gpurma_status_t rc = gpurma_dev__check_chan(&c);
     if (rc != GPURMA_SUCCESS || c.pe.path != GPURMA_DEV_PATH_FIFO || !c.fifo)
@@ -410,12 +419,27 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_chan_flush(gpurma_dev_chan_t c)
     return gpurma_dev__port_flush_fifo(c.fifo);
 }
 
-GPURMA_DEVICE gpurma_status_t gpurma_dev_flush(gpurma_dev_win_t w, int peer)
+GPURMA_DEVICE gpurma_status_t gpurma_dev_flush_local(gpurma_dev_win_t w, int peer)
 {
     if (peer != GPURMA_ALL_PEERS)
-        return gpurma_dev_chan_flush(gpurma_dev__chan_of(&w, peer));
+        return gpurma_dev_chan_flush_local(gpurma_dev__chan_of(&w, peer));
     gpurma_status_t rc = gpurma_dev__check_win(&w);
     return rc != GPURMA_SUCCESS ? rc : gpurma_dev__port_flush_all(&w);
+}
+
+/* Remote completion to one peer: stores made visible at system scope, and a
+ * port peer's context quiesced (only that context). */
+GPURMA_DEVICE gpurma_status_t gpurma_dev_chan_flush(gpurma_dev_chan_t c)
+{
+    gpurma_status_t rc = gpurma_dev__check_chan(&c);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    gpurma_sh_fence_system();
+    if (c.pe.path != GPURMA_DEV_PATH_FIFO || !c.fifo)
+        return GPURMA_SUCCESS;
+    return gpurma_dev__port_submit(c.fifo, c.port_win_id,
+                                   gpurma_port_desc_sync(GPURMA_PORT_OP_QUIET), 1,
+                                   (uint64_t *)0);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_quiet(gpurma_dev_win_t w)
@@ -427,7 +451,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_quiet(gpurma_dev_win_t w)
     return gpurma_dev__port_all(&w, GPURMA_PORT_OP_QUIET, 1);
 }
 
-GPURMA_DEVICE gpurma_status_t gpurma_dev_fence(gpurma_dev_win_t w)
+GPURMA_DEVICE gpurma_status_t gpurma_dev_flush(gpurma_dev_win_t w, int peer)
+{
+    return peer == GPURMA_ALL_PEERS ? gpurma_dev_quiet(w)
+                                    : gpurma_dev_chan_flush(gpurma_dev__chan_of(&w, peer));
+}
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_order(gpurma_dev_win_t w)
 {
     gpurma_status_t rc = gpurma_dev__check_win(&w);
     if (rc != GPURMA_SUCCESS)
@@ -435,6 +465,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_fence(gpurma_dev_win_t w)
     gpurma_sh_fence_system();
     return gpurma_dev__port_all(&w, GPURMA_PORT_OP_FENCE, 0);
 }
+
+GPURMA_DEVICE gpurma_status_t gpurma_dev_fence(gpurma_dev_win_t w) { return gpurma_dev_order(w); }
 
 /* ------------------------------------------------------------------ atomics */
 
@@ -866,5 +898,10 @@ GPURMA_DEV__GROUP_FORMS(block, gpurma_sh_block_tid(), gpurma_sh_block_threads(),
 #undef GPURMA_DEV__GROUP_FORMS
 
 #endif /* GPURMA_DEV_GPU */
+
+/* Strided and subarray transfers (on the channel operations above). */
+#include "gpurma/detail/dev_strided.h"
+/* Accumulate, fetch_and_op, compare_and_swap (native GPU atomics where they exist). */
+#include "gpurma/detail/dev_acc_ops.h"
 
 #endif /* GPURMA_DEVICE_H */

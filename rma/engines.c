@@ -91,6 +91,10 @@ static int nothing_to_flush(struct gpurma_win_s *w, int peer)
     return GPURMA_SUCCESS;
 }
 
+/* Remote completion to one peer: everything, when the engine cannot tell
+ * peers apart (quiet is its remote completion of everything). */
+static int flush_remote_by_quiet(struct gpurma_win_s *w, int peer);
+
 #define DEFAULT(slot, fn) if (!e->slot) e->slot = fn
 static void complete_table(void)
 {
@@ -111,7 +115,13 @@ static void complete_table(void)
         DEFAULT(flush, nothing_to_flush);
         DEFAULT(quiet, nothing_pending);
         DEFAULT(fence, nothing_pending);
+        DEFAULT(flush_remote, flush_remote_by_quiet);
     }
+}
+
+static int flush_remote_by_quiet(struct gpurma_win_s *w, int peer)
+{
+    return w->engines[peer]->quiet(w);
 }
 #undef DEFAULT
 

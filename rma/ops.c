@@ -230,65 +230,6 @@ GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t w, uint32_t sig)
     return rc;
 }
 
-/* Applies fn once per distinct engine serving peer (or every peer). */
-static int for_engines(gpurma_win_t w, int peer, const char *op,
-                       int (*fn)(const gpurma_engine_ops_t *, gpurma_win_t, int))
-{
-    int rc = peer == GPURMA_ALL_PEERS ? gpurma_win_check(w) : gpurma_check_peer(w, op, peer);
-    if (rc)
-        return rc;
-    if (peer != GPURMA_ALL_PEERS)
-        return fn(w->engines[peer], w, peer);
-    const gpurma_engine_ops_t *done[4] = {0};
-    int ndone = 0;
-    for (int i = 0; i < w->size && !rc; i++) {
-        const gpurma_engine_ops_t *e = w->engines[i];
-        int seen = 0;
-        for (int k = 0; k < ndone; k++)
-            seen |= done[k] == e;
-        if (seen)
-            continue;
-        if (ndone < 4)
-            done[ndone++] = e;
-        rc = fn(e, w, GPURMA_ALL_PEERS);
-    }
-    return rc;
-}
-
-static int do_flush(const gpurma_engine_ops_t *e, gpurma_win_t w, int peer)
-{
-    return e->flush(w, peer);
-}
-static int do_quiet(const gpurma_engine_ops_t *e, gpurma_win_t w, int peer)
-{
-    (void)peer;
-    return e->quiet(w);
-}
-static int do_fence(const gpurma_engine_ops_t *e, gpurma_win_t w, int peer)
-{
-    (void)peer;
-    return e->fence(w);
-}
-
-/* Completion calls also say when a target is known dead: what was sent to
- * it is lost, even where the stores themselves "completed" (mem engine). */
-GPURMA_API gpurma_status_t gpurma_flush(gpurma_win_t w, int peer)
-{
-    int rc = for_engines(w, peer, "flush", do_flush);
-    return rc ? rc : gpurma_team_check_alive(w->team, peer, "flush");
-}
-
-GPURMA_API gpurma_status_t gpurma_quiet(gpurma_win_t w)
-{
-    int rc = for_engines(w, GPURMA_ALL_PEERS, "quiet", do_quiet);
-    return rc ? rc : gpurma_team_check_alive(w->team, -1, "quiet");
-}
-
-GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t w)
-{
-    return for_engines(w, GPURMA_ALL_PEERS, "fence", do_fence);
-}
-
 static int atomic_common(gpurma_win_t w, const char *op, gpurma_atomic_kind_t kind, int peer,
                          size_t off, uint64_t value, uint64_t compare, uint64_t *old)
 {

@@ -856,6 +856,13 @@ static int port_quiet(struct gpurma_win_s *w)
     return quiet_ports(w->ctx, pw->ports, (int)pw->nports);
 }
 
+/* Remote completion to one peer: QUIET through the one context serving it. */
+static int port_flush_remote(struct gpurma_win_s *w, int peer)
+{
+    gpurma_port_t *port = gpurma_port_win(w)->ports[ctx_of(w, peer)];
+    return quiet_ports(w->ctx, &port, 1);
+}
+
 int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx)
 {
     gpurma_port_t *ports[GPURMA_DEV_MAX_PORTS];
@@ -1023,6 +1030,7 @@ const gpurma_engine_ops_t gpurma_engine_port_ops = {
     .put_signal = port_put_signal,
     .atomic     = port_atomic,
     .flush      = port_flush,
+    .flush_remote = port_flush_remote,
     .quiet      = port_quiet,
     .fence      = port_fence,
 };

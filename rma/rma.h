@@ -87,7 +87,10 @@ typedef struct gpurma_engine_ops {
                       uint32_t sig, gpurma_signal_op_t op, uint64_t v, uint32_t counter);
     int (*atomic)(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
                   uint64_t v, uint64_t compare, uint64_t *old);
+    /* Local completion of what was issued to peer (or GPURMA_ALL_PEERS). */
     int (*flush)(struct gpurma_win_s *w, int peer);
+    /* Remote completion of what was issued to one peer; default: quiet. */
+    int (*flush_remote)(struct gpurma_win_s *w, int peer);
     int (*quiet)(struct gpurma_win_s *w);
     int (*fence)(struct gpurma_win_s *w);
 } gpurma_engine_ops_t;
@@ -149,6 +152,11 @@ struct gpurma_win_s {
      * proxied engines are reached through the FIFO), else NULL. */
     gpurma_dev_peer_t         *dev_peers;
     struct gpurma_win_s       *next_live;  /* ctx->wins              */
+    /* Passive target (lock.c): the companion window of lock words (user
+     * windows only, else NULL), and what this process holds per peer
+     * (0, GPURMA_LOCK_SHARED or _EXCLUSIVE; negative while acquiring). */
+    struct gpurma_win_s       *lockwin;
+    int                       *lock_held;  /* [size]                */
 };
 
 /* Window creation with an explicit exchange (teams use it for their own
@@ -173,6 +181,16 @@ int gpurma_check_put_value(const struct gpurma_win_s *w, const char *op, int pee
                            size_t bytes);
 int gpurma_check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_t sig,
                            gpurma_signal_op_t sop);
+/* A subarray shape (strided.c): sizes, overlaps, the target's range; its
+ * extent on the window side in *win_extent. */
+int gpurma_check_shape(struct gpurma_win_s *w, const char *op, int peer, size_t off,
+                       const void *buf, const gpurma_subarray_t *s, int is_put,
+                       size_t *win_extent);
+
+/* The lock words of a user window (lock.c): collective, after the window
+ * is built; destroyed with it. */
+int  gpurma_win_locks_create(struct gpurma_win_s *w, const gpurma_win_params_t *p);
+void gpurma_win_locks_destroy(struct gpurma_win_s *w);
 
 /* Host memory engine, also used for the created-window (CMA) path. */
 int gpurma_cma_xfer(struct gpurma_win_s *w, int peer, int is_put, size_t off, void *buf,

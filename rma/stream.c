@@ -128,6 +128,63 @@ GPURMA_API gpurma_status_t gpurma_put_signal_on_stream(gpurma_win_t w, int peer,
                                         (int)op, value);
 }
 
+/* A subarray: one 2-D copy per plane on the stream (the copy engine walks
+ * the rows), between the peer's mapping and buf. */
+static int subarray_on_stream(gpurma_win_t w, const char *op, int peer, size_t off, char *buf,
+                              const gpurma_subarray_t *s, int is_put, void *stream)
+{
+    size_t extent;
+    int rc = gpurma_check_shape(w, op, peer, off, buf, s, is_put, &extent);
+    if (!rc)
+        rc = check_device(w, op, peer, stream);
+    if (rc || !extent)
+        return rc;
+    const size_t *wp = is_put ? s->dst_pitch : s->src_pitch;
+    const size_t *bp = is_put ? s->src_pitch : s->dst_pitch;
+    size_t row = s->count[0] * s->elem_bytes;
+    /* A single row's pitch is free (even 0); CUDA wants at least its width. */
+    size_t wpitch = s->count[1] > 1 ? wp[0] : row, bpitch = s->count[1] > 1 ? bp[0] : row;
+    char *win = w->peers[peer].base + off;
+    for (size_t z = 0; z < s->count[2] && !rc; z++) {
+        char *wz = win + z * wp[1], *bz = buf + z * bp[1];
+        rc = is_put ? gpurma_gpu_stream_copy_2d(stream, wz, wpitch, bz, bpitch, row, s->count[1])
+                    : gpurma_gpu_stream_copy_2d(stream, bz, bpitch, wz, wpitch, row, s->count[1]);
+    }
+    return rc;
+}
+
+GPURMA_API gpurma_status_t gpurma_put_subarray_on_stream(gpurma_win_t w, int peer, size_t off,
+                                                         const void *src,
+                                                         const gpurma_subarray_t *s,
+                                                         void *stream)
+{
+    return subarray_on_stream(w, "put_subarray_on_stream", peer, off, (char *)src, s, 1, stream);
+}
+
+GPURMA_API gpurma_status_t gpurma_get_subarray_on_stream(gpurma_win_t w, int peer, void *dst,
+                                                         size_t off, const gpurma_subarray_t *s,
+                                                         void *stream)
+{
+    return subarray_on_stream(w, "get_subarray_on_stream", peer, off, dst, s, 0, stream);
+}
+
+/* The copies, then a signal kernel: stream order puts it after them. */
+GPURMA_API gpurma_status_t gpurma_put_subarray_signal_on_stream(
+    gpurma_win_t w, int peer, size_t off, const void *src, const gpurma_subarray_t *s,
+    uint32_t sig, gpurma_signal_op_t op, uint64_t value, void *stream)
+{
+    int rc = gpurma_win_check(w);
+    if (!rc)
+        rc = gpurma_check_signal_op(w, "put_subarray_signal_on_stream", sig, op);
+    if (!rc)
+        rc = subarray_on_stream(w, "put_subarray_signal_on_stream", peer, off, (char *)src, s, 1,
+                                stream);
+    if (rc)
+        return rc;
+    return gpurma_gpu_stream_signal(stream, &w->peers[peer].signals[sig], (uint32_t)w->rank,
+                                    (int)op, value);
+}
+
 GPURMA_API gpurma_status_t gpurma_wait_until_on_stream(gpurma_win_t w, uint32_t sig,
                                                        gpurma_cmp_t cmp, uint64_t value,
                                                        void *stream)
@@ -160,15 +217,25 @@ GPURMA_API gpurma_status_t gpurma_signal_reset_on_stream(gpurma_win_t w, uint32_
 
 /* ----------------------------------------------------------- completion */
 
-GPURMA_API gpurma_status_t gpurma_flush_on_stream(gpurma_win_t w, int peer, void *stream)
+static int check_flush_on_stream(gpurma_win_t w, const char *op, int peer, void *stream)
 {
-    int rc = peer == GPURMA_ALL_PEERS ? gpurma_win_check(w)
-                                      : gpurma_check_peer(w, "flush_on_stream", peer);
-    if (!rc)
-        rc = check_device(w, "flush_on_stream", peer, stream);
+    int rc = peer == GPURMA_ALL_PEERS ? gpurma_win_check(w) : gpurma_check_peer(w, op, peer);
+    return rc ? rc : check_device(w, op, peer, stream);
+}
+
+GPURMA_API gpurma_status_t gpurma_flush_local_on_stream(gpurma_win_t w, int peer, void *stream)
+{
     /* Copies and kernels complete in stream order: the work enqueued after
      * this point already starts after the earlier operations completed. */
-    return rc;
+    return check_flush_on_stream(w, "flush_local_on_stream", peer, stream);
+}
+
+/* Remote completion: the same system-scope fence as quiet, whatever the
+ * peer (one fence covers every peer's stores). */
+GPURMA_API gpurma_status_t gpurma_flush_on_stream(gpurma_win_t w, int peer, void *stream)
+{
+    int rc = check_flush_on_stream(w, "flush_on_stream", peer, stream);
+    return rc ? rc : gpurma_gpu_stream_fence(stream);
 }
 
 GPURMA_API gpurma_status_t gpurma_quiet_on_stream(gpurma_win_t w, void *stream)

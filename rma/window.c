@@ -536,6 +536,7 @@ int gpurma_win_destroy(struct gpurma_win_s *w)
     /* Dead before anything goes: a copied device handle checked from
      * another thread sees it first (freeing under use is still an error). */
     __atomic_store_n(&w->magic, GPURMA_DEAD_MAGIC, __ATOMIC_RELEASE);
+    gpurma_win_locks_destroy(w);
     win_release(w);
     /* The caller frees the struct or buries it (which makes it known again). */
     gpurma_handle_forget(w);
@@ -569,6 +570,20 @@ GPURMA_API gpurma_status_t gpurma_dev_host_win_state(const void *p)
                : GPURMA_ERR_FREED;
 }
 
+/* A user window also gets its lock words (lock.c); when that fails (on any
+ * rank: the build agrees), the window goes again. */
+static int with_locks(gpurma_win_t *win, const gpurma_win_params_t *p)
+{
+    int rc = gpurma_win_locks_create(*win, p);
+    if (rc) {
+        char text[512];
+        snprintf(text, sizeof(text), "%s", gpurma_error_text());
+        (void)gpurma_win_free(win);
+        gpurma_set_error(rc, "%s", text);
+    }
+    return rc;
+}
+
 GPURMA_API gpurma_status_t gpurma_win_allocate(gpurma_team_t team, size_t size,
                                                const gpurma_win_params_t *p, void **base,
                                                gpurma_win_t *win)
@@ -580,6 +595,8 @@ GPURMA_API gpurma_status_t gpurma_win_allocate(gpurma_team_t team, size_t size,
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_allocate: win is NULL");
     gpurma_exchange_t ex = team->sync->exchange(team);
     rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, size, p, 0, win);
+    if (!rc)
+        rc = with_locks(win, p);
     if (!rc && base)
         *base = (*win)->base;
     return rc;
@@ -594,7 +611,8 @@ GPURMA_API gpurma_status_t gpurma_win_create(gpurma_team_t team, void *base, siz
     if (!win)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_create: win is NULL");
     gpurma_exchange_t ex = team->sync->exchange(team);
-    return gpurma_win_build(team, &ex, GPURMA_WIN_CREATED, base, size, p, 0, win);
+    rc = gpurma_win_build(team, &ex, GPURMA_WIN_CREATED, base, size, p, 0, win);
+    return rc ? rc : with_locks(win, p);
 }
 
 GPURMA_API gpurma_status_t gpurma_win_free(gpurma_win_t *win)

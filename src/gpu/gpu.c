@@ -94,6 +94,12 @@ int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n)
     (void)stream, (void)dst, (void)src, (void)n;
     return no_gpu();
 }
+int gpurma_gpu_stream_copy_2d(void *stream, void *dst, size_t dpitch, const void *src,
+                              size_t spitch, size_t width, size_t height)
+{
+    (void)stream, (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width, (void)height;
+    return no_gpu();
+}
 int gpurma_gpu_stream_put_signal(int device, void *stream, char *dst, const void *src, size_t n,
                                  gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
                                  uint64_t value)
@@ -390,6 +396,16 @@ int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n)
         return GPURMA_SUCCESS;
     cudaError_t e = cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, (cudaStream_t)stream);
     return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpyAsync on the stream");
+}
+
+int gpurma_gpu_stream_copy_2d(void *stream, void *dst, size_t dpitch, const void *src,
+                              size_t spitch, size_t width, size_t height)
+{
+    if (!width || !height)
+        return GPURMA_SUCCESS;
+    cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault,
+                                      (cudaStream_t)stream);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpy2DAsync on the stream");
 }
 
 /* The address through which a kernel on `device` reads src, or NULL when

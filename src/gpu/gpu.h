@@ -118,6 +118,10 @@ enum { GPURMA_GPU_FAULT_WAIT = 1, GPURMA_GPU_FAULT_BARRIER = 2 };
 int gpurma_gpu_stream_begin(int device, void *stream);
 /* cudaMemcpyAsync of n bytes (any direction the addresses imply). */
 int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n);
+/* cudaMemcpy2DAsync: height rows of width bytes, pitches in bytes (one
+ * descriptor for the copy engine, whatever the number of rows). */
+int gpurma_gpu_stream_copy_2d(void *stream, void *dst, size_t dpitch, const void *src,
+                              size_t spitch, size_t width, size_t height);
 /* put_signal: one kernel (copy, then signal) when src is small and a
  * kernel on `device` can read it, else a copy and a signal kernel. */
 int gpurma_gpu_stream_put_signal(int device, void *stream, char *dst, const void *src, size_t n,

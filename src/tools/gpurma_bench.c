@@ -287,10 +287,10 @@ static int put_then_flush(bench_t *b, const gpurma_dev_win_t *dw, size_t size)
 {
     if (!dw) {
         int rc = gpurma_put(b->win, 1, 0, b->src, size);
-        return rc ? rc : gpurma_flush(b->win, 1);
+        return rc ? rc : gpurma_flush_local(b->win, 1);
     }
     gpurma_status_t rc = gpurma_dev_put(*dw, 1, 0, b->src, size);
-    return rc ? rc : gpurma_dev_flush(*dw, 1);
+    return rc ? rc : gpurma_dev_flush_local(*dw, 1);
 }
 
 /* put + flush in GB/s, rank 0's view; batches alternate with memcpy of
@@ -457,7 +457,7 @@ static void run_putflush(bench_t *b, int from)
         CHECK(b, gpurma_win_device(b->win, &dw));
     table_head(b, test,
                from == FROM_DEVICE_API
-                   ? "gpurma_dev_put, then gpurma_dev_flush, by this thread; peer = memcpy"
+                   ? "gpurma_dev_put, then gpurma_dev_flush_local, by this thread; peer = memcpy"
                    : "put, then flush, one at a time; peer = memcpy of the same size",
                "gpurma(GB/s)", "memcpy(GB/s)", "fraction");
     for (size_t s = b->opt.min_size; s <= b->opt.max_size; s *= 2) {

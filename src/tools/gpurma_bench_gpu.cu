@@ -684,7 +684,7 @@ int port_bandwidth(Bench *b)
                 iters = iters / 4 + 2;
             /* One untimed round of each, so neither pays a first-use cost. */
             GPURMA_TRY(b, gpurma_put(pw, b->peer, 0, b->src, n));
-            GPURMA_TRY(b, gpurma_flush(pw, b->peer));
+            GPURMA_TRY(b, gpurma_flush_local(pw, b->peer));
             CUDA_TRY(b, cudaMemcpyPeerAsync(peer, peer_dev, b->src, dev, n, b->s));
             CUDA_TRY(b, cudaStreamSynchronize(b->s));
             /* Rounds alternate between the two, and the medians are
@@ -695,7 +695,7 @@ int port_bandwidth(Bench *b)
                 double t0 = now_s();
                 for (int i = 0; i < iters; i++) {
                     GPURMA_TRY(b, gpurma_put(pw, b->peer, 0, b->src, n));
-                    GPURMA_TRY(b, gpurma_flush(pw, b->peer));
+                    GPURMA_TRY(b, gpurma_flush_local(pw, b->peer));
                 }
                 port_r[r] = (double)n * iters / (now_s() - t0) / 1e9;
                 t0 = now_s();

@@ -150,7 +150,8 @@ launch() { timeout -k 10 "$1" $MPIRUN $LAUNCH_OPTS "${@:2}"; }
 MPI_BENCH=
 if [ $USE_MPI = 1 ]; then
     MPI_BENCH=$(find_prog "${MPI_RMA_BENCH:-}" mpi_rma_bench \
-        "$top/tests/bench/mpi_rma_bench" "$here/mpi_rma_bench")
+        "$top/tests/bench/mpi_rma_bench" "$here/mpi_rma_bench" \
+        "@GPURMA_PKGLIBEXECDIR@/mpi_rma_bench")
     if [ -z "$MPI_BENCH" ] && [ -f "$here/mpi_rma_bench.c" ] && command -v mpicc >/dev/null; then
         note "compiling mpi_rma_bench with mpicc"
         mpicc -std=gnu11 -O2 "$here/mpi_rma_bench.c" -o "$work/mpi_rma_bench" &&

@@ -149,6 +149,53 @@ __global__ void every_function(gpurma_dev_win_t w, int *out, int *count, char *l
     RECORD(gpurma_dev_compare(3, GPURMA_CMP_GT, 2) ? 0 : -100);
     RECORD(gpurma_dev_chan_status(me));
     RECORD(gpurma_dev_chan_flush(me));
+    RECORD(gpurma_dev_chan_flush_local(me));
+    RECORD(gpurma_dev_flush_local(w, GPURMA_ALL_PEERS));
+    RECORD(gpurma_dev_order(w));
+    {
+        uint32_t sigs[1] = {0};
+        size_t index = 0, count = 0, idx[1];
+        int ok = 0;
+        /* Slot 0 holds 0: every form below is satisfied at once. */
+        RECORD(gpurma_dev_wait_until_all(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0));
+        RECORD(gpurma_dev_wait_until_any(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, &index));
+        RECORD(gpurma_dev_wait_until_some(w, NULL, 1, NULL, GPURMA_CMP_EQ, 0, idx, &count));
+        RECORD(gpurma_dev_test(w, 0, GPURMA_CMP_EQ, 0, &ok));
+        RECORD(gpurma_dev_test_all(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, &ok));
+        RECORD(gpurma_dev_test_any(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, &index));
+        RECORD(gpurma_dev_test_some(w, sigs, 1, NULL, GPURMA_CMP_EQ, 0, idx, &count));
+        RECORD(index == 0 && count == 1 && ok == 1 ? 0 : -100);
+        /* Strided forms, to oneself: 2 rows of 4 bytes read, then written
+         * back unchanged (the window is compared afterwards). */
+        gpurma_subarray_t from_win = {4, {1, 2, 1}, {4, 0}, {8, 0}};
+        gpurma_subarray_t to_win = {4, {1, 2, 1}, {8, 0}, {4, 0}};
+        RECORD(gpurma_dev_get_subarray(w, 0, local, 64, &from_win));
+        RECORD(gpurma_dev_put_subarray(w, 0, 64, local, &to_win));
+        RECORD(gpurma_dev_put_subarray_coop(w, 0, 64, local, &to_win, 0, 1));
+        RECORD(gpurma_dev_put_subarray_signal(w, 0, 64, local, &to_win, 0, GPURMA_SIGNAL_ADD, 0));
+        RECORD(gpurma_dev_iget(w, 0, local, 1, 96, 2, 4, 2));
+        RECORD(gpurma_dev_iput(w, 0, 96, 2, local, 1, 4, 2));
+        /* Accumulates that leave the (finite, nonzero) poison as it was:
+         * native f64/f32 adds of -0.0, integer adds of 0, BOR 0, MAX with
+         * the type's minimum, a CAS loop (f16 SUM of -0), NO_OP, and a
+         * compare_and_swap of a value with itself. */
+        double mz = -0.0;
+        float mzf = -0.0f;
+        unsigned zero32 = 0;
+        unsigned long long zero64 = 0, got64 = 0;
+        long long min64 = (long long)(~0ull >> 1) * -1 - 1;
+        unsigned short mz16 = 0x8000;
+        RECORD(gpurma_dev_accumulate(w, 0, 128, &mz, 1, GPURMA_FLOAT64, GPURMA_ACC_SUM));
+        RECORD(gpurma_dev_accumulate(w, 0, 136, &mzf, 1, GPURMA_FLOAT32, GPURMA_ACC_SUM));
+        RECORD(gpurma_dev_accumulate(w, 0, 140, &zero32, 1, GPURMA_INT32, GPURMA_ACC_SUM));
+        RECORD(gpurma_dev_accumulate(w, 0, 144, &zero64, 1, GPURMA_UINT64, GPURMA_ACC_BOR));
+        RECORD(gpurma_dev_accumulate(w, 0, 152, &min64, 1, GPURMA_INT64, GPURMA_ACC_MAX));
+        RECORD(gpurma_dev_accumulate(w, 0, 160, &mz16, 1, GPURMA_FLOAT16, GPURMA_ACC_SUM));
+        RECORD(gpurma_dev_fetch_and_op(w, 0, 168, &zero64, &got64, GPURMA_UINT64,
+                                       GPURMA_ACC_NO_OP));
+        RECORD(gpurma_dev_compare_and_swap(w, 0, 168, &got64, &got64, &zero64, GPURMA_UINT64));
+        RECORD(zero64 == got64 ? 0 : -100);
+    }
     if (threadIdx.x == 0) {
         count[0] = n_bad_peer;
         count[1] = n_oob;

@@ -1,0 +1,202 @@
+/*
+ * test_strided.c - iput/iget and 2-D/3-D subarray put/get/put_signal, host
+ * and device API: random shapes (element sizes 1, 2, 3, 4, 8, 12; odd
+ * strides and pitches), random data, poisoned targets, and an exact image of
+ * the whole target area computed here, so a byte written outside the shape
+ * is caught as surely as one missing inside it. Bad shapes write nothing.
+ */
+#include "common.h"
+#include "gpurma_device.h"
+
+enum { ROUNDS = 40, AREA = 6144, PURPOSE = 80, SIG = 3 };
+
+/* Applies a shape to a local image: what the target should hold. */
+static void apply(unsigned char *img, size_t off, const unsigned char *src,
+                  const gpurma_subarray_t *s)
+{
+    size_t row = s->count[0] * s->elem_bytes;
+    for (size_t z = 0; z < s->count[2]; z++)
+        for (size_t y = 0; y < s->count[1]; y++)
+            memcpy(img + off + z * s->dst_pitch[1] + y * s->dst_pitch[0],
+                   src + z * s->src_pitch[1] + y * s->src_pitch[0], row);
+}
+
+/* A random shape whose target extent fits AREA - off and source fits AREA. */
+static void random_shape(uint64_t *st, gpurma_subarray_t *s, size_t *off, int dims)
+{
+    static const size_t sizes[] = {1, 2, 3, 4, 8, 12};
+    for (;;) {
+        memset(s, 0, sizeof(*s));
+        s->elem_bytes = sizes[t_below(st, 6)];
+        s->count[0] = 1 + t_below(st, 7);
+        s->count[1] = dims >= 2 ? 1 + t_below(st, 9) : 1;
+        s->count[2] = dims >= 3 ? 1 + t_below(st, 4) : 1;
+        size_t row = s->count[0] * s->elem_bytes;
+        s->dst_pitch[0] = row + t_below(st, 3 * s->elem_bytes + 1);
+        s->src_pitch[0] = row + t_below(st, 40);
+        s->dst_pitch[1] = (s->count[1] - 1) * s->dst_pitch[0] + row + t_below(st, 17);
+        s->src_pitch[1] = (s->count[1] - 1) * s->src_pitch[0] + row + t_below(st, 9);
+        size_t de = (s->count[2] - 1) * s->dst_pitch[1] + (s->count[1] - 1) * s->dst_pitch[0] + row;
+        size_t se = (s->count[2] - 1) * s->src_pitch[1] + (s->count[1] - 1) * s->src_pitch[0] + row;
+        if (de <= AREA && se <= AREA) {
+            *off = t_below(st, AREA - de + 1);
+            return;
+        }
+    }
+}
+
+int main(void)
+{
+    t_init("test_strided", 0);
+    size_t win_len = (size_t)t_size * AREA + 7; /* odd: the last area ends off a word */
+    gpurma_win_t w;
+    void *vbase;
+    CHECK(gpurma_win_allocate(t_world, win_len, NULL, &vbase, &w));
+    unsigned char *base = vbase;
+    gpurma_dev_win_t dw;
+    CHECK(gpurma_win_device(w, &dw));
+    unsigned char *src = t_malloc(AREA), *img = t_malloc(AREA), *got = t_malloc(AREA);
+    int next = (t_rank + 1) % t_size, prev = (t_rank - 1 + t_size) % t_size;
+    for (int r = 0; r < ROUNDS; r++) {
+        /* Every round: poison my area for prev's writes, then prev writes. */
+        memset(base + (size_t)prev * AREA, T_POISON, AREA);
+        CHECK(gpurma_barrier(t_world));
+        uint64_t st = t_seed(PURPOSE, (uint64_t)t_rank, (uint64_t)r);
+        gpurma_subarray_t s;
+        size_t off;
+        random_shape(&st, &s, &off, 1 + r % 3);
+        t_fill(src, AREA, t_seed(PURPOSE + 1, (uint64_t)t_rank, (uint64_t)r));
+        size_t area = (size_t)t_rank * AREA;
+        int how = r % 5;
+        if (how == 0) {
+            CHECK(gpurma_put_subarray(w, next, area + off, src, &s));
+            CHECK(gpurma_flush(w, next));
+            CHECK(gpurma_signal(w, next, SIG, GPURMA_SIGNAL_ADD, 1));
+        } else if (how == 1) {
+            CHECK(gpurma_put_subarray_signal(w, next, area + off, src, &s, SIG, GPURMA_SIGNAL_ADD,
+                                             1));
+        } else if (how == 2) { /* iput: one element per row */
+            size_t ds = s.dst_pitch[0] / s.elem_bytes, ss = s.src_pitch[0] / s.elem_bytes;
+            size_t n = s.count[1] * s.count[2];
+            while (n && (n - 1) * ds * s.elem_bytes + s.elem_bytes + off > AREA)
+                n--;
+            while (n && (n - 1) * ss * s.elem_bytes + s.elem_bytes > AREA)
+                n--;
+            s.count[0] = 1;
+            s.count[1] = n;
+            s.count[2] = 1;
+            s.dst_pitch[0] = ds * s.elem_bytes;
+            s.src_pitch[0] = ss * s.elem_bytes;
+            CHECK(gpurma_iput(w, next, area + off, ds, src, ss, s.elem_bytes, n));
+            CHECK(gpurma_put_signal(w, next, 0, NULL, 0, SIG, GPURMA_SIGNAL_ADD, 1));
+        } else if (how == 3) { /* device API, one thread */
+            EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_put_subarray_signal(
+                                            dw, next, area + off, src, &s, SIG,
+                                            GPURMA_SIGNAL_ADD, 1));
+        } else { /* device API, rows split over 3 "threads", then a signal */
+            for (unsigned tid = 0; tid < 3; tid++)
+                EXPECT_CODE(GPURMA_SUCCESS,
+                            gpurma_dev_put_subarray_coop(dw, next, area + off, src, &s, tid, 3));
+            EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_signal(dw, next, SIG, GPURMA_SIGNAL_ADD, 1));
+        }
+        CHECK(gpurma_wait_until(w, SIG, GPURMA_CMP_GE, (uint64_t)r + 1));
+        /* What prev wrote into my copy of its area: exact image. */
+        uint64_t pst = t_seed(PURPOSE, (uint64_t)prev, (uint64_t)r);
+        gpurma_subarray_t ps;
+        size_t poff;
+        random_shape(&pst, &ps, &poff, 1 + r % 3);
+        if (how == 2) {
+            size_t ds = ps.dst_pitch[0] / ps.elem_bytes, ss = ps.src_pitch[0] / ps.elem_bytes;
+            size_t n = ps.count[1] * ps.count[2];
+            while (n && (n - 1) * ds * ps.elem_bytes + ps.elem_bytes + poff > AREA)
+                n--;
+            while (n && (n - 1) * ss * ps.elem_bytes + ps.elem_bytes > AREA)
+                n--;
+            ps.count[0] = 1;
+            ps.count[1] = n;
+            ps.count[2] = 1;
+            ps.dst_pitch[0] = ds * ps.elem_bytes;
+            ps.src_pitch[0] = ss * ps.elem_bytes;
+        }
+        t_fill(got, AREA, t_seed(PURPOSE + 1, (uint64_t)prev, (uint64_t)r));
+        memset(img, T_POISON, AREA);
+        apply(img, poff, got, &ps);
+        t_verify(base + (size_t)prev * AREA, img, AREA, "subarray put image", prev,
+                 (size_t)prev * AREA);
+        /* And back: get the same shape from prev's window (my own area
+         * there is what I wrote... read prev's copy of next's writes). */
+        gpurma_subarray_t gs = ps; /* local buffer gets src layout, target the dst layout */
+        gs.src_pitch[0] = ps.dst_pitch[0];
+        gs.src_pitch[1] = ps.dst_pitch[1];
+        gs.dst_pitch[0] = ps.src_pitch[0];
+        gs.dst_pitch[1] = ps.src_pitch[1];
+        memset(img, 0x5C, AREA);
+        if (r % 2)
+            CHECK(gpurma_get_subarray(w, t_rank, img, (size_t)prev * AREA + poff, &gs));
+        else
+            EXPECT_CODE(GPURMA_SUCCESS,
+                        gpurma_dev_get_subarray(dw, t_rank, img, (size_t)prev * AREA + poff, &gs));
+        CHECK(gpurma_flush_local(w, t_rank));
+        for (size_t z = 0; z < ps.count[2]; z++)
+            for (size_t y = 0; y < ps.count[1]; y++) {
+                size_t at = z * ps.src_pitch[1] + y * ps.src_pitch[0];
+                t_verify(img + at, got + at, ps.count[0] * ps.elem_bytes, "get_subarray", t_rank,
+                         at);
+            }
+        CHECK(gpurma_barrier(t_world));
+    }
+    /* iget of a column (8-byte elements, stride 3) from my area in next's
+     * window (what I wrote last round, poison between), against a plain get. */
+    {
+        size_t n = 100;
+        uint64_t *col = t_malloc(n * 8);
+        memset(col, 0x11, n * 8);
+        CHECK(gpurma_iget(w, next, col, 1, (size_t)t_rank * AREA, 3, 8, n));
+        CHECK(gpurma_flush_local(w, next));
+        unsigned char *block = t_malloc(n * 24);
+        CHECK(gpurma_get(w, next, block, (size_t)t_rank * AREA, n * 24 - 16));
+        CHECK(gpurma_flush_local(w, next));
+        for (size_t i = 0; i < n; i++)
+            T_ASSERT(!memcmp(&col[i], block + i * 24, 8), "iget element %zu", i);
+        free(col);
+        free(block);
+    }
+    /* Bad shapes and ranges: refused, nothing written. */
+    {
+        gpurma_subarray_t s = {8, {4, 3, 1}, {16, 0}, {32, 0}};
+        memset(got, 0x77, AREA);
+        unsigned char before[64];
+        CHECK(gpurma_barrier(t_world));
+        memcpy(before, base, 64);
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_put_subarray(w, next, 0, got, &s)); /* rows overlap */
+        s.dst_pitch[0] = 32;
+        EXPECT_ERR(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_put_subarray(w, next, win_len - 64, got, &s));
+        s.elem_bytes = 0;
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_put_subarray(w, next, 0, got, &s));
+        s.elem_bytes = 8;
+        s.count[0] = SIZE_MAX / 4;
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_put_subarray(w, next, 0, got, &s));
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_put_subarray(w, next, 0, got, NULL));
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_iput(w, next, 0, 0, got, 1, 8, 4));
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_iput(w, next, 0, SIZE_MAX / 2, got, 1, 8, 4));
+        EXPECT_ERR(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_iput(w, next, 0, 1000, got, 1, 8, 1000));
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_iput(w, t_size, 0, 1, got, 1, 8, 4));
+        EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_dev_iput(dw, next, 0, 1000, got, 1, 8, 1000));
+        s.count[0] = 4;
+        EXPECT_ERR(GPURMA_ERR_UNSUPPORTED, /* host window: no stream forms */
+                   gpurma_put_subarray_on_stream(w, next, 0, got, &s, NULL));
+        EXPECT_ERR(GPURMA_ERR_UNSUPPORTED,
+                   gpurma_put_subarray_signal_on_stream(w, next, 0, got, &s, 0, GPURMA_SIGNAL_ADD,
+                                                        1, NULL));
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_get_subarray_on_stream(w, next, got, 0, NULL,
+                                                                         NULL));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_iget(dw, next, got, 1, 0, 0, 8, 4));
+        CHECK(gpurma_barrier(t_world));
+        t_verify(base, before, 64, "window after refused strided calls", t_rank, 0);
+    }
+    CHECK(gpurma_win_free(&w));
+    free(src);
+    free(img);
+    free(got);
+    return t_finish("iput/iget, 1-3-D subarrays, put_subarray_signal, device forms");
+}
