@@ -263,7 +263,7 @@ static int ce_step(const ce_t *x, size_t k)
     /* In place, recv is the puts' source: they must be done before the
      * copies out overwrite it (stream order gives that on a stream). */
     if (!rc && !x->stream)
-        rc = gpurma_flush(x->win, GPURMA_ALL_PEERS);
+        rc = gpurma_flush_local(x->win, GPURMA_ALL_PEERS);
     const char *base = gpurma_win_base(x->win);
     for (int s = 0; s < x->n && !rc; s++) {
         if (!receives_from(x, s))

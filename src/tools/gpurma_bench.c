@@ -259,7 +259,7 @@ static void measure_bw(bench_t *b, size_t size, result_t *res)
             if (b->rank == 0) {
                 for (int k = 0; k < PUTS_PER_BW_REP; k++)
                     CHECK(b, gpurma_put(b->win, 1, 0, b->src, size));
-                CHECK(b, gpurma_flush(b->win, 1));
+                CHECK(b, gpurma_flush_local(b->win, 1));
                 signal_next(b, 1, SIG_BW_DONE);
                 wait_next(b, SIG_BW_ACK);
             } else {

@@ -366,7 +366,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__flush(const gpurma_dev_coll_t *c,
     gpurma_status_t rc = GPURMA_SUCCESS;
     gpurma_dcoll__sync(g);
     if (g->tid == 0 && c->win.nports)
-        rc = gpurma_dev_flush(c->win, GPURMA_ALL_PEERS);
+        rc = gpurma_dev_flush_local(c->win, GPURMA_ALL_PEERS);
     return gpurma_dcoll__agree(g, rc);
 }
 
