@@ -75,6 +75,11 @@ size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t by
     if (a < base || a - base > s->heap_size || bytes > s->heap_size - (a - base))
         gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
                              "the address is not in the symmetric heap");
+    /* The layer's own words (barrier counters, team handles): see prims.h. */
+    if (a - base < s->sync_bytes)
+        gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
+                             "the address is below the first nvshmem_malloc (the layer's own "
+                             "barrier and team words)");
     return (size_t)(a - base);
 }
 
@@ -106,6 +111,15 @@ GPURMA_API void gpurma_nvshmemi_register(gpurma_nvshmemi_update_fn update)
     }
     L->units[L->nunits++] = update;
     if (L->status >= NVSHMEM_STATUS_IS_INITIALIZED) /* a module loaded after init */
+        update(&L->st);
+    pthread_mutex_unlock(&L->lock);
+}
+
+GPURMA_API void gpurma_nvshmemi_refresh(gpurma_nvshmemi_update_fn update)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    pthread_mutex_lock(&L->lock);
+    if (L->status >= NVSHMEM_STATUS_IS_INITIALIZED)
         update(&L->st);
     pthread_mutex_unlock(&L->lock);
 }

@@ -25,5 +25,6 @@
 #include "gpurma/nvshmem/detail/sync.h"
 #include "gpurma/nvshmem/detail/stream.h"
 #include "gpurma/nvshmem/detail/coll.h"
+#include "gpurma/nvshmem/detail/compat.h"
 
 #endif

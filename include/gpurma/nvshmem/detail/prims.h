@@ -55,7 +55,10 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__check(const char *call, gpurma_status_t 
                                                              : "the operation failed");
 }
 
-/* Heap offset of [addr, addr + bytes), which must lie inside the heap. */
+/* Heap offset of [addr, addr + bytes), which must lie inside the part of
+ * the heap nvshmem_malloc hands out: the layer's own words below it
+ * (barrier counters, team handles) are no program's to write, and a put
+ * there would let a barrier return early. */
 GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *addr,
                                                   size_t bytes)
 {
@@ -64,6 +67,10 @@ GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *a
     if (a < base || a - base > size || bytes > size - (a - base))
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "the address is not in the symmetric heap");
+    if (a - base < gpurma_nvshmemi_st.sync_bytes)
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
+                              "the address is below the first nvshmem_malloc (the layer's own "
+                              "barrier and team words)");
     return (size_t)(a - base);
 }
 
@@ -193,7 +200,8 @@ GPURMA_NVSHMEMI_HD void *gpurma_nvshmemi__ptr(const void *addr, int pe)
     if (gpurma_nvshmemi__devpath("nvshmem_ptr")) {
         const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
         uintptr_t base = (uintptr_t)s->heap_base, a = (uintptr_t)addr;
-        if (pe < 0 || pe >= s->n_pes || a < base || a - base >= s->heap_size)
+        if (pe < 0 || pe >= s->n_pes || a < base || a - base >= s->heap_size ||
+            a - base < s->sync_bytes)
             return NULL;
         gpurma_dev_peer_t p = s->win.peers[pe];
         return p.path == GPURMA_DEV_PATH_LOADSTORE && p.base ? p.base + (a - base) : NULL;
@@ -216,12 +224,31 @@ GPURMA_NVSHMEMI_HD size_t gpurma_nvshmemi__bytes(const char *call, size_t nelems
     return nelems * esize;
 }
 
+/* A strided access of nelems elements of esize bytes, stride elements
+ * apart, must not wrap the address space: |stride| * esize * (nelems - 1)
+ * fits in a ptrdiff_t (and, for the symmetric side, in the heap, which the
+ * per-element check then confirms element by element). */
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__stride_span(const char *call, ptrdiff_t stride,
+                                                     size_t nelems, size_t esize, int symmetric)
+{
+    if (nelems < 2)
+        return;
+    uint64_t mag = stride < 0 ? (uint64_t)0 - (uint64_t)stride : (uint64_t)stride;
+    uint64_t limit = symmetric ? gpurma_nvshmemi_st.heap_size : (uint64_t)PTRDIFF_MAX;
+    if (mag && (esize > limit / mag || (uint64_t)(nelems - 1) > limit / (mag * esize)))
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
+                              symmetric ? "the stride runs past the symmetric heap"
+                                        : "the stride wraps the address space");
+}
+
 /* Strided: element i goes from source + i * sst to dest + i * dst (strides
  * in elements); one store per element. */
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__iput(const char *call, void *dest, const void *source,
                                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
                                               size_t esize, int pe)
 {
+    gpurma_nvshmemi__stride_span(call, dst, nelems, esize, 1);
+    gpurma_nvshmemi__stride_span(call, sst, nelems, esize, 0);
     for (size_t i = 0; i < nelems; i++) {
         char *d = (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize;
         const char *s = (const char *)source + (ptrdiff_t)i * sst * (ptrdiff_t)esize;
@@ -240,6 +267,8 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__iget(const char *call, void *dest, cons
                                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
                                               size_t esize, int pe)
 {
+    gpurma_nvshmemi__stride_span(call, sst, nelems, esize, 1);
+    gpurma_nvshmemi__stride_span(call, dst, nelems, esize, 0);
     for (size_t i = 0; i < nelems; i++)
         gpurma_nvshmemi__get(call, (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize,
                              (const char *)source + (ptrdiff_t)i * sst * (ptrdiff_t)esize, esize,

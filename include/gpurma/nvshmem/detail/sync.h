@@ -445,8 +445,10 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__team_sync(const char *call, nvshmem_team
         if (pe == s->my_pe)
             continue;
         entered[pe]++;
-        gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_FETCH_ADD, &arrivals[s->my_pe], 1, 0,
-                               pe);
+        /* The counters are the layer's own words, which the program's
+         * address check refuses: straight to the device API. */
+        gpurma_nvshmemi__check(call, gpurma_dev_atomic_fetch_add(s->win, pe,
+                                                                 (size_t)s->my_pe * 8, 1, NULL));
     }
     uint64_t start = 0, it = 0;
     for (int i = 0; i < t.size; i++) {
