@@ -234,7 +234,14 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__stride_span(const char *call, ptrdiff_t
     if (nelems < 2)
         return;
     uint64_t mag = stride < 0 ? (uint64_t)0 - (uint64_t)stride : (uint64_t)stride;
+#if GPURMA_NVSHMEMI_CUDA && !GPURMA_NVSHMEMI_DEVICE_PASS
+    /* Host code of a CUDA unit has no copy of the state: no wrap, and the
+     * library checks each element against the heap. */
+    uint64_t limit = (uint64_t)PTRDIFF_MAX;
+    (void)symmetric;
+#else
     uint64_t limit = symmetric ? gpurma_nvshmemi_st.heap_size : (uint64_t)PTRDIFF_MAX;
+#endif
     if (mag && (esize > limit / mag || (uint64_t)(nelems - 1) > limit / (mag * esize)))
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               symmetric ? "the stride runs past the symmetric heap"
