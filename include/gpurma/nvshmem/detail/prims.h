@@ -9,7 +9,7 @@
 #ifndef GPURMA_NVSHMEM_DETAIL_PRIMS_H
 #define GPURMA_NVSHMEM_DETAIL_PRIMS_H
 
-#include "gpurma/nvshmem/detail/unit.h"
+#include "gpurma/nvshmem/detail/direct.h"
 
 /* Whether this code reaches the heap through the device API: always in
  * device code, in plain C when the heap is host memory. */
@@ -111,6 +111,20 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const 
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
         size_t off = gpurma_nvshmemi__offset(call, src, bytes);
+        const char *from = gpurma_nvshmemi__direct(pe, off);
+        /* g and other single words: one load */
+        if (from && (bytes == 8 || bytes == 4 || bytes == 2 || bytes == 1) &&
+            !(off & (bytes - 1)) && !((uintptr_t)dst & (bytes - 1))) {
+            if (bytes == 8)
+                *(uint64_t *)dst = *(const volatile uint64_t *)from;
+            else if (bytes == 4)
+                *(uint32_t *)dst = *(const volatile uint32_t *)from;
+            else if (bytes == 2)
+                *(uint16_t *)dst = *(const volatile uint16_t *)from;
+            else
+                *(uint8_t *)dst = *(const volatile uint8_t *)from;
+            return;
+        }
         gpurma_nvshmemi__check(call, gpurma_dev_get(gpurma_nvshmemi_st.win, pe, dst, off, bytes));
         if (!nbi)
             gpurma_nvshmemi__flush(call, pe);
@@ -129,6 +143,18 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, 
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
         size_t off = gpurma_nvshmemi__offset(call, dst, bytes);
+        char *d = gpurma_nvshmemi__direct(pe, off);
+        if (d && !(off & (bytes - 1))) { /* one store, as NVSHMEM's p */
+            if (bytes == 8)
+                *(volatile uint64_t *)d = value;
+            else if (bytes == 4)
+                *(volatile uint32_t *)d = (uint32_t)value;
+            else if (bytes == 2)
+                *(volatile uint16_t *)d = (uint16_t)value;
+            else
+                *(volatile uint8_t *)d = (uint8_t)value;
+            return;
+        }
         gpurma_nvshmemi__check(call,
                                gpurma_dev_put_value(gpurma_nvshmemi_st.win, pe, off, value, bytes));
         return;
