@@ -237,6 +237,21 @@ static int uid_environment(const nvshmemx_uniqueid_args_t *a)
 
 /* ------------------------------------------------------------ init */
 
+/* A team's first barrier_on_stream builds a small device window for it
+ * (cudaMalloc, IPC maps, an exchange among the members). Built here, when
+ * the team is made, that setup never runs in the middle of the program's
+ * work: not while its kernels occupy the GPU, not in a graph capture, and
+ * not after an error of the program's own kernels left the CUDA context
+ * unusable, which then surfaced as a window-creation failure naming
+ * nvshmemx_barrier_all_on_stream. Best effort: where stream barriers are
+ * unsupported (host heap, members not mapped) the later call says so. */
+void gpurma_nvshmemi_prepare_stream_barrier(gpurma_team_t team)
+{
+    if (!team || gpurma_nvshmemi_lib.st.heap_host || gpurma_team_size(team) < 2)
+        return;
+    (void)gpurma_barrier_on_stream(team, NULL);
+}
+
 /* NVSHMEM_SYMMETRIC_SIZE: bytes, with an optional K, M, G or T suffix. */
 static int heap_size_from_env(size_t *out)
 {
@@ -406,6 +421,8 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
         return fail_init("setting up the symmetric heap", rc ? rc : GPURMA_ERR_NO_MEMORY);
     for (int t = 0; t <= NVSHMEM_TEAM_SHARED; t++)
         gpurma_nvshmemi_describe_team(t);
+    gpurma_nvshmemi_prepare_stream_barrier(L->teams[NVSHMEM_TEAM_WORLD]);
+    gpurma_nvshmemi_prepare_stream_barrier(L->teams[NVSHMEMX_TEAM_NODE]);
     pthread_mutex_lock(&L->lock);
     s->magic = GPURMA_NVSHMEMI_STATE_LIVE;
     layer_finalized = 0;
