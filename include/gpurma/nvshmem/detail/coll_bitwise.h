@@ -44,7 +44,35 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__elem_store(void *p, size_t esize, uint64
         *(uint8_t *)p = (uint8_t)v;
 }
 
-/* op: GPURMA_NVSHMEMI_AMO_AND, _OR or _XOR (amo.h); scatter: reducescatter
+/* maxloc: pairs {value, index} of doubles; the larger value wins, and of
+ * equal values the smaller index. */
+enum { GPURMA_NVSHMEMI_MAXLOC = 100 };
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__maxloc_elems(const char *call, gpurma_nvshmemi_team_t t,
+                                                     size_t soff, size_t doff, size_t nreduce,
+                                                     unsigned tid, unsigned nthreads)
+{
+    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
+    for (size_t i = tid; i < nreduce; i += nthreads) {
+        size_t at = soff + i * 16;
+        double best[2], v[2];
+        memcpy(best, s->heap_base + at, 16);
+        for (int m = 0; m < t.size; m++) {
+            int pe = t.start + m * t.stride;
+            if (pe == s->my_pe)
+                continue;
+            const void *peer = gpurma_nvshmemi__ptr(s->heap_base + at, pe);
+            if (peer)
+                memcpy(v, peer, 16);
+            else
+                gpurma_nvshmemi__get(call, v, s->heap_base + at, 16, pe, 0);
+            if (v[0] > best[0] || (v[0] == best[0] && v[1] < best[1]))
+                best[0] = v[0], best[1] = v[1];
+        }
+        memcpy(s->heap_base + doff + i * 16, best, 16);
+    }
+}
+
+/* op: GPURMA_NVSHMEMI_AMO_AND, _OR or _XOR (amo.h), or _MAXLOC; scatter: reducescatter
  * (this member's block of nreduce elements of every member's source). */
 GPURMA_NVSHMEMI_D int gpurma_nvshmemi__bitwise_reduce(const char *call, nvshmem_team_t team,
                                                       void *dest, const void *source,
@@ -80,6 +108,10 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__bitwise_reduce(const char *call, nvshmem_
     else
         gpurma_nvshmemi__team_sync_group(call, team, 0, scope);
     size_t first = scatter ? (size_t)t.my_pe * block : 0;
+    if (op == GPURMA_NVSHMEMI_MAXLOC) {
+        gpurma_nvshmemi__maxloc_elems(call, t, soff + first, doff, nreduce, tid, nthreads);
+        nreduce = 0; /* done */
+    }
     for (size_t i = tid; i < nreduce; i += nthreads) {
         size_t at = soff + first + i * esize;
         uint64_t acc = gpurma_nvshmemi__elem_load(s->heap_base + at, esize);
@@ -192,5 +224,16 @@ static __global__ void gpurma_nvshmemi_bitwise_kernel(nvshmem_team_t team, void 
     GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, or, GPURMA_NVSHMEMI_AMO_OR, reducescatter, 1)   \
     GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, xor, GPURMA_NVSHMEMI_AMO_XOR, reducescatter, 1)
 GPURMA_NVSHMEMI_BITWISE_REDUCE_TYPES(GPURMA_NVSHMEMI_BITWISE_ALL)
+
+#if GPURMA_NVSHMEMI_CUDA
+/* NVSHMEM's one maxloc reduction: a block of a kernel. */
+GPURMA_NVSHMEMI_D int nvshmemx_double2_maxloc_reduce_block(nvshmem_team_t team, double2 *dest,
+                                                           const double2 *source, size_t nreduce)
+{
+    return gpurma_nvshmemi__bitwise_reduce("nvshmemx_double2_maxloc_reduce_block", team, dest,
+                                           source, nreduce, sizeof(double2),
+                                           GPURMA_NVSHMEMI_MAXLOC, 0, GPURMA_NVSHMEMI_BLOCK);
+}
+#endif
 
 #endif
