@@ -33,7 +33,7 @@
     X(uint64, uint64_t, GPURMA_UINT64) X(size, size_t, GPURMA_UINT64)                       \
     X(float, float, GPURMA_FLOAT32) X(double, double, GPURMA_FLOAT64)                    \
     GPURMA_NVSHMEMI_REDUCE_FLOAT16_TYPES(X)
-#if defined(__CUDACC__) && !defined(__HIPCC__)
+#if (defined(__CUDACC__) && !defined(__HIPCC__)) || GPURMA_NVSHMEMI_CUDA_HOST
 #define GPURMA_NVSHMEMI_REDUCE_FLOAT16_TYPES(X)                                             \
     X(half, half, GPURMA_FLOAT16) X(bfloat16, __nv_bfloat16, GPURMA_BFLOAT16)
 #else
@@ -45,7 +45,7 @@
 #define GPURMA_NVSHMEMI_REDUCE_OPS(X)                                                       \
     X(sum, GPURMA_SUM) X(prod, GPURMA_PROD) X(min, GPURMA_MIN) X(max, GPURMA_MAX)
 
-#if GPURMA_NVSHMEMI_CUDA
+#if GPURMA_NVSHMEMI_STREAMS
 /* Host-blocking collectives on a GPU heap run on the per-thread stream of
  * the program's CUDA runtime, and wait for it. */
 static inline int gpurma_nvshmemi__coll_blocking(const char *call, int kind,
@@ -202,7 +202,7 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__dcoll(const char *call, int kind, nvshmem
                                nreduce, DTYPE, REDOP, 0)                                    \
     GPURMA_NVSHMEMI_REDUCE_STREAM_DEF(NAME, TYPE, DTYPE, OPNAME, REDOP)
 
-#if GPURMA_NVSHMEMI_CUDA
+#if GPURMA_NVSHMEMI_STREAMS
 #define GPURMA_NVSHMEMI_REDUCE_STREAM_DEF(NAME, TYPE, DTYPE, OPNAME, REDOP)                 \
     static inline int nvshmemx_##NAME##_##OPNAME##_reduce_on_stream(                        \
         nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce,                \
@@ -276,7 +276,7 @@ GPURMA_NVSHMEMI_REDUCE_TYPES(GPURMA_NVSHMEMI_REDUCE_OP_SUM)
                                GPURMA_UINT8, 0, 0)                                          \
     GPURMA_NVSHMEMI_MOVE_STREAM_DEFS(XBCAST, XFCOLLECT, XALLTOALL, TYPE, ESIZE)
 
-#if GPURMA_NVSHMEMI_CUDA
+#if GPURMA_NVSHMEMI_STREAMS
 #define GPURMA_NVSHMEMI_MOVE_STREAM_DEFS(XBCAST, XFCOLLECT, XALLTOALL, TYPE, ESIZE)         \
     static inline int XBCAST##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                          size_t nelems, int PE_root, cudaStream_t stream)   \

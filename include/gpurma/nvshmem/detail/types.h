@@ -25,6 +25,21 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#elif defined(__cplusplus) && defined(__has_include) && !defined(__HIPCC__) &&              \
+    !defined(GPURMA_NVSHMEM_NO_CUDA)
+/* C++ that a host compiler builds with CUDA's headers on its path (CMake
+ * builds NVSHMEM programs' .cpp files so): the host calls, their
+ * stream-ordered forms among them; only what launches kernels needs nvcc. */
+#if __has_include(<cuda_runtime.h>)
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#define GPURMA_NVSHMEMI_CUDA_HOST 1
+#endif
+#endif
+#ifndef GPURMA_NVSHMEMI_CUDA_HOST
+#define GPURMA_NVSHMEMI_CUDA_HOST 0
 #endif
 
 #include "gpurma_device.h"
@@ -54,7 +69,7 @@
     X(uint64, uint64_t) X(size, size_t) X(ptrdiff, ptrdiff_t) GPURMA_NVSHMEMI_FLOAT16_TYPES(X)
 
 /* NVSHMEM's 16-bit floating types, where the CUDA headers define them. */
-#if defined(__CUDACC__) && !defined(__HIPCC__)
+#if (defined(__CUDACC__) && !defined(__HIPCC__)) || GPURMA_NVSHMEMI_CUDA_HOST
 #define GPURMA_NVSHMEMI_FLOAT16_TYPES(X) X(half, half) X(bfloat16, __nv_bfloat16)
 #else
 #define GPURMA_NVSHMEMI_FLOAT16_TYPES(X)

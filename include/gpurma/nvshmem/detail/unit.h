@@ -77,6 +77,14 @@ static int gpurma_nvshmemi_fill_module(CUmodule m, const gpurma_nvshmemi_state_t
 }
 #endif
 
+/* Host calls ordered on a CUDA stream exist in CUDA units and in C++ units
+ * built with CUDA's headers (types.h). */
+#if GPURMA_NVSHMEMI_CUDA || GPURMA_NVSHMEMI_CUDA_HOST
+#define GPURMA_NVSHMEMI_STREAMS 1
+#else
+#define GPURMA_NVSHMEMI_STREAMS 0
+#endif
+
 static void gpurma_nvshmemi_update_unit(const gpurma_nvshmemi_state_t *s)
 {
 #if GPURMA_NVSHMEMI_CUDA
