@@ -5,11 +5,13 @@
 # run with the same arguments under mpirun, and one table of every figure
 # both print ("&&&& PERF" lines), with the ratio gpurma / NVSHMEM.
 #
-#   tests/gpu/nvshmem-perftests.sh [--pes N] [--shared-gpu] [--only NAME...]
+#   tests/gpu/nvshmem-perftests.sh [--pes N] [--shared-gpu] [--mps] [--only NAME...]
 #                                  [--build DIR] [--logs DIR] [--full]
 #
 # --pes: PEs per run (default 2); --shared-gpu: every PE on GPU 0
-# (CUDA_VISIBLE_DEVICES=0; start MPS first for concurrent kernels);
+# (CUDA_VISIBLE_DEVICES=0); --mps: --shared-gpu under an MPS control
+# daemon this script starts (pipe and log folders under the logs) and
+# stops, so the PEs' kernels run at once;
 # --full: the perftests' own size ranges and iteration counts (default:
 # -n 20 -w 5 and sizes up to 1 MiB, so the whole tree fits in one device
 # call); --build: a configured CUDA build of this tree (default build-gpu/,
@@ -21,16 +23,17 @@
 # a GPU or the sources.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-pes=2 shared=no only= build=$top/build-gpu logs=$top/gpu-logs-perftests full=no
+pes=2 shared=no mps=no only= build=$top/build-gpu logs=$top/gpu-logs-perftests full=no
 while [ $# -gt 0 ]; do
     case $1 in
     --pes) pes=$2; shift ;;
     --shared-gpu) shared=yes ;;
+    --mps) shared=yes mps=yes ;;
     --full) full=yes ;;
     --build) build=$2; shift ;;
     --logs) logs=$2; shift ;;
     --only) shift; only="$*"; break ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "nvshmem-perftests.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -43,7 +46,11 @@ bundle() {
         cp "$logs/table.txt" "$OUT/perftests-table.txt" 2>/dev/null
     fi
 }
-trap bundle EXIT
+finish() {
+    [ $mps = yes ] && echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+    bundle
+}
+trap finish EXIT
 note() { echo "== $*" | tee -a "$logs/summary.log"; }
 src=$top/.nvshmem-src/perftest
 [ -f "$src/common/utils.cu" ] || { note "no .nvshmem-src: run tests/gpu/prepare-nvshmem-src.sh and carry it"; exit 77; }
@@ -56,6 +63,11 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 GPURMA_DISABLE_SWITCH=1 NVSHMEM
 export NVSHMEM_SYMMETRIC_SIZE=${NVSHMEM_SYMMETRIC_SIZE:-2G} NVSHMEM_MACHINE_READABLE_OUTPUT=1
 export NVSHMEMTEST_USE_MPI_LAUNCHER=1
 [ $shared = yes ] && export CUDA_VISIBLE_DEVICES=0
+if [ $mps = yes ]; then
+    export CUDA_MPS_PIPE_DIRECTORY=$logs/mps-pipe CUDA_MPS_LOG_DIRECTORY=$logs/mps-log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d || { note "could not start MPS"; exit 1; }
+fi
 note "$ngpu GPU(s), $arch, $pes PEs$([ $shared = yes ] && echo ', all on GPU 0')"
 
 # ------------------------------------------------------------ gpurma
@@ -135,7 +147,8 @@ run() { # run SIDE NAME PROG: PASS/FAIL into results, output into SIDE-NAME.log
         -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x GPURMA_DISABLE_SWITCH \
         -x NVSHMEM_REMOTE_TRANSPORT -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_MACHINE_READABLE_OUTPUT \
         -x NVSHMEMTEST_USE_MPI_LAUNCHER -x NVSHMEM_BOOTSTRAP -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN \
-        ${CUDA_VISIBLE_DEVICES:+-x CUDA_VISIBLE_DEVICES} "$3" $args >"$log" 2>&1
+        ${CUDA_VISIBLE_DEVICES:+-x CUDA_VISIBLE_DEVICES} \
+        ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY} "$3" $args >"$log" 2>&1
     rc=$?
     case $rc in 0) v=PASS ;; 124 | 137) v=TIMEOUT ;; *) v="FAIL(rc=$rc)" ;; esac
     echo "$1 $2 $v" >>"$logs/results.txt"
