@@ -13,8 +13,8 @@
 # daemon this script starts (pipe and log folders under the logs) and
 # stops, so the PEs' kernels run at once;
 # --full: the perftests' own size ranges and iteration counts (default:
-# -n 20 -w 5 and sizes up to 1 MiB, so the whole tree fits in one device
-# call); --build: a configured CUDA build of this tree (default build-gpu/,
+# -n 20 -w 5 and sizes up to 1 MiB; a 10-minute device call holds about
+# half the tree, so split it with --only); --build: a configured CUDA build of this tree (default build-gpu/,
 # configured here if absent); --logs: default gpu-logs-perftests/. With
 # $OUT set, the logs come back as $OUT/perftests-logs.tar.gz and the table
 # as $OUT/perftests-table.txt. Needs .nvshmem-src (tests/gpu/prepare-nvshmem-src.sh,
