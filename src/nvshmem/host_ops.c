@@ -91,7 +91,7 @@ GPURMA_API void *gpurma_nvshmemi_ptr(const void *addr, int pe)
     if (L->status < NVSHMEM_STATUS_IS_INITIALIZED || pe < 0 || pe >= L->st.n_pes)
         return NULL;
     uintptr_t base = (uintptr_t)L->st.heap_base, a = (uintptr_t)addr;
-    if (a < base || a - base >= L->st.heap_size)
+    if (a < base || a - base >= L->st.heap_size || a - base < L->st.sync_bytes)
         return NULL;
     char *peer = gpurma_win_peer_ptr(L->win, pe);
     return peer ? peer + (a - base) : NULL;

@@ -75,6 +75,11 @@ size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t by
     if (a < base || a - base > s->heap_size || bytes > s->heap_size - (a - base))
         gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
                              "the address is not in the symmetric heap");
+    /* The layer's own words (barrier counters, team handles): see prims.h. */
+    if (a - base < s->sync_bytes)
+        gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
+                             "the address is below the first nvshmem_malloc (the layer's own "
+                             "barrier and team words)");
     return (size_t)(a - base);
 }
 
@@ -106,6 +111,15 @@ GPURMA_API void gpurma_nvshmemi_register(gpurma_nvshmemi_update_fn update)
     }
     L->units[L->nunits++] = update;
     if (L->status >= NVSHMEM_STATUS_IS_INITIALIZED) /* a module loaded after init */
+        update(&L->st);
+    pthread_mutex_unlock(&L->lock);
+}
+
+GPURMA_API void gpurma_nvshmemi_refresh(gpurma_nvshmemi_update_fn update)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    pthread_mutex_lock(&L->lock);
+    if (L->status >= NVSHMEM_STATUS_IS_INITIALIZED)
         update(&L->st);
     pthread_mutex_unlock(&L->lock);
 }
@@ -222,6 +236,21 @@ static int uid_environment(const nvshmemx_uniqueid_args_t *a)
 }
 
 /* ------------------------------------------------------------ init */
+
+/* A team's first barrier_on_stream builds a small device window for it
+ * (cudaMalloc, IPC maps, an exchange among the members). Built here, when
+ * the team is made, that setup never runs in the middle of the program's
+ * work: not while its kernels occupy the GPU, not in a graph capture, and
+ * not after an error of the program's own kernels left the CUDA context
+ * unusable, which then surfaced as a window-creation failure naming
+ * nvshmemx_barrier_all_on_stream. Best effort: where stream barriers are
+ * unsupported (host heap, members not mapped) the later call says so. */
+void gpurma_nvshmemi_prepare_stream_barrier(gpurma_team_t team)
+{
+    if (!team || gpurma_nvshmemi_lib.st.heap_host || gpurma_team_size(team) < 2)
+        return;
+    (void)gpurma_barrier_on_stream(team, NULL);
+}
 
 /* NVSHMEM_SYMMETRIC_SIZE: bytes, with an optional K, M, G or T suffix. */
 static int heap_size_from_env(size_t *out)
@@ -392,6 +421,8 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
         return fail_init("setting up the symmetric heap", rc ? rc : GPURMA_ERR_NO_MEMORY);
     for (int t = 0; t <= NVSHMEM_TEAM_SHARED; t++)
         gpurma_nvshmemi_describe_team(t);
+    gpurma_nvshmemi_prepare_stream_barrier(L->teams[NVSHMEM_TEAM_WORLD]);
+    gpurma_nvshmemi_prepare_stream_barrier(L->teams[NVSHMEMX_TEAM_NODE]);
     pthread_mutex_lock(&L->lock);
     s->magic = GPURMA_NVSHMEMI_STATE_LIVE;
     layer_finalized = 0;

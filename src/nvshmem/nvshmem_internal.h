@@ -58,6 +58,9 @@ gpurma_team_t gpurma_nvshmemi_gteam(const char *call, nvshmem_team_t team);
 /* Fills the device view of team slot i from its gpurma team. */
 void gpurma_nvshmemi_describe_team(int slot);
 
+/* Builds team's stream-barrier window now (collective over the team). */
+void gpurma_nvshmemi_prepare_stream_barrier(gpurma_team_t team);
+
 /* heap.c */
 int  gpurma_nvshmemi_heap_setup(size_t user_bytes);
 void gpurma_nvshmemi_heap_teardown(void);

@@ -131,6 +131,7 @@ static int split_members(const char *call, nvshmem_team_t parent, int start, int
                                                      member ? rel : 0, &out));
     if (!member)
         return 0;
+    gpurma_nvshmemi_prepare_stream_barrier(out);
     pthread_mutex_lock(&L->lock);
     L->teams[slot] = out;
     gpurma_nvshmemi_describe_team(slot);
@@ -176,6 +177,7 @@ GPURMA_API int nvshmem_team_split_2d(nvshmem_team_t parent, int xrange,
             gpurma_nvshmemi_fail(call, GPURMA_ERR_NO_MEMORY, "too many teams (the table holds 64)");
         gpurma_team_t out = NULL;
         gpurma_nvshmemi_check_rc(call, gpurma_team_split(p, color, key, &out));
+        gpurma_nvshmemi_prepare_stream_barrier(out);
         pthread_mutex_lock(&L->lock);
         L->teams[slot] = out;
         gpurma_nvshmemi_describe_team(slot);

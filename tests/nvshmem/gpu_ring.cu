@@ -53,6 +53,11 @@ static unsigned char pattern(int pe, size_t i, unsigned round)
 }
 
 static __global__ void ring_p(int *dst, int value, int pe) { nvshmem_int_p(dst, value, pe); }
+/* The layer's own and/or/xor reduction, one block. */
+static __global__ void or_reduce_block(unsigned *dest, const unsigned *source, size_t n)
+{
+    nvshmemx_uint32_or_reduce_block(NVSHMEM_TEAM_WORLD, dest, source, n);
+}
 
 static __global__ void barrier_in_collective(int *dst)
 {
@@ -228,6 +233,34 @@ int main(void)
             ASSERT(hv[i] == sum, "%s reduce [%zu]: %d, want %d", how ? "device" : "on-stream", i,
                    hv[i], sum);
         }
+    }
+
+    /* 8b. and/or/xor reductions (the layer's own): xor on a stream, or
+     * in a kernel at block scope; random words, poisoned destination */
+    unsigned *umine = (unsigned *)mine, *uacc = (unsigned *)acc, *uh = (unsigned *)hv;
+    for (size_t i = 0; i < rn; i++)
+        uh[i] = (unsigned)pattern(me, i, 11) * 0x01010101u ^ (unsigned)pattern(me, i, 12) << 8;
+    CU(cudaMemcpy(umine, uh, rn * sizeof(unsigned), cudaMemcpyHostToDevice));
+    for (int how = 0; how < 2; how++) {
+        CU(cudaMemset(uacc, 0xa5, (rn + 1) * sizeof(unsigned)));
+        sync_all();
+        if (how == 0)
+            nvshmemx_uint32_xor_reduce_on_stream(NVSHMEM_TEAM_WORLD, uacc, umine, rn, s);
+        else
+            or_reduce_block<<<1, 256, 0, s>>>(uacc, umine, rn);
+        CU(cudaStreamSynchronize(s));
+        CU(cudaMemcpy(uh, uacc, (rn + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < rn; i++) {
+            unsigned want = 0;
+            for (int pe = 0; pe < npes; pe++) {
+                unsigned w = (unsigned)pattern(pe, i, 11) * 0x01010101u ^
+                             (unsigned)pattern(pe, i, 12) << 8;
+                want = how == 0 ? want ^ w : want | w;
+            }
+            ASSERT(uh[i] == want, "%s reduce [%zu]: %08x, want %08x", how ? "or (block)" : "xor",
+                   i, uh[i], want);
+        }
+        ASSERT(uh[rn] == 0xa5a5a5a5u, "bitwise reduce wrote past its %zu elements", rn);
     }
 
     /* 9. a module loaded after init */

@@ -217,7 +217,84 @@ static void wait_bad_cmp(void)
     (void)nvshmem_signal_wait_until(p, 77, 0);
 }
 
+/* Issue 16: element counts that run past the end of the heap (no size
+ * overflow: the buffer simply does not fit), and one whose bytes overflow. */
+#define PAST_HEAP ((size_t)64 << 20) /* 256 MiB of ints beside a heap of 4 (or 48) MiB */
+static void reduce_past_heap(void)
+{
+    nvshmem_init();
+    int *d = (int *)nvshmem_malloc(64), *s = (int *)nvshmem_malloc(64);
+    nvshmem_int_sum_reduce(NVSHMEM_TEAM_WORLD, d, s, PAST_HEAP);
+}
+static void broadcast_past_heap(void)
+{
+    nvshmem_init();
+    int *d = (int *)nvshmem_malloc(64), *s = (int *)nvshmem_malloc(64);
+    nvshmem_int_broadcast(NVSHMEM_TEAM_WORLD, d, s, PAST_HEAP, 0);
+}
+static void fcollect_past_heap(void)
+{
+    nvshmem_init();
+    int *d = (int *)nvshmem_malloc(64), *s = (int *)nvshmem_malloc(64);
+    nvshmem_int_fcollect(NVSHMEM_TEAM_WORLD, d, s, PAST_HEAP);
+}
+static void alltoall_past_heap(void)
+{
+    nvshmem_init();
+    int64_t *d = (int64_t *)nvshmem_malloc(64), *s = (int64_t *)nvshmem_malloc(64);
+    nvshmem_int64_alltoall(NVSHMEM_TEAM_WORLD, d, s, PAST_HEAP);
+}
+static void alltoall_overflow(void)
+{
+    nvshmem_init();
+    int64_t *d = (int64_t *)nvshmem_malloc(64), *s = (int64_t *)nvshmem_malloc(64);
+    nvshmem_int64_alltoall(NVSHMEM_TEAM_WORLD, d, s, SIZE_MAX / 4);
+}
+/* Issue 16: the layer's own words below the first allocation (barrier
+ * counters, team handles) are no program's to write. */
+static void put_below_first_malloc(void)
+{
+    nvshmem_init();
+    uint64_t *p = (uint64_t *)nvshmem_malloc(64), v = 99;
+    nvshmem_putmem((char *)p - 4096, &v, sizeof v, 0);
+}
+static void p_below_first_malloc(void)
+{
+    nvshmem_init();
+    int *p = (int *)nvshmem_malloc(64);
+    nvshmem_int_p(p - 16, 7, 0);
+}
+static void atomic_below_first_malloc(void)
+{
+    nvshmem_init();
+    uint64_t *p = (uint64_t *)nvshmem_malloc(64);
+    nvshmem_uint64_atomic_add(p - 64, 1, 0);
+}
+/* A stride that makes i * stride * 4 wrap to an address below the object. */
+static void iput_stride_wraps(void)
+{
+    nvshmem_init();
+    int *d = (int *)nvshmem_malloc(256), s[3] = {1, 2, 3};
+    nvshmem_int_iput(d, s, PTRDIFF_MAX / 2, 1, 3, 0);
+}
+static void iget_stride_wraps(void)
+{
+    nvshmem_init();
+    int *src = (int *)nvshmem_malloc(256), d[3];
+    nvshmem_int_iget(d, src, 1, PTRDIFF_MAX / 2, 3, 0);
+}
+
 static const misuse_t misuses[] = {
+    {"reduce_past_heap", "nvshmem_int_sum_reduce", reduce_past_heap, NULL},
+    {"broadcast_past_heap", "nvshmem_int_broadcast", broadcast_past_heap, NULL},
+    {"fcollect_past_heap", "nvshmem_int_fcollect", fcollect_past_heap, NULL},
+    {"alltoall_past_heap", "nvshmem_int64_alltoall", alltoall_past_heap, NULL},
+    {"alltoall_overflow", "nvshmem_int64_alltoall", alltoall_overflow, NULL},
+    {"put_below_first_malloc", "nvshmem_putmem", put_below_first_malloc, NULL},
+    {"p_below_first_malloc", "nvshmem_int_p", p_below_first_malloc, NULL},
+    {"atomic_below_first_malloc", "nvshmem_uint64_atomic_add", atomic_below_first_malloc, NULL},
+    {"iput_stride_wraps", "nvshmem_int_iput", iput_stride_wraps, NULL},
+    {"iget_stride_wraps", "nvshmem_int_iget", iget_stride_wraps, NULL},
     {"reduce_destroyed_team", "nvshmem_int_sum_reduce", reduce_destroyed_team, NULL},
     {"destroy_twice", "nvshmem_team_destroy", destroy_twice, NULL},
     {"put_src_null", "nvshmem_putmem", put_src_null, NULL},

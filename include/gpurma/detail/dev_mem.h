@@ -46,11 +46,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__mem_signal(const gpurma_dev_peer_t *pe
 GPURMA_DEVICE uint64_t gpurma_dev__atomic_at(uint64_t *a, int kind, uint64_t value,
                                              uint64_t compare)
 {
+    /* Relaxed (dev_shim.h): atomics order nothing else; fence, quiet and
+     * signals do. */
     if (kind == GPURMA_DEV__ATOMIC_FETCH_ADD)
-        return gpurma_sh_fetch_add_u64(a, value);
+        return gpurma_sh_fetch_add_relaxed_u64(a, value);
     if (kind == GPURMA_DEV__ATOMIC_SWAP)
-        return gpurma_sh_exchange_u64(a, value);
-    return gpurma_sh_cas_u64(a, compare, value);
+        return gpurma_sh_exchange_relaxed_u64(a, value);
+    return gpurma_sh_cas_relaxed_u64(a, compare, value);
 }
 
 /* The 4 payload bytes of packet word i: the source may have any alignment

@@ -81,6 +81,32 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_u64(uint64_t *p, uint64_t expected, uint64_
                  : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
     return old;
 }
+/* The user-visible atomics (gpurma_dev_atomic_*): relaxed, so that
+ * back-to-back atomics whose results are not consumed overlap instead of
+ * each waiting for the last; ordering against other operations comes from
+ * fence, quiet and signals. */
+GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    uint64_t old;
+    asm volatile("atom.relaxed.sys.global.add.u64 %0, [%1], %2;"
+                 : "=l"(old) : "l"(p), "l"(v) : "memory");
+    return old;
+}
+GPURMA_DEVICE uint64_t gpurma_sh_exchange_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    uint64_t old;
+    asm volatile("atom.relaxed.sys.global.exch.b64 %0, [%1], %2;"
+                 : "=l"(old) : "l"(p), "l"(v) : "memory");
+    return old;
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
+                                                 uint64_t desired)
+{
+    uint64_t old;
+    asm volatile("atom.relaxed.sys.global.cas.b64 %0, [%1], %2, %3;"
+                 : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
+    return old;
+}
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { asm volatile("fence.sc.sys;" ::: "memory"); }
 GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void)
 {
@@ -148,6 +174,21 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_u64(uint64_t *p, uint64_t expected, uint64_
 {
     __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+    return expected;
+}
+GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_exchange_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    return __hip_atomic_exchange(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
+                                                 uint64_t desired)
+{
+    __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_RELAXED,
+                                         __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
     return expected;
 }
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { __threadfence_system(); }
@@ -219,6 +260,20 @@ GPURMA_DEVICE uint64_t gpurma_sh_exchange_u64(uint64_t *p, uint64_t v)
 GPURMA_DEVICE uint64_t gpurma_sh_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired)
 {
     __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return expected;
+}
+GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_exchange_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
+                                                 uint64_t desired)
+{
+    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     return expected;
 }
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }

@@ -25,5 +25,7 @@
 #include "gpurma/nvshmem/detail/sync.h"
 #include "gpurma/nvshmem/detail/stream.h"
 #include "gpurma/nvshmem/detail/coll.h"
+#include "gpurma/nvshmem/detail/coll_bitwise.h"
+#include "gpurma/nvshmem/detail/compat.h"
 
 #endif

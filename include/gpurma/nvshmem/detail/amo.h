@@ -33,14 +33,28 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo_apply(int op, uint64_t cur, uin
     }
 }
 
-/* The old value (size bytes, zero-extended) of the word at addr on pe. */
+/* The old value (size bytes, zero-extended) of the word at addr on pe.
+ * fetch 0: the caller does not use it (a reduction where there is one). */
 GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, size_t size,
-                                                 int op, uint64_t value, uint64_t cond, int pe)
+                                                 int op, uint64_t value, uint64_t cond, int pe,
+                                                 int fetch)
 {
     uintptr_t a = (uintptr_t)addr;
     if (a & (size - 1))
         gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED,
                               "the address is not aligned to its type");
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    /* A mapped peer: one relaxed atomic (the op codes are direct.h's). */
+    if ((size == 8 || size == 4) && gpurma_nvshmemi__devpath(call)) {
+        char *p = gpurma_nvshmemi__direct(pe, gpurma_nvshmemi__offset(call, addr, size));
+        if (p)
+            return size == 8 ? gpurma_nvshmemi__atomic64((uint64_t *)p, op, value, cond, fetch)
+                             : gpurma_nvshmemi__atomic32((uint32_t *)p, op, (uint32_t)value,
+                                                         (uint32_t)cond, fetch);
+    }
+#else
+    (void)fetch;
+#endif
     if (size == 8) {
         switch (op) {
         case GPURMA_NVSHMEMI_AMO_ADD:
@@ -96,13 +110,13 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__bits(const void *v, size_t size)
         GPURMA_NVSHMEMI_AMO_FROM(TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch", \
                                                             (void *)source, sizeof(TYPE),   \
                                                             GPURMA_NVSHMEMI_AMO_FETCH, 0, 0, \
-                                                            pe));                           \
+                                                            pe, 1));                           \
     }                                                                                       \
     GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_set(TYPE *dest, TYPE value, int pe)     \
     {                                                                                       \
         gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_set", dest, sizeof(TYPE),            \
                              GPURMA_NVSHMEMI_AMO_SET,                                       \
-                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe);           \
+                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe, 0);         \
     }                                                                                       \
     GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_swap(TYPE *dest, TYPE value, int pe)    \
     {                                                                                       \
@@ -111,7 +125,7 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__bits(const void *v, size_t size)
                                                             GPURMA_NVSHMEMI_AMO_SWAP,       \
                                                             gpurma_nvshmemi__bits(          \
                                                                 &value, sizeof(TYPE)),      \
-                                                            0, pe));                        \
+                                                            0, pe, 1));                        \
     }
 
 /* The arithmetic ones: integer AMO types. */
@@ -123,32 +137,32 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__bits(const void *v, size_t size)
             TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_compare_swap", dest,       \
                                        sizeof(TYPE), GPURMA_NVSHMEMI_AMO_CAS,               \
                                        gpurma_nvshmemi__bits(&value, sizeof(TYPE)),         \
-                                       gpurma_nvshmemi__bits(&cond, sizeof(TYPE)), pe));    \
+                                       gpurma_nvshmemi__bits(&cond, sizeof(TYPE)), pe, 1));    \
     }                                                                                       \
     GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_fetch_add(TYPE *dest, TYPE value, int pe) \
     {                                                                                       \
         GPURMA_NVSHMEMI_AMO_FROM(                                                           \
             TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch_add", dest,          \
                                        sizeof(TYPE), GPURMA_NVSHMEMI_AMO_ADD,               \
-                                       gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe)); \
+                                       gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe, 1)); \
     }                                                                                       \
     GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_add(TYPE *dest, TYPE value, int pe)     \
     {                                                                                       \
         gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_add", dest, sizeof(TYPE),            \
                              GPURMA_NVSHMEMI_AMO_ADD,                                       \
-                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe);           \
+                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe, 0);         \
     }                                                                                       \
     GPURMA_NVSHMEMI_HD TYPE nvshmem_##NAME##_atomic_fetch_inc(TYPE *dest, int pe)           \
     {                                                                                       \
         GPURMA_NVSHMEMI_AMO_FROM(TYPE,                                                      \
                                  gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch_inc", \
                                                       dest, sizeof(TYPE),                   \
-                                                      GPURMA_NVSHMEMI_AMO_ADD, 1, 0, pe));  \
+                                                      GPURMA_NVSHMEMI_AMO_ADD, 1, 0, pe, 1));  \
     }                                                                                       \
     GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_inc(TYPE *dest, int pe)                 \
     {                                                                                       \
         gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_inc", dest, sizeof(TYPE),            \
-                             GPURMA_NVSHMEMI_AMO_ADD, 1, 0, pe);                            \
+                             GPURMA_NVSHMEMI_AMO_ADD, 1, 0, pe, 0);                          \
     }
 
 #define GPURMA_NVSHMEMI_AMO_BIT_OP(NAME, TYPE, OPNAME, OP)                                  \
@@ -158,12 +172,12 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__bits(const void *v, size_t size)
         GPURMA_NVSHMEMI_AMO_FROM(                                                           \
             TYPE, gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_fetch_" #OPNAME, dest,     \
                                        sizeof(TYPE), OP,                                    \
-                                       gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe)); \
+                                       gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe, 1)); \
     }                                                                                       \
     GPURMA_NVSHMEMI_HD void nvshmem_##NAME##_atomic_##OPNAME(TYPE *dest, TYPE value, int pe) \
     {                                                                                       \
         gpurma_nvshmemi__amo("nvshmem_" #NAME "_atomic_" #OPNAME, dest, sizeof(TYPE), OP,   \
-                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe);           \
+                             gpurma_nvshmemi__bits(&value, sizeof(TYPE)), 0, pe, 0);         \
     }
 #define GPURMA_NVSHMEMI_AMO_BIT(NAME, TYPE)                                                 \
     GPURMA_NVSHMEMI_AMO_BIT_OP(NAME, TYPE, and, GPURMA_NVSHMEMI_AMO_AND)                    \

@@ -31,14 +31,21 @@
     X(int32, int32_t, GPURMA_INT32) X(int64, int64_t, GPURMA_INT64)                         \
     X(uint8, uint8_t, GPURMA_UINT8) X(uint32, uint32_t, GPURMA_UINT32)                      \
     X(uint64, uint64_t, GPURMA_UINT64) X(size, size_t, GPURMA_UINT64)                       \
-    X(float, float, GPURMA_FLOAT32) X(double, double, GPURMA_FLOAT64)
+    X(float, float, GPURMA_FLOAT32) X(double, double, GPURMA_FLOAT64)                    \
+    GPURMA_NVSHMEMI_REDUCE_FLOAT16_TYPES(X)
+#if (defined(__CUDACC__) && !defined(__HIPCC__)) || GPURMA_NVSHMEMI_CUDA_HOST
+#define GPURMA_NVSHMEMI_REDUCE_FLOAT16_TYPES(X)                                             \
+    X(half, half, GPURMA_FLOAT16) X(bfloat16, __nv_bfloat16, GPURMA_BFLOAT16)
+#else
+#define GPURMA_NVSHMEMI_REDUCE_FLOAT16_TYPES(X)
+#endif
 #define GPURMA_NVSHMEMI_LONG_DTYPE  (sizeof(long) == 8 ? GPURMA_INT64 : GPURMA_INT32)
 #define GPURMA_NVSHMEMI_ULONG_DTYPE (sizeof(long) == 8 ? GPURMA_UINT64 : GPURMA_UINT32)
 /* X(OPNAME, REDOP) */
 #define GPURMA_NVSHMEMI_REDUCE_OPS(X)                                                       \
     X(sum, GPURMA_SUM) X(prod, GPURMA_PROD) X(min, GPURMA_MIN) X(max, GPURMA_MAX)
 
-#if GPURMA_NVSHMEMI_CUDA
+#if GPURMA_NVSHMEMI_STREAMS
 /* Host-blocking collectives on a GPU heap run on the per-thread stream of
  * the program's CUDA runtime, and wait for it. */
 static inline int gpurma_nvshmemi__coll_blocking(const char *call, int kind,
@@ -92,13 +99,21 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__dcoll(const char *call, int kind, nvshmem
     gpurma_dtype_t dt = (gpurma_dtype_t)dtype;
     gpurma_redop_t ro = (gpurma_redop_t)op;
     gpurma_status_t rc;
-    /* The device collectives trust their sizes: the largest buffer (one
-     * block per member for all but reduce and broadcast) must not overflow. */
-    size_t blocks = kind == GPURMA_NVSHMEMI_COLL_ALLREDUCE || kind == GPURMA_NVSHMEMI_COLL_BROADCAST
-                        ? 1
-                        : (size_t)s->teams[team].size;
+    /* The device collectives trust their sizes: both buffers, one block or
+     * one per member (source of reducescatter and alltoall, dest of
+     * fcollect and alltoall), must lie in the heap. */
+    size_t n = (size_t)s->teams[team].size;
     size_t block_bytes = gpurma_nvshmemi__bytes(call, count, gpurma_dev_dtype_size(dt));
-    (void)gpurma_nvshmemi__bytes(call, block_bytes, blocks);
+    int src_per_member = kind == GPURMA_NVSHMEMI_COLL_REDUCE_SCATTER ||
+                         kind == GPURMA_NVSHMEMI_COLL_ALLTOALL;
+    int dst_per_member = kind == GPURMA_NVSHMEMI_COLL_ALLGATHER ||
+                         kind == GPURMA_NVSHMEMI_COLL_ALLTOALL;
+    (void)gpurma_nvshmemi__offset(call, source,
+                                  gpurma_nvshmemi__bytes(call, block_bytes,
+                                                         src_per_member ? n : 1));
+    (void)gpurma_nvshmemi__offset(call, dest,
+                                  gpurma_nvshmemi__bytes(call, block_bytes,
+                                                         dst_per_member ? n : 1));
     switch (kind) {
     case GPURMA_NVSHMEMI_COLL_ALLREDUCE:
         rc = GPURMA_NVSHMEMI__DCOLL(gpurma_dev_coll_allreduce, scope, c, dest, source, count, dt,
@@ -187,7 +202,7 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__dcoll(const char *call, int kind, nvshmem
                                nreduce, DTYPE, REDOP, 0)                                    \
     GPURMA_NVSHMEMI_REDUCE_STREAM_DEF(NAME, TYPE, DTYPE, OPNAME, REDOP)
 
-#if GPURMA_NVSHMEMI_CUDA
+#if GPURMA_NVSHMEMI_STREAMS
 #define GPURMA_NVSHMEMI_REDUCE_STREAM_DEF(NAME, TYPE, DTYPE, OPNAME, REDOP)                 \
     static inline int nvshmemx_##NAME##_##OPNAME##_reduce_on_stream(                        \
         nvshmem_team_t team, TYPE *dest, const TYPE *source, size_t nreduce,                \
@@ -261,7 +276,7 @@ GPURMA_NVSHMEMI_REDUCE_TYPES(GPURMA_NVSHMEMI_REDUCE_OP_SUM)
                                GPURMA_UINT8, 0, 0)                                          \
     GPURMA_NVSHMEMI_MOVE_STREAM_DEFS(XBCAST, XFCOLLECT, XALLTOALL, TYPE, ESIZE)
 
-#if GPURMA_NVSHMEMI_CUDA
+#if GPURMA_NVSHMEMI_STREAMS
 #define GPURMA_NVSHMEMI_MOVE_STREAM_DEFS(XBCAST, XFCOLLECT, XALLTOALL, TYPE, ESIZE)         \
     static inline int XBCAST##_on_stream(nvshmem_team_t team, TYPE *dest, const TYPE *source, \
                                          size_t nelems, int PE_root, cudaStream_t stream)   \

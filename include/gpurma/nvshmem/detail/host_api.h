@@ -62,6 +62,9 @@ typedef void (*gpurma_nvshmemi_update_fn)(const gpurma_nvshmemi_state_t *state);
  * registered after init is updated at once. */
 GPURMA_API void gpurma_nvshmemi_register(gpurma_nvshmemi_update_fn update);
 GPURMA_API void gpurma_nvshmemi_unregister(gpurma_nvshmemi_update_fn update);
+/* Calls update with the current state at once when the layer is
+ * initialized (a module handed over after init). */
+GPURMA_API void gpurma_nvshmemi_refresh(gpurma_nvshmemi_update_fn update);
 /* Ends the job with "call: why" (status: a gpurma_status_t). */
 GPURMA_API void gpurma_nvshmemi_fail(const char *call, int status, const char *why)
 #if defined(__GNUC__)

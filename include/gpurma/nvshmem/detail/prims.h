@@ -9,7 +9,7 @@
 #ifndef GPURMA_NVSHMEM_DETAIL_PRIMS_H
 #define GPURMA_NVSHMEM_DETAIL_PRIMS_H
 
-#include "gpurma/nvshmem/detail/unit.h"
+#include "gpurma/nvshmem/detail/direct.h"
 
 /* Whether this code reaches the heap through the device API: always in
  * device code, in plain C when the heap is host memory. */
@@ -55,7 +55,10 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__check(const char *call, gpurma_status_t 
                                                              : "the operation failed");
 }
 
-/* Heap offset of [addr, addr + bytes), which must lie inside the heap. */
+/* Heap offset of [addr, addr + bytes), which must lie inside the part of
+ * the heap nvshmem_malloc hands out: the layer's own words below it
+ * (barrier counters, team handles) are no program's to write, and a put
+ * there would let a barrier return early. */
 GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *addr,
                                                   size_t bytes)
 {
@@ -64,6 +67,10 @@ GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *a
     if (a < base || a - base > size || bytes > size - (a - base))
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "the address is not in the symmetric heap");
+    if (a - base < gpurma_nvshmemi_st.sync_bytes)
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
+                              "the address is below the first nvshmem_malloc (the layer's own "
+                              "barrier and team words)");
     return (size_t)(a - base);
 }
 
@@ -104,6 +111,20 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const 
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
         size_t off = gpurma_nvshmemi__offset(call, src, bytes);
+        const char *from = gpurma_nvshmemi__direct(pe, off);
+        /* g and other single words: one load */
+        if (from && (bytes == 8 || bytes == 4 || bytes == 2 || bytes == 1) &&
+            !(off & (bytes - 1)) && !((uintptr_t)dst & (bytes - 1))) {
+            if (bytes == 8)
+                *(uint64_t *)dst = *(const volatile uint64_t *)from;
+            else if (bytes == 4)
+                *(uint32_t *)dst = *(const volatile uint32_t *)from;
+            else if (bytes == 2)
+                *(uint16_t *)dst = *(const volatile uint16_t *)from;
+            else
+                *(uint8_t *)dst = *(const volatile uint8_t *)from;
+            return;
+        }
         gpurma_nvshmemi__check(call, gpurma_dev_get(gpurma_nvshmemi_st.win, pe, dst, off, bytes));
         if (!nbi)
             gpurma_nvshmemi__flush(call, pe);
@@ -122,6 +143,18 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, 
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
         size_t off = gpurma_nvshmemi__offset(call, dst, bytes);
+        char *d = gpurma_nvshmemi__direct(pe, off);
+        if (d && !(off & (bytes - 1))) { /* one store, as NVSHMEM's p */
+            if (bytes == 8)
+                *(volatile uint64_t *)d = value;
+            else if (bytes == 4)
+                *(volatile uint32_t *)d = (uint32_t)value;
+            else if (bytes == 2)
+                *(volatile uint16_t *)d = (uint16_t)value;
+            else
+                *(volatile uint8_t *)d = (uint8_t)value;
+            return;
+        }
         gpurma_nvshmemi__check(call,
                                gpurma_dev_put_value(gpurma_nvshmemi_st.win, pe, off, value, bytes));
         return;
@@ -193,7 +226,8 @@ GPURMA_NVSHMEMI_HD void *gpurma_nvshmemi__ptr(const void *addr, int pe)
     if (gpurma_nvshmemi__devpath("nvshmem_ptr")) {
         const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
         uintptr_t base = (uintptr_t)s->heap_base, a = (uintptr_t)addr;
-        if (pe < 0 || pe >= s->n_pes || a < base || a - base >= s->heap_size)
+        if (pe < 0 || pe >= s->n_pes || a < base || a - base >= s->heap_size ||
+            a - base < s->sync_bytes)
             return NULL;
         gpurma_dev_peer_t p = s->win.peers[pe];
         return p.path == GPURMA_DEV_PATH_LOADSTORE && p.base ? p.base + (a - base) : NULL;
@@ -216,12 +250,38 @@ GPURMA_NVSHMEMI_HD size_t gpurma_nvshmemi__bytes(const char *call, size_t nelems
     return nelems * esize;
 }
 
+/* A strided access of nelems elements of esize bytes, stride elements
+ * apart, must not wrap the address space: |stride| * esize * (nelems - 1)
+ * fits in a ptrdiff_t (and, for the symmetric side, in the heap, which the
+ * per-element check then confirms element by element). */
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__stride_span(const char *call, ptrdiff_t stride,
+                                                     size_t nelems, size_t esize, int symmetric)
+{
+    if (nelems < 2)
+        return;
+    uint64_t mag = stride < 0 ? (uint64_t)0 - (uint64_t)stride : (uint64_t)stride;
+#if GPURMA_NVSHMEMI_CUDA && !GPURMA_NVSHMEMI_DEVICE_PASS
+    /* Host code of a CUDA unit has no copy of the state: no wrap, and the
+     * library checks each element against the heap. */
+    uint64_t limit = (uint64_t)PTRDIFF_MAX;
+    (void)symmetric;
+#else
+    uint64_t limit = symmetric ? gpurma_nvshmemi_st.heap_size : (uint64_t)PTRDIFF_MAX;
+#endif
+    if (mag && (esize > limit / mag || (uint64_t)(nelems - 1) > limit / (mag * esize)))
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
+                              symmetric ? "the stride runs past the symmetric heap"
+                                        : "the stride wraps the address space");
+}
+
 /* Strided: element i goes from source + i * sst to dest + i * dst (strides
  * in elements); one store per element. */
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__iput(const char *call, void *dest, const void *source,
                                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
                                               size_t esize, int pe)
 {
+    gpurma_nvshmemi__stride_span(call, dst, nelems, esize, 1);
+    gpurma_nvshmemi__stride_span(call, sst, nelems, esize, 0);
     for (size_t i = 0; i < nelems; i++) {
         char *d = (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize;
         const char *s = (const char *)source + (ptrdiff_t)i * sst * (ptrdiff_t)esize;
@@ -240,6 +300,8 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__iget(const char *call, void *dest, cons
                                               ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
                                               size_t esize, int pe)
 {
+    gpurma_nvshmemi__stride_span(call, sst, nelems, esize, 1);
+    gpurma_nvshmemi__stride_span(call, dst, nelems, esize, 0);
     for (size_t i = 0; i < nelems; i++)
         gpurma_nvshmemi__get(call, (char *)dest + (ptrdiff_t)i * dst * (ptrdiff_t)esize,
                              (const char *)source + (ptrdiff_t)i * sst * (ptrdiff_t)esize, esize,

@@ -83,7 +83,7 @@
 /* Host calls ordered on a CUDA stream (CUDA builds only: they take a
  * cudaStream_t). The nbi forms are the same calls: stream order already
  * makes them asynchronous to the host. */
-#if GPURMA_NVSHMEMI_CUDA
+#if GPURMA_NVSHMEMI_STREAMS
 #define GPURMA_NVSHMEMI_RMA_STREAM(XPUT, XGET, TYPE, ESIZE)                                 \
     static inline void XPUT##_on_stream(TYPE *dest, const TYPE *source, size_t nelems, int pe, \
                                         cudaStream_t stream)                                \
@@ -133,7 +133,7 @@
                               nvshmemx_##NAME##_put, nvshmemx_##NAME##_get, TYPE, sizeof(TYPE)) \
     GPURMA_NVSHMEMI_RMA_STRIDED(nvshmem_##NAME##_iput, nvshmem_##NAME##_iget, TYPE, sizeof(TYPE))
 
-#if GPURMA_NVSHMEMI_CUDA
+#if GPURMA_NVSHMEMI_STREAMS
 #define GPURMA_NVSHMEMI_RMA_TYPED_STREAM(NAME, TYPE)                                        \
     static inline void nvshmemx_##NAME##_p_on_stream(TYPE *dest, TYPE value, int pe,        \
                                                      cudaStream_t stream)                   \

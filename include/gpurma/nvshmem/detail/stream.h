@@ -10,6 +10,16 @@
 
 #include "gpurma/nvshmem/detail/sync.h"
 
+#if GPURMA_NVSHMEMI_STREAMS
+static inline void gpurma_nvshmemi__launched(const char *call)
+{
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess)
+        gpurma_nvshmemi_fail(call, GPURMA_ERR_GPU, cudaGetErrorString(err));
+}
+
+#endif
+
 #if GPURMA_NVSHMEMI_CUDA
 
 static __global__ void gpurma_nvshmemi_signal_kernel(uint64_t *sig_addr, uint64_t signal,
@@ -20,13 +30,6 @@ static __global__ void gpurma_nvshmemi_signal_kernel(uint64_t *sig_addr, uint64_
 static __global__ void gpurma_nvshmemi_wait_kernel(uint64_t *sig_addr, int cmp, uint64_t value)
 {
     nvshmem_signal_wait_until(sig_addr, cmp, value);
-}
-
-static inline void gpurma_nvshmemi__launched(const char *call)
-{
-    cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess)
-        gpurma_nvshmemi_fail(call, GPURMA_ERR_GPU, cudaGetErrorString(err));
 }
 
 static inline void nvshmemx_signal_op_on_stream(uint64_t *sig_addr, uint64_t signal, int sig_op,
@@ -67,6 +70,10 @@ GPURMA_NVSHMEMI_RMA_TYPES(GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM_TYPED)
 GPURMA_NVSHMEMI_SIZED_TYPES(GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM_SIZED)
 GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM(nvshmemx_putmem, void, 1)
 
+#endif /* GPURMA_NVSHMEMI_CUDA */
+
+#if GPURMA_NVSHMEMI_STREAMS
+/* Through the library only: these need no kernel of this unit. */
 static inline void nvshmemx_quiet_on_stream(cudaStream_t stream)
 {
     gpurma_nvshmemi_quiet_on_stream("nvshmemx_quiet_on_stream", (void *)stream);
@@ -129,5 +136,5 @@ static inline int nvshmemx_collective_launch_query_gridsize(const void *func, di
     return NVSHMEMX_SUCCESS;
 }
 
-#endif /* GPURMA_NVSHMEMI_CUDA */
+#endif /* GPURMA_NVSHMEMI_STREAMS */
 #endif

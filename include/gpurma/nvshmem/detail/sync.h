@@ -88,13 +88,38 @@ GPURMA_NVSHMEMI_HD void nvshmem_quiet(void) { gpurma_nvshmemi__quiet("nvshmem_qu
 
 /* --------------------------------------------------------------- signals */
 
+/* The mapped address of pe's signal word (8-byte aligned, in the heap), or
+ * NULL when pe is not reached by load/store (or this is host code). */
+GPURMA_NVSHMEMI_D uint64_t *gpurma_nvshmemi__signal_word(const char *call, uint64_t *sig_addr,
+                                                         int pe)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (!gpurma_nvshmemi__devpath(call))
+        return NULL;
+    if ((uintptr_t)sig_addr & 7)
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED, "the signal word is not 8-byte aligned");
+    return (uint64_t *)gpurma_nvshmemi__direct(pe, gpurma_nvshmemi__offset(call, sig_addr, 8));
+#else
+    (void)call, (void)sig_addr, (void)pe;
+    return NULL;
+#endif
+}
+
 /* Earlier puts of this PE to pe are visible when pe observes the new value:
- * a fence, then an atomic on the word. */
+ * to a mapped PE one release store or add; otherwise a fence, then an
+ * atomic on the word. */
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__signal(const char *call, uint64_t *sig_addr,
                                                 uint64_t signal, int sig_op, int pe)
 {
     if (sig_op != NVSHMEM_SIGNAL_SET && sig_op != NVSHMEM_SIGNAL_ADD)
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "sig_op is neither SET nor ADD");
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    uint64_t *direct = gpurma_nvshmemi__signal_word(call, sig_addr, pe);
+    if (direct) { /* one release store or add: no fence, no reply to wait for */
+        gpurma_nvshmemi__signal_release(direct, signal, sig_op == NVSHMEM_SIGNAL_ADD);
+        return;
+    }
+#endif
     gpurma_nvshmemi__fence(call);
     gpurma_nvshmemi__amo64(call,
                            sig_op == NVSHMEM_SIGNAL_SET ? GPURMA_DEV__ATOMIC_SWAP
@@ -113,6 +138,20 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_signal(const char *call, void *dest
                                                     uint64_t *sig_addr, uint64_t signal,
                                                     int sig_op, int pe, int nbi)
 {
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    /* A mapped PE: the stores, then the signal's release store or add,
+     * which publishes them; the source is reusable once they are issued. */
+    if (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) {
+        uint64_t *word = gpurma_nvshmemi__signal_word(call, sig_addr, pe);
+        if (word) {
+            size_t off = gpurma_nvshmemi__offset(call, dest, bytes);
+            gpurma_nvshmemi__check(call, gpurma_dev_put(gpurma_nvshmemi_st.win, pe, off, source,
+                                                        bytes));
+            gpurma_nvshmemi__signal_release(word, signal, sig_op == NVSHMEM_SIGNAL_ADD);
+            return;
+        }
+    }
+#endif
     gpurma_nvshmemi__put(call, dest, source, bytes, pe, 1);
     gpurma_nvshmemi__signal(call, sig_addr, signal, sig_op, pe);
     if (!nbi)
@@ -125,6 +164,24 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__put_signal_group(const char *call, void 
                                                          uint64_t *sig_addr, uint64_t signal,
                                                          int sig_op, int pe, int nbi, int scope)
 {
+#if GPURMA_NVSHMEMI_CUDA
+    /* A mapped PE: each thread stores its share, the group meets once, and
+     * one thread's release store or add publishes all of it. */
+    uint64_t *word = sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD
+                         ? gpurma_nvshmemi__signal_word(call, sig_addr, pe)
+                         : NULL;
+    if (word) {
+        size_t off = gpurma_nvshmemi__offset(call, dest, bytes);
+        unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
+        unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
+        gpurma_nvshmemi__check(call, gpurma_dev_put_coop(gpurma_nvshmemi_st.win, pe, off, source,
+                                                         bytes, tid, nthreads));
+        gpurma_nvshmemi__group_sync(scope);
+        if (tid == 0)
+            gpurma_nvshmemi__signal_release(word, signal, sig_op == NVSHMEM_SIGNAL_ADD);
+        return;
+    }
+#endif
     gpurma_nvshmemi__rma_group(call, 0, dest, source, bytes, pe, 1, scope);
     if (gpurma_nvshmemi__group_leader(scope)) {
         gpurma_nvshmemi__signal(call, sig_addr, signal, sig_op, pe);
@@ -186,17 +243,8 @@ GPURMA_NVSHMEMI_PUT_SIGNAL_ALL(nvshmem_putmem, nvshmemx_putmem, void, 1)
 /* One acquire load of this PE's own word of 2, 4 or 8 bytes, zero-extended. */
 GPURMA_NVSHMEMI_D uint64_t gpurma_nvshmemi__load(const void *addr, size_t size)
 {
-#if GPURMA_NVSHMEMI_DEVICE_PASS
-    uint64_t v = size == 8   ? *(const volatile uint64_t *)addr
-                 : size == 4 ? *(const volatile uint32_t *)addr
-                             : *(const volatile uint16_t *)addr;
-    gpurma_sh_fence_system();
-    return v;
-#else
-    return size == 8   ? __atomic_load_n((const uint64_t *)addr, __ATOMIC_ACQUIRE)
-           : size == 4 ? __atomic_load_n((const uint32_t *)addr, __ATOMIC_ACQUIRE)
-                       : __atomic_load_n((const uint16_t *)addr, __ATOMIC_ACQUIRE);
-#endif
+    /* ld.acquire, not a load and a full fence per poll */
+    return gpurma_nvshmemi__load_acquire(addr, size);
 }
 
 /* Whether the wait that began at *start (0 before the first poll) is over
@@ -445,8 +493,16 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__team_sync(const char *call, nvshmem_team
         if (pe == s->my_pe)
             continue;
         entered[pe]++;
-        gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_FETCH_ADD, &arrivals[s->my_pe], 1, 0,
-                               pe);
+        /* The counters are the layer's own words, which the program's
+         * address check refuses: straight to the peer (a release add, no
+         * reply to wait for) or to the device API. */
+        uint64_t *arrival = (uint64_t *)gpurma_nvshmemi__direct(pe, (size_t)s->my_pe * 8);
+        if (arrival)
+            gpurma_nvshmemi__signal_release(arrival, 1, 1);
+        else
+            gpurma_nvshmemi__check(call, gpurma_dev_atomic_fetch_add(s->win, pe,
+                                                                     (size_t)s->my_pe * 8, 1,
+                                                                     NULL));
     }
     uint64_t start = 0, it = 0;
     for (int i = 0; i < t.size; i++) {

@@ -6,8 +6,41 @@
 #ifndef GPURMA_NVSHMEM_DETAIL_TYPES_H
 #define GPURMA_NVSHMEM_DETAIL_TYPES_H
 
+/* What NVSHMEM's headers bring in, so that a program relying on them (the
+ * driver API for cuMemCreate, assert, bool, half and bfloat16, printf)
+ * compiles unchanged. */
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
+#if defined(__CUDACC__) && !defined(__HIPCC__)
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#elif defined(__cplusplus) && defined(__has_include) && !defined(__HIPCC__) &&              \
+    !defined(GPURMA_NVSHMEM_NO_CUDA)
+/* C++ that a host compiler builds with CUDA's headers on its path (CMake
+ * builds NVSHMEM programs' .cpp files so): the host calls, their
+ * stream-ordered forms among them; only what launches kernels needs nvcc. */
+#if __has_include(<cuda_runtime.h>)
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#define GPURMA_NVSHMEMI_CUDA_HOST 1
+#endif
+#endif
+#ifndef GPURMA_NVSHMEMI_CUDA_HOST
+#define GPURMA_NVSHMEMI_CUDA_HOST 0
+#endif
 
 #include "gpurma_device.h"
 
@@ -33,7 +66,14 @@
     X(ushort, unsigned short) X(uint, unsigned int) X(ulong, unsigned long)                 \
     X(ulonglong, unsigned long long) X(int8, int8_t) X(int16, int16_t) X(int32, int32_t)    \
     X(int64, int64_t) X(uint8, uint8_t) X(uint16, uint16_t) X(uint32, uint32_t)             \
-    X(uint64, uint64_t) X(size, size_t) X(ptrdiff, ptrdiff_t)
+    X(uint64, uint64_t) X(size, size_t) X(ptrdiff, ptrdiff_t) GPURMA_NVSHMEMI_FLOAT16_TYPES(X)
+
+/* NVSHMEM's 16-bit floating types, where the CUDA headers define them. */
+#if (defined(__CUDACC__) && !defined(__HIPCC__)) || GPURMA_NVSHMEMI_CUDA_HOST
+#define GPURMA_NVSHMEMI_FLOAT16_TYPES(X) X(half, half) X(bfloat16, __nv_bfloat16)
+#else
+#define GPURMA_NVSHMEMI_FLOAT16_TYPES(X)
+#endif
 
 /* X(BITS, TYPE): the sized RMA forms (put8 ... put128); 128 is a 16-byte
  * struct, moved as bytes. */

@@ -41,9 +41,59 @@ static __constant__ gpurma_nvshmemi_state_t gpurma_nvshmemi_st;
 static gpurma_nvshmemi_state_t gpurma_nvshmemi_st;
 #endif
 
+#if GPURMA_NVSHMEMI_CUDA
+/*
+ * Modules the program loaded itself (cuModuleLoad of a cubin built from
+ * nvshmem.h) and handed to nvshmemx_cumodule_init: each holds its own
+ * gpurma_nvshmemi_st, which this unit's updater fills with the driver
+ * (reached through the runtime, so that a program without modules needs no
+ * -lcuda).
+ */
+#define GPURMA_NVSHMEMI_MAX_MODULES 16
+static CUmodule gpurma_nvshmemi_modules[GPURMA_NVSHMEMI_MAX_MODULES];
+
+static int gpurma_nvshmemi_fill_module(CUmodule m, const gpurma_nvshmemi_state_t *s)
+{
+    typedef CUresult (*get_global_fn)(CUdeviceptr *, size_t *, CUmodule, const char *);
+    typedef CUresult (*copy_fn)(CUdeviceptr, const void *, size_t);
+    static get_global_fn get_global;
+    static copy_fn copy;
+    if (!get_global || !copy) {
+        void *g = NULL, *c = NULL;
+        if (cudaGetDriverEntryPointByVersion("cuModuleGetGlobal", &g, 12000, cudaEnableDefault,
+                                             NULL) != cudaSuccess ||
+            cudaGetDriverEntryPointByVersion("cuMemcpyHtoD", &c, 12000, cudaEnableDefault,
+                                             NULL) != cudaSuccess || !g || !c)
+            return -1;
+        get_global = (get_global_fn)g;
+        copy = (copy_fn)c;
+    }
+    CUdeviceptr dptr;
+    size_t bytes = 0;
+    if (get_global(&dptr, &bytes, m, "gpurma_nvshmemi_st") != CUDA_SUCCESS ||
+        bytes != sizeof *s)
+        return -1;
+    return copy(dptr, s, sizeof *s) == CUDA_SUCCESS ? 0 : -1;
+}
+#endif
+
+/* Host calls ordered on a CUDA stream exist in CUDA units and in C++ units
+ * built with CUDA's headers (types.h). */
+#if GPURMA_NVSHMEMI_CUDA || GPURMA_NVSHMEMI_CUDA_HOST
+#define GPURMA_NVSHMEMI_STREAMS 1
+#else
+#define GPURMA_NVSHMEMI_STREAMS 0
+#endif
+
 static void gpurma_nvshmemi_update_unit(const gpurma_nvshmemi_state_t *s)
 {
 #if GPURMA_NVSHMEMI_CUDA
+    if (!s->heap_host)
+        for (int i = 0; i < GPURMA_NVSHMEMI_MAX_MODULES; i++)
+            if (gpurma_nvshmemi_modules[i] && gpurma_nvshmemi_fill_module(gpurma_nvshmemi_modules[i], s))
+                gpurma_nvshmemi_fail("nvshmemx_cumodule_init", GPURMA_ERR_GPU,
+                                     "could not fill a module's state (was it built from "
+                                     "gpurma's nvshmem.h?)");
     /* A heap in host memory (no GPU in use) is out of kernels' reach, and
      * there may be no device to copy to. */
     if (s->heap_host)
