@@ -14,7 +14,7 @@ GPURMA_API void gpurma_nvshmemi_put(const char *call, void *dst, const void *src
     size_t off = gpurma_nvshmemi_heap_offset(call, dst, bytes);
     gpurma_nvshmemi_check_rc(call, gpurma_put(L->win, pe, off, src, bytes));
     if (!nbi) /* the source may be reused on return */
-        gpurma_nvshmemi_check_rc(call, gpurma_flush(L->win, pe));
+        gpurma_nvshmemi_check_rc(call, gpurma_flush_local(L->win, pe));
 }
 
 GPURMA_API void gpurma_nvshmemi_get(const char *call, void *dst, const void *src, size_t bytes,
@@ -24,7 +24,7 @@ GPURMA_API void gpurma_nvshmemi_get(const char *call, void *dst, const void *src
     size_t off = gpurma_nvshmemi_heap_offset(call, src, bytes);
     gpurma_nvshmemi_check_rc(call, gpurma_get(L->win, pe, dst, off, bytes));
     if (!nbi) /* the data is here on return */
-        gpurma_nvshmemi_check_rc(call, gpurma_flush(L->win, pe));
+        gpurma_nvshmemi_check_rc(call, gpurma_flush_local(L->win, pe));
 }
 
 GPURMA_API void gpurma_nvshmemi_put_value(const char *call, void *dst, uint64_t value,
@@ -63,7 +63,7 @@ GPURMA_API uint64_t gpurma_nvshmemi_amo64(const char *call, int kind, void *addr
 GPURMA_API void gpurma_nvshmemi_flush(const char *call, int pe)
 {
     gpurma_nvshmemi_require_init(call);
-    gpurma_nvshmemi_check_rc(call, gpurma_flush(L->win, pe));
+    gpurma_nvshmemi_check_rc(call, gpurma_flush_local(L->win, pe));
 }
 
 GPURMA_API void gpurma_nvshmemi_fence(const char *call)

@@ -74,11 +74,13 @@ GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *a
     return (size_t)(a - base);
 }
 
+/* A blocking operation's completion: local (the source may be reused, a
+ * get's data is here), which is all NVSHMEM's blocking calls promise. */
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__flush(const char *call, int pe)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        gpurma_nvshmemi__check(call, gpurma_dev_flush(gpurma_nvshmemi_st.win, pe));
+        gpurma_nvshmemi__check(call, gpurma_dev_flush_local(gpurma_nvshmemi_st.win, pe));
         return;
     }
 #endif
