@@ -27,15 +27,13 @@ typedef struct coll_scratch {
 static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
 static coll_scratch_t *scratches;
 
-static const coll_scratch_t *scratch_lookup(const struct gpurma_team_s *team, int device)
+/* The scratch of (team, device), or NULL; scratch_lock held. */
+static const coll_scratch_t *scratch_find(const struct gpurma_team_s *team, int device)
 {
-    const coll_scratch_t *found = NULL;
-    pthread_mutex_lock(&scratch_lock);
-    for (const coll_scratch_t *s = scratches; s && !found; s = s->next)
+    for (const coll_scratch_t *s = scratches; s; s = s->next)
         if (s->team == team && s->device == device)
-            found = s;
-    pthread_mutex_unlock(&scratch_lock);
-    return found;
+            return s;
+    return NULL;
 }
 
 /* Offsets of the regions for a team of n with nch channels (each region
@@ -63,27 +61,55 @@ static int scratch_layout(int n, unsigned nch, size_t slot, size_t ll_slot, gpur
 
 static int scratch_create(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out);
 
-/* Serializes creations: a scratch window is made once, collectively; a
- * second thread of this process asking at the same time (two threads on
- * one team, which the API forbids) waits for the first instead of
- * interleaving a second creation's exchanges with it. */
-static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Scratch windows being made, one entry per (team, device): a scratch is
+ * made once, collectively, so a second thread of this process asking for
+ * the same one at the same time (two threads on one team, which the API
+ * forbids) waits for the first instead of interleaving a second
+ * creation's exchanges with it. Creations for other teams (several
+ * contexts in one process, as the NCCL layer makes) go on in parallel. */
+typedef struct scratch_pending {
+    const struct gpurma_team_s *team;
+    int                         device;
+    struct scratch_pending     *next;
+} scratch_pending_t;
+static scratch_pending_t *pendings;
+static pthread_cond_t made = PTHREAD_COND_INITIALIZER;
+
+static int pending(const struct gpurma_team_s *team, int device)
+{
+    for (const scratch_pending_t *p = pendings; p; p = p->next)
+        if (p->team == team && p->device == device)
+            return 1;
+    return 0;
+}
 
 int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out)
 {
-    const coll_scratch_t *have = scratch_lookup(team, device);
-    if (!have) {
-        pthread_mutex_lock(&create_lock);
-        have = scratch_lookup(team, device);
-        if (!have) {
-            int rc = scratch_create(team, device, out);
-            pthread_mutex_unlock(&create_lock);
-            return rc;
+    pthread_mutex_lock(&scratch_lock);
+    for (;;) {
+        const coll_scratch_t *have = scratch_find(team, device);
+        if (have) {
+            *out = have->handle;
+            pthread_mutex_unlock(&scratch_lock);
+            return GPURMA_SUCCESS;
         }
-        pthread_mutex_unlock(&create_lock);
+        if (!pending(team, device))
+            break;
+        pthread_cond_wait(&made, &scratch_lock);
     }
-    *out = have->handle;
-    return GPURMA_SUCCESS;
+    scratch_pending_t mine = {team, device, pendings};
+    pendings = &mine;
+    pthread_mutex_unlock(&scratch_lock);
+    int rc = scratch_create(team, device, out);
+    pthread_mutex_lock(&scratch_lock);
+    for (scratch_pending_t **p = &pendings; *p; p = &(*p)->next)
+        if (*p == &mine) {
+            *p = mine.next;
+            break;
+        }
+    pthread_cond_broadcast(&made);
+    pthread_mutex_unlock(&scratch_lock);
+    return rc;
 }
 
 static int scratch_create(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out)
