@@ -207,6 +207,8 @@ static void test_forged_device_handles(void)
                   0);
     T_ASSERT(dw.magic && gpurma_dev_put(dw, t_rank, 0, src, sizeof(src)) == GPURMA_SUCCESS,
              "the real device handle stopped working");
+    /* through the port engine the put is asynchronous: complete it first */
+    CHECK(gpurma_dev_flush(dw, t_rank));
     t_verify(base, src, sizeof(src), "device put through the real handle", t_rank, 0);
     CHECK(gpurma_barrier(t_world));
     CHECK(gpurma_win_free(&win));
