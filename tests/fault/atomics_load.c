@@ -108,6 +108,7 @@ int main(void)
          * atomics returned. */
         printf("atomics_load: rank %d: done (%d call(s) failed after the target left)\n", rank,
                failed_calls);
+        fflush(stdout); /* out before finalize, which may meet the job's end */
         free(tickets);
         rc = gpurma_finalize(ctx);
         /* A finalize that reports the peer that finished first is fine. */
