@@ -239,12 +239,12 @@ int gpurma_team_split_internal(struct gpurma_team_s *parent, int color, int key,
 
 GPURMA_API gpurma_team_t gpurma_team_world(gpurma_ctx_t ctx)
 {
-    return gpurma_ctx_check(ctx) ? NULL : ctx->world;
+    return GPURMA_QUERY(gpurma_ctx_check(ctx)) ? NULL : ctx->world;
 }
 
 GPURMA_API gpurma_team_t gpurma_team_node(gpurma_ctx_t ctx)
 {
-    return gpurma_ctx_check(ctx) ? NULL : ctx->node;
+    return GPURMA_QUERY(gpurma_ctx_check(ctx)) ? NULL : ctx->node;
 }
 
 GPURMA_API gpurma_status_t gpurma_team_split(gpurma_team_t parent, int color, int key,
@@ -291,12 +291,19 @@ GPURMA_API gpurma_status_t gpurma_team_free(gpurma_team_t *team)
     return rc;
 }
 
-GPURMA_API int gpurma_team_rank(gpurma_team_t t) { return gpurma_team_check(t) ? -1 : t->rank; }
-GPURMA_API int gpurma_team_size(gpurma_team_t t) { return gpurma_team_check(t) ? -1 : t->size; }
+GPURMA_API int gpurma_team_rank(gpurma_team_t t)
+{
+    return GPURMA_QUERY(gpurma_team_check(t)) ? -1 : t->rank;
+}
+
+GPURMA_API int gpurma_team_size(gpurma_team_t t)
+{
+    return GPURMA_QUERY(gpurma_team_check(t)) ? -1 : t->size;
+}
 
 GPURMA_API int gpurma_team_world_rank(gpurma_team_t t, int team_rank)
 {
-    if (gpurma_team_check(t) || team_rank < 0 || team_rank >= t->size)
+    if (GPURMA_QUERY(gpurma_team_check(t)) || team_rank < 0 || team_rank >= t->size)
         return -1;
     return t->world_ranks[team_rank];
 }

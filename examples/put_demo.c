@@ -42,11 +42,14 @@ typedef struct {
 
 static gpurma_ctx_t ctx;
 
+/* The message is read before anything else is called: it belongs to the
+ * failed call (queries such as gpurma_rank leave it alone, and give -1
+ * when init itself failed). */
 #define CHECK(call)                                                                \
     do {                                                                           \
         if ((call) != GPURMA_SUCCESS) {                                            \
-            fprintf(stderr, "rank %d: %s: %s\n", gpurma_rank(ctx), #call,          \
-                    gpurma_last_error_message(ctx));                               \
+            const char *why_ = gpurma_last_error_message(ctx);                     \
+            fprintf(stderr, "rank %d: %s: %s\n", gpurma_rank(ctx), #call, why_);   \
             gpurma_abort(ctx, 1, #call);                                           \
         }                                                                          \
     } while (0)

@@ -5,6 +5,18 @@
  * GPURMA_SUCCESS (0) or a negative code; gpurma_last_error_message() then holds
  * the detailed text (rank, peer, offset, size). The library never exits.
  *
+ * Errors: the message is per thread and belongs to the last call that
+ * returned a status other than GPURMA_SUCCESS (read it right after that
+ * call; a later status call may replace it even when it succeeds, as some
+ * retry internally). Queries, the calls that return a value instead of a
+ * status (gpurma_rank, gpurma_size, gpurma_team_rank, gpurma_win_size,
+ * gpurma_win_base, ...), never touch it: they report a bad handle or
+ * argument by their documented value (-1, 0, NULL, GPURMA_ENGINE_NONE),
+ * so a program may call them between a failed call and printing its
+ * message. Where that value is also a legal result (gpurma_win_size 0,
+ * gpurma_win_base NULL) use the _checked form, which returns a status and
+ * sets the message.
+ *
  * Peers are ranks of the team a window was created over. Offsets are in bytes
  * from the start of the target's window.
  */
@@ -104,7 +116,10 @@ GPURMA_API int gpurma_node_size(gpurma_ctx_t ctx);
 GPURMA_API const char *gpurma_bootstrap_name(gpurma_ctx_t ctx);
 
 GPURMA_API const char *gpurma_strerror(gpurma_status_t status);
-/* Detailed text of the last error returned to the calling thread. */
+/* Detailed text of the last error status returned to the calling thread
+ * (empty if none). Messages are per thread, not per context: ctx is not
+ * used and may be NULL or invalid (after a failed gpurma_init, pass the
+ * NULL context). */
 GPURMA_API const char *gpurma_last_error_message(gpurma_ctx_t ctx);
 GPURMA_API const char *gpurma_version_string(void);
 
@@ -173,8 +188,15 @@ GPURMA_API gpurma_status_t gpurma_win_create(gpurma_team_t team, void *base, siz
 /* Collective; sets *win to NULL. Later use of the old handle gives GPURMA_ERR_FREED. */
 GPURMA_API gpurma_status_t gpurma_win_free(gpurma_win_t *win);
 
+/* Queries: 0 and NULL for a bad handle or peer as well (see the top of
+ * this file); the _checked forms tell the two apart. */
 GPURMA_API size_t          gpurma_win_size(gpurma_win_t win, int peer);
 GPURMA_API void           *gpurma_win_base(gpurma_win_t win);
+/* Size of peer's window (0 is legal) or an error: bad or freed handle, peer
+ * out of range, size NULL. */
+GPURMA_API gpurma_status_t gpurma_win_size_checked(gpurma_win_t win, int peer, size_t *size);
+/* This rank's window base (NULL is possible for a 0-byte window) or an error. */
+GPURMA_API gpurma_status_t gpurma_win_base_checked(gpurma_win_t win, void **base);
 GPURMA_API gpurma_engine_t gpurma_win_engine(gpurma_win_t win, int peer);
 GPURMA_API const char     *gpurma_engine_name(gpurma_engine_t engine);
 /* Address of the peer's window in this process, NULL if not load/store reachable. */

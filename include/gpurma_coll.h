@@ -16,7 +16,7 @@
  * Bad arguments (unknown dtype or op, a byte size that overflows, a root
  * out of range, NULL buffers with count > 0, buffers that overlap without
  * being the same) return GPURMA_ERR_INVALID_ARG with a message
- * (gpurma_last_error) and nothing is written.
+ * (gpurma_last_error_message) and nothing is written.
  */
 #ifndef GPURMA_COLL_API_H
 #define GPURMA_COLL_API_H

@@ -25,7 +25,8 @@
  * misaligned atomics, a handle gpurma_win_device did not make) returns an
  * error and writes nothing. On the host backend a handle kept after its
  * window was freed gives GPURMA_ERR_FREED (signal_read and counter_read,
- * which return values, give 0).
+ * which return values, give 0, also a legal value: their _checked forms
+ * return the status and write the value through a pointer).
  * Waits return GPURMA_ERR_TIMEOUT after the configured timeout instead of
  * hanging.
  *
@@ -381,12 +382,26 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_signal(gpurma_dev_win_t w, int peer
                                       value);
 }
 
-/* 0 for a bad id or handle, or a freed window. */
+/* Acquire, as gpurma_dev_signal_read; *value is untouched on error (bad
+ * handle, freed window, sig out of range, value NULL). */
+GPURMA_DEVICE gpurma_status_t gpurma_dev_signal_read_checked(gpurma_dev_win_t w, uint32_t sig,
+                                                             uint64_t *value)
+{
+    gpurma_status_t rc = gpurma_dev__check_win(&w);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    if (sig >= w.num_signals || !value)
+        return GPURMA_ERR_INVALID_ARG;
+    *value = gpurma_sh_load_acquire_u64(&w.signals[sig].value);
+    return GPURMA_SUCCESS;
+}
+
+/* 0 for a bad id or handle, or a freed window (0 is also a legal value:
+ * gpurma_dev_signal_read_checked tells them apart). */
 GPURMA_DEVICE uint64_t gpurma_dev_signal_read(gpurma_dev_win_t w, uint32_t sig)
 {
-    if (gpurma_dev__check_win(&w) != GPURMA_SUCCESS || sig >= w.num_signals)
-        return 0;
-    return gpurma_sh_load_acquire_u64(&w.signals[sig].value);
+    uint64_t v = 0;
+    return gpurma_dev_signal_read_checked(w, sig, &v) == GPURMA_SUCCESS ? v : 0;
 }
 
 /* Acquire: data ordered before the matching signal is readable on return. */
@@ -578,12 +593,26 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_counted(gpurma_dev_win_t w, int pee
                                        counter);
 }
 
-/* 0 for a bad id or handle, or a freed window. */
+/* Acquire, as gpurma_dev_counter_read; *value is untouched on error (bad
+ * handle, freed window, counter out of range, value NULL). */
+GPURMA_DEVICE gpurma_status_t gpurma_dev_counter_read_checked(gpurma_dev_win_t w,
+                                                              uint32_t counter, uint64_t *value)
+{
+    gpurma_status_t rc = gpurma_dev__check_win(&w);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    if (counter >= w.num_counters || !value)
+        return GPURMA_ERR_INVALID_ARG;
+    *value = gpurma_sh_load_acquire_u64(&w.counters[counter]);
+    return GPURMA_SUCCESS;
+}
+
+/* 0 for a bad id or handle, or a freed window (0 is also a legal value:
+ * gpurma_dev_counter_read_checked tells them apart). */
 GPURMA_DEVICE uint64_t gpurma_dev_counter_read(gpurma_dev_win_t w, uint32_t counter)
 {
-    if (gpurma_dev__check_win(&w) != GPURMA_SUCCESS || counter >= w.num_counters)
-        return 0;
-    return gpurma_sh_load_acquire_u64(&w.counters[counter]);
+    uint64_t v = 0;
+    return gpurma_dev_counter_read_checked(w, counter, &v) == GPURMA_SUCCESS ? v : 0;
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_counter_wait(gpurma_dev_win_t w, uint32_t counter,

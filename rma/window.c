@@ -648,40 +648,69 @@ GPURMA_API gpurma_status_t gpurma_win_free(gpurma_win_t *win)
 
 GPURMA_API size_t gpurma_win_size(gpurma_win_t w, int peer)
 {
-    if (gpurma_win_check(w) || peer < 0 || peer >= w->size)
+    if (GPURMA_QUERY(gpurma_win_check(w)) || peer < 0 || peer >= w->size)
         return 0;
     return w->peers[peer].size;
 }
 
-GPURMA_API void *gpurma_win_base(gpurma_win_t w) { return gpurma_win_check(w) ? NULL : w->base; }
+GPURMA_API void *gpurma_win_base(gpurma_win_t w)
+{
+    return GPURMA_QUERY(gpurma_win_check(w)) ? NULL : w->base;
+}
+
+GPURMA_API gpurma_status_t gpurma_win_size_checked(gpurma_win_t w, int peer, size_t *size)
+{
+    int rc = gpurma_win_check(w);
+    if (rc)
+        return rc;
+    if (!size)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_size_checked: size is NULL");
+    if (peer < 0 || peer >= w->size)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "win_size_checked: peer %d is not a rank of the window's "
+                                "team (size %d)", peer, w->size);
+    *size = w->peers[peer].size;
+    return GPURMA_SUCCESS;
+}
+
+GPURMA_API gpurma_status_t gpurma_win_base_checked(gpurma_win_t w, void **base)
+{
+    int rc = gpurma_win_check(w);
+    if (rc)
+        return rc;
+    if (!base)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_base_checked: base is NULL");
+    *base = w->base;
+    return GPURMA_SUCCESS;
+}
 
 GPURMA_API gpurma_engine_t gpurma_win_engine(gpurma_win_t w, int peer)
 {
-    if (gpurma_win_check(w) || peer < 0 || peer >= w->size)
+    if (GPURMA_QUERY(gpurma_win_check(w)) || peer < 0 || peer >= w->size)
         return GPURMA_ENGINE_NONE;
     return w->engines[peer]->kind;
 }
 
 GPURMA_API void *gpurma_win_peer_ptr(gpurma_win_t w, int peer)
 {
-    if (gpurma_win_check(w) || peer < 0 || peer >= w->size)
+    if (GPURMA_QUERY(gpurma_win_check(w)) || peer < 0 || peer >= w->size)
         return NULL;
     return w->peers[peer].path == GPURMA_DEV_PATH_LOADSTORE ? w->peers[peer].base : NULL;
 }
 
 GPURMA_API gpurma_team_t gpurma_win_team(gpurma_win_t w)
 {
-    return gpurma_win_check(w) ? NULL : w->team;
+    return GPURMA_QUERY(gpurma_win_check(w)) ? NULL : w->team;
 }
 
 GPURMA_API uint32_t gpurma_win_num_signals(gpurma_win_t w)
 {
-    return gpurma_win_check(w) ? 0 : w->num_signals;
+    return GPURMA_QUERY(gpurma_win_check(w)) ? 0 : w->num_signals;
 }
 
 GPURMA_API uint32_t gpurma_win_num_counters(gpurma_win_t w)
 {
-    return gpurma_win_check(w) ? 0 : w->num_counters;
+    return GPURMA_QUERY(gpurma_win_check(w)) ? 0 : w->num_counters;
 }
 
 GPURMA_API gpurma_status_t gpurma_win_device(gpurma_win_t w, gpurma_dev_win_t *out)

@@ -257,27 +257,37 @@ GPURMA_API void gpurma_abort(gpurma_ctx_t ctx, int code, const char *why)
     _exit(code ? code : 1);
 }
 
-GPURMA_API int gpurma_rank(gpurma_ctx_t ctx) { return gpurma_ctx_check(ctx) ? -1 : ctx->rank; }
-GPURMA_API int gpurma_size(gpurma_ctx_t ctx) { return gpurma_ctx_check(ctx) ? -1 : ctx->size; }
+GPURMA_API int gpurma_rank(gpurma_ctx_t ctx)
+{
+    return GPURMA_QUERY(gpurma_ctx_check(ctx)) ? -1 : ctx->rank;
+}
+
+GPURMA_API int gpurma_size(gpurma_ctx_t ctx)
+{
+    return GPURMA_QUERY(gpurma_ctx_check(ctx)) ? -1 : ctx->size;
+}
 
 GPURMA_API int gpurma_node_rank(gpurma_ctx_t ctx)
 {
-    return gpurma_ctx_check(ctx) ? -1 : ctx->bs->local_rank;
+    return GPURMA_QUERY(gpurma_ctx_check(ctx)) ? -1 : ctx->bs->local_rank;
 }
 
 GPURMA_API int gpurma_node_size(gpurma_ctx_t ctx)
 {
-    return gpurma_ctx_check(ctx) ? -1 : ctx->bs->local_size;
+    return GPURMA_QUERY(gpurma_ctx_check(ctx)) ? -1 : ctx->bs->local_size;
 }
 
 GPURMA_API const char *gpurma_bootstrap_name(gpurma_ctx_t ctx)
 {
-    return gpurma_ctx_check(ctx) ? NULL : ctx->bs->ops->name;
+    return GPURMA_QUERY(gpurma_ctx_check(ctx)) ? NULL : ctx->bs->ops->name;
 }
 
 GPURMA_API const char *gpurma_last_error_message(gpurma_ctx_t ctx)
 {
-    (void)ctx; /* messages are per thread, whatever the context */
+    /* Messages are per thread: a thread's last failed call is what it
+     * wants explained, whichever context that call was given (a failed
+     * init leaves none). ctx is there for symmetry with the other calls. */
+    (void)ctx;
     return gpurma_error_text();
 }
 

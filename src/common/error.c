@@ -8,6 +8,10 @@
 #include "gpurma_internal.h"
 
 static __thread char last_error[512];
+/* Nonzero inside a query (see gpurma_error_mute): failures are reported by
+ * the returned value only, and the message of the last failed status call
+ * stays readable. */
+static __thread unsigned muted;
 
 const char *gpurma_strerror(gpurma_status_t status)
 {
@@ -34,6 +38,15 @@ const char *gpurma_strerror(gpurma_status_t status)
 int gpurma_set_error(int status, const char *fmt, ...)
 {
     va_list ap;
+    if (muted) {
+        char quiet[256];
+        va_start(ap, fmt);
+        vsnprintf(quiet, sizeof(quiet), fmt, ap);
+        va_end(ap);
+        GPURMA_DEBUG(GPURMA_SUB_INIT, "%s (query, not recorded): %s", gpurma_strerror(status),
+                     quiet);
+        return status;
+    }
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof(last_error), fmt, ap);
     va_end(ap);
@@ -42,6 +55,9 @@ int gpurma_set_error(int status, const char *fmt, ...)
 }
 
 const char *gpurma_error_text(void) { return last_error; }
+
+void gpurma_error_mute(void) { muted++; }
+void gpurma_error_unmute(void) { muted--; }
 
 uint64_t gpurma_now_ns(void)
 {

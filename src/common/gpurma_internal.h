@@ -103,6 +103,20 @@ void gpurma_log_write(gpurma_log_level_t lvl, gpurma_log_subsys_t sub, const cha
  * `return gpurma_set_error(GPURMA_ERR_..., "...", ...);`. */
 int gpurma_set_error(int status, const char *fmt, ...) GPURMA_PRINTF(2, 3);
 const char *gpurma_error_text(void);
+/* Queries (public calls that return a value rather than a status, such as
+ * gpurma_rank or gpurma_win_size) leave the thread's last error as it was,
+ * whether they succeed or fail: a program that prints the message after a
+ * failed call may call them first. Between mute and unmute (nested,
+ * per thread) gpurma_set_error returns the status and records nothing;
+ * GPURMA_QUERY wraps one check. */
+void gpurma_error_mute(void);
+void gpurma_error_unmute(void);
+static inline int gpurma_query_check_done(int rc)
+{
+    gpurma_error_unmute();
+    return rc;
+}
+#define GPURMA_QUERY(check) (gpurma_error_mute(), gpurma_query_check_done(check))
 
 /* Public handles (handle.c). A pointer the user passes is dereferenced
  * only once gpurma_handle_is says the library registered it with that

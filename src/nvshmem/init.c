@@ -285,10 +285,10 @@ static int device_from_env(void)
 {
     const char *v = getenv("GPURMA_DEVICE");
     if (v && !strcmp(v, "host"))
-        return -1;
+        return GPURMA_DEVICE_HOST;
     if (v && isdigit((unsigned char)*v))
         return atoi(v);
-    return -2;
+    return GPURMA_DEVICE_AUTO;
 }
 
 static int fail_init(const char *why, gpurma_status_t rc)
@@ -407,7 +407,7 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
     s->my_pe = gpurma_rank(L->ctx);
     s->n_pes = n;
     s->node_rank = gpurma_node_rank(L->ctx);
-    s->device = s->heap_host ? -1 : device_from_env();
+    s->device = s->heap_host ? GPURMA_DEVICE_HOST : device_from_env();
     s->heap_base = base;
     s->heap_size = total;
     s->sync_bytes = sync_bytes;

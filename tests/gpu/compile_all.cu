@@ -144,6 +144,12 @@ __global__ void every_function(gpurma_dev_win_t w, int *out, int *count, char *l
     RECORD(gpurma_dev_flush(w, GPURMA_ALL_PEERS));
     RECORD(gpurma_dev_signal_read(w, 0) == 0 ? 0 : -100);
     RECORD(gpurma_dev_counter_read(w, 0) == 0 ? 0 : -100);
+    {
+        uint64_t sig_v = 1, cnt_v = 1;
+        RECORD(gpurma_dev_signal_read_checked(w, 0, &sig_v));
+        RECORD(gpurma_dev_counter_read_checked(w, 0, &cnt_v));
+        RECORD(sig_v == 0 && cnt_v == 0 ? 0 : -100);
+    }
     RECORD(gpurma_dev_packet8_bytes(5) == 16 ? 0 : -100);
     RECORD(gpurma_dev_packet16_bytes(9) == 32 ? 0 : -100);
     RECORD(gpurma_dev_compare(3, GPURMA_CMP_GT, 2) ? 0 : -100);

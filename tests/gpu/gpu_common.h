@@ -40,6 +40,20 @@ extern gpurma_ctx_t g_ctx;
         }                                                                                     \
     } while (0)
 
+/* A check that lets the test go on, so that one run reports every
+ * mismatch: counts into the including test's `static long failures`, which
+ * decides its exit status. The rank comes from gpurma_rank, which leaves
+ * the error message a check may be printing alone. */
+#define EXPECT(cond, ...)                                                                     \
+    do {                                                                                      \
+        if (!(cond)) {                                                                        \
+            fprintf(stderr, "rank %d: FAIL %s:%d: ", gpurma_rank(g_ctx), __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                                                     \
+            fputc('\n', stderr);                                                              \
+            failures++;                                                                       \
+        }                                                                                     \
+    } while (0)
+
 /* Exits 77 (skip) when this process sees no GPU. */
 static inline void skip_without_gpu(const char *name)
 {

@@ -42,16 +42,6 @@ static gpurma_team_t world;
 static cudaStream_t stream;
 static uint64_t round_no;
 
-#define EXPECT(cond, ...)                                                                     \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "rank %d: %s:%d: ", me, __FILE__, __LINE__);                      \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fputc('\n', stderr);                                                              \
-            failures++;                                                                       \
-        }                                                                                     \
-    } while (0)
-
 #define POISON 0xA5
 #define GUARD 64
 

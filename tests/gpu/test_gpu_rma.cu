@@ -22,16 +22,6 @@ static int rank, nranks, peer, from;
 static gpurma_team_t world;
 static long failures;
 
-#define EXPECT(cond, ...)                                                                     \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fputc('\n', stderr);                                                              \
-            failures++;                                                                       \
-        }                                                                                     \
-    } while (0)
-
 enum { OP_PUT, OP_GET, OP_PUT_SIGNAL, OP_PACKETS8, OP_PACKETS16, NOPS };
 enum { SC_THREAD, SC_WARP, SC_BLOCK, NSCOPES };
 static const char *const op_names[] = {"put", "get", "put_signal", "packets8", "packets16"};

@@ -39,16 +39,6 @@ static int rank, nranks, peer, from;
 static gpurma_team_t world;
 static long failures;
 
-#define EXPECT(cond, ...)                                                                     \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fputc('\n', stderr);                                                              \
-            failures++;                                                                       \
-        }                                                                                     \
-    } while (0)
-
 /* A call expected to fail with `want`, with a message. */
 #define EXPECT_RC(call, want)                                                                 \
     do {                                                                                      \

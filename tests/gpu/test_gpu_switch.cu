@@ -10,7 +10,8 @@
  *    never run by this test.
  * 2. Reduce: every dtype x SUM/MIN/MAX x thread/warp/block, odd counts and
  *    offsets, random nonzero data, poisoned destinations, checked bitwise
- *    against the rank-order reference computed on the host.
+ *    against the rank-order reference computed on the host (integers by
+ *    test_coll_ref.h, the collectives' reference).
  * 3. Broadcast from every rank at block and warp scope; every member
  *    checks its whole window. 4. Bad input from a kernel: codes, nothing
  *    written.
@@ -19,20 +20,11 @@
 
 #include "gpu_common.h"
 #include "gpurma_switch.h"
+#include "../mp/test_coll_ref.h"
 
 gpurma_ctx_t g_ctx;
 static int rank, nranks;
 static long failures;
-
-#define EXPECT(cond, ...)                                                                     \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                                     \
-            fputc('\n', stderr);                                                              \
-            failures++;                                                                       \
-        }                                                                                     \
-    } while (0)
 
 enum { SC_THREAD, SC_WARP, SC_BLOCK };
 static const char *const scope_names[] = {"thread", "warp", "block"};
@@ -40,8 +32,6 @@ static const gpurma_dtype_t k_types[] = {GPURMA_INT8,    GPURMA_UINT8,    GPURMA
                                          GPURMA_UINT32,  GPURMA_INT64,    GPURMA_UINT64,
                                          GPURMA_FLOAT16, GPURMA_BFLOAT16, GPURMA_FLOAT32,
                                          GPURMA_FLOAT64};
-static const char *const k_type_names[] = {"int8", "uint8", "int32", "uint32", "int64",
-                                           "uint64", "f16", "bf16", "f32", "f64"};
 
 static const size_t RANGE_OFF = 512, RANGE_LEN = 256u << 10, WIN = RANGE_OFF + RANGE_LEN + 512;
 static const size_t MARGIN = 64;
@@ -117,12 +107,6 @@ static void gen(gpurma_dtype_t t, int r, unsigned char *out, size_t nelem)
     }
 }
 
-template <typename T, typename U> static T comb(int op, T a, T b)
-{
-    if (op == GPURMA_SUM)
-        return (T)((U)a + (U)b);
-    return op == GPURMA_MIN ? (b < a ? b : a) : (a < b ? b : a);
-}
 template <typename T> static T combf(int op, T a, T b)
 {
     volatile T r = op == GPURMA_SUM ? a + b : op == GPURMA_MIN ? (b < a ? b : a) : (a < b ? b : a);
@@ -134,24 +118,21 @@ static void ref(gpurma_dtype_t t, int op, std::vector<std::vector<unsigned char>
                 unsigned char *out)
 {
     size_t es = gpurma_dev_dtype_size(t);
-#define INT_REF(T, U)                                                                         \
-    {                                                                                         \
-        T acc, x;                                                                             \
-        memcpy(&acc, &v[0][at], es);                                                          \
-        for (int r = 1; r < nranks; r++) {                                                    \
-            memcpy(&x, &v[r][at], es);                                                        \
-            acc = comb<T, U>(op, acc, x);                                                     \
-        }                                                                                     \
-        memcpy(out, &acc, es);                                                                \
-        return;                                                                               \
-    }
     switch (t) {
-    case GPURMA_INT8: INT_REF(int8_t, uint8_t)
-    case GPURMA_UINT8: INT_REF(uint8_t, uint8_t)
-    case GPURMA_INT32: INT_REF(int32_t, uint32_t)
-    case GPURMA_UINT32: INT_REF(uint32_t, uint32_t)
-    case GPURMA_INT64: INT_REF(int64_t, uint64_t)
-    case GPURMA_UINT64: INT_REF(uint64_t, uint64_t)
+    case GPURMA_INT8:
+    case GPURMA_UINT8:
+    case GPURMA_INT32:
+    case GPURMA_UINT32:
+    case GPURMA_INT64:
+    case GPURMA_UINT64: {
+        std::vector<void *> rows(nranks);
+        for (int r = 0; r < nranks; r++)
+            rows[r] = v[r].data();
+        /* little-endian: the result's bytes are the low ones */
+        uint64_t acc = cr_reduce_int(rows.data(), nranks, at / es, t, (gpurma_redop_t)op);
+        memcpy(out, &acc, es);
+        return;
+    }
     case GPURMA_FLOAT16:
     case GPURMA_BFLOAT16: {
         uint16_t h;
@@ -184,7 +165,6 @@ static void ref(gpurma_dtype_t t, int op, std::vector<std::vector<unsigned char>
         return;
     }
     }
-#undef INT_REF
 }
 
 int main(int argc, char **argv)
@@ -278,7 +258,7 @@ int main(int argc, char **argv)
                         }
                         EXPECT(st == 0 && bad == 0,
                                "reduce %s op %d %s count %zu off %zu: status %d, %ld bytes differ",
-                               k_type_names[ti], op, scope_names[scope], count, off, st, bad);
+                               cr_dtype_names[ti], op, scope_names[scope], count, off, st, bad);
                         cases++;
                     }
         }
@@ -319,7 +299,7 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < WIN; i++)
                 bad += win_host[i] != (i >= lo && i < hi ? src[i - lo] : 0xA5);
             EXPECT(bad == 0, "broadcast from %d, %s count %zu off %zu: %ld bytes differ", root,
-                   k_type_names[(root * 3 + variant + 4) % 10], count, off, bad);
+                   cr_dtype_names[(root * 3 + variant + 4) % 10], count, off, bad);
             cases++;
             GK(gpurma_barrier(world));
         }

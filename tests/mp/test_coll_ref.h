@@ -2,7 +2,9 @@
  * test_coll_ref.h - what the collectives' tests share (tests/mp/test_coll.c
  * on the host backend, tests/gpu/test_gpu_coll.cu on GPUs): seeded data
  * per (origin rank, round), element access for every dtype, and the
- * expected result of a reduction. C, and C++ for nvcc.
+ * expected result of a reduction. The switch engine's tests
+ * (tests/mp/test_switch.c, tests/gpu/test_gpu_switch.cu) take their integer
+ * references from here too. C, and C++ for nvcc.
  *
  * Expected results: integers exactly (SUM and PROD wrap, AVG is the
  * wrapped sum divided by n, truncated toward zero); floats against a
@@ -123,6 +125,31 @@ static inline double cr_eps(gpurma_dtype_t t)
     }
 }
 
+/* The exact integer result of op over in[0..n)[i] in rank order, as the
+ * type's bytes in the low end of a uint64 (SUM and PROD wrap, AVG is the
+ * wrapped sum divided by n, truncated toward zero). */
+static inline uint64_t cr_reduce_int(void *const *in, int n, size_t i, gpurma_dtype_t t,
+                                     gpurma_redop_t op)
+{
+    uint64_t acc = cr_get_u(in[0], t, i);
+    for (int r = 1; r < n; r++) {
+        uint64_t v = cr_get_u(in[r], t, i);
+        int less = cr_is_signed(t) ? (int64_t)v < (int64_t)acc : v < acc;
+        switch (op) {
+        case GPURMA_PROD: acc *= v; break;
+        case GPURMA_MIN: acc = less ? v : acc; break;
+        case GPURMA_MAX: acc = less ? acc : v; break;
+        default: acc += v; break;
+        }
+    }
+    if (op == GPURMA_AVG) {
+        /* the wrapped sum, as the type holds it, divided */
+        uint64_t sum = cr_get_u(&acc, t, 0);
+        acc = cr_is_signed(t) ? (uint64_t)((int64_t)sum / n) : cr_trunc_u(sum, t) / (uint64_t)n;
+    }
+    return cr_trunc_u(acc, t);
+}
+
 /* Mismatches of got[i], i < count, against op over in[0..n)[at + i]; the
  * first is printed with `what`. */
 static inline long cr_check_reduced(const void *got, void *const *in, int n, size_t at,
@@ -153,24 +180,8 @@ static inline long cr_check_reduced(const void *got, void *const *in, int n, siz
                 fprintf(stderr, "%s: element %zu is %.17g, expected %.17g (tolerance %g)\n",
                         what, i, g, ref, tol);
         } else {
-            uint64_t acc = cr_get_u(in[0], t, at + i);
-            for (int r = 1; r < n; r++) {
-                uint64_t v = cr_get_u(in[r], t, at + i);
-                int less = cr_is_signed(t) ? (int64_t)v < (int64_t)acc : v < acc;
-                switch (op) {
-                case GPURMA_PROD: acc *= v; break;
-                case GPURMA_MIN: acc = less ? v : acc; break;
-                case GPURMA_MAX: acc = less ? acc : v; break;
-                default: acc += v; break;
-                }
-            }
-            if (op == GPURMA_AVG) {
-                /* the wrapped sum, as the type holds it, divided */
-                uint64_t sum = cr_get_u(&acc, t, 0);
-                acc = cr_is_signed(t) ? (uint64_t)((int64_t)sum / n)
-                                      : cr_trunc_u(sum, t) / (uint64_t)n;
-            }
-            uint64_t g = cr_trunc_u(cr_get_u(got, t, i), t), want = cr_trunc_u(acc, t);
+            uint64_t g = cr_trunc_u(cr_get_u(got, t, i), t),
+                     want = cr_reduce_int(in, n, at + i, t, op);
             if (g != want && !bad++)
                 fprintf(stderr, "%s: element %zu is 0x%llx, expected 0x%llx\n", what, i,
                         (unsigned long long)g, (unsigned long long)want);

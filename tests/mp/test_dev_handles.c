@@ -4,8 +4,9 @@
  *
  * 1. Forged handles: a zeroed gpurma_dev_win_t, a copy of a live handle with
  *    its magic changed, and one without its host window: GPURMA_ERR_INVALID_ARG
- *    from every operation (the _read functions give 0); the live window they
- *    were copied from keeps its poison, signals and counters.
+ *    from every operation (the _read functions give 0, their _checked forms
+ *    the error); the live window they were copied from keeps its poison,
+ *    signals and counters.
  * 2. Stale handles (host backend): the device handles of an allocated window
  *    and of a window created over malloc'd memory, kept after gpurma_win_free.
  *    Their peer table, signals, counters and shared segments are gone; every
@@ -89,6 +90,13 @@ static void expect_refused(gpurma_dev_win_t d, int peer, int want, const char *w
                  gpurma_strerror((gpurma_status_t)want));
     T_ASSERT(sig_read == 0 && cnt_read == 0, "%s: signal_read %" PRIu64 ", counter_read %" PRIu64,
              what, sig_read, cnt_read);
+    /* The status forms name the error and leave the output alone. */
+    uint64_t kept = 0xC0FFEEull;
+    int sig_rc = gpurma_dev_signal_read_checked(d, 0, &kept);
+    int cnt_rc = gpurma_dev_counter_read_checked(d, 0, &kept);
+    T_ASSERT(sig_rc == want && cnt_rc == want && kept == 0xC0FFEEull,
+             "%s: signal_read_checked %d, counter_read_checked %d (expected %d), value 0x%" PRIx64,
+             what, sig_rc, cnt_rc, want, kept);
     t_verify_fill(buf, 0x5A, sizeof(buf), "destination of refused gets and reads", peer, 0);
 }
 

@@ -4,9 +4,11 @@
  *
  * 1. Reduce: every dtype x SUM/MIN/MAX x cooperative teams of 1, 3 and 4
  *    threads, odd counts and offsets, random nonzero data, poisoned
- *    destinations; the reference is computed here in rank order (f16 with
- *    the compiler's _Float16 where it has one, bf16 by its own rounding)
- *    and compared bitwise, poison around it included.
+ *    destinations; the reference is computed in rank order (integers by
+ *    test_coll_ref.h, the collectives' reference; floats here, in the
+ *    element type as the switch adds them: f16 with the compiler's
+ *    _Float16 where it has one, bf16 by its own rounding) and compared
+ *    bitwise, poison around it included.
  * 2. Broadcast from every rank, in turn, with every element size; every
  *    member checks its whole window (data and poison).
  * 3. Bad input: errors, and nothing written; stale and zeroed handles.
@@ -21,6 +23,7 @@
 #include "common.h"
 
 #include "gpurma_switch.h"
+#include "test_coll_ref.h"
 
 enum { SW_DATA = 300, SW_BCAST = 301 };
 
@@ -38,10 +41,7 @@ static const gpurma_dtype_t k_types[] = {GPURMA_INT8,    GPURMA_UINT8,    GPURMA
                                          GPURMA_UINT32,  GPURMA_INT64,    GPURMA_UINT64,
                                          GPURMA_FLOAT16, GPURMA_BFLOAT16, GPURMA_FLOAT32,
                                          GPURMA_FLOAT64};
-static const char *const k_type_names[] = {"int8", "uint8", "int32", "uint32", "int64",
-                                           "uint64", "f16", "bf16", "f32", "f64"};
 static const gpurma_redop_t k_ops[] = {GPURMA_SUM, GPURMA_MIN, GPURMA_MAX};
-static const char *const k_op_names[] = {"sum", "prod", "min", "max", "avg"};
 
 static size_t esize(gpurma_dtype_t t) { return gpurma_dev_dtype_size(t); }
 
@@ -141,24 +141,18 @@ static void ref_elem(gpurma_dtype_t t, gpurma_redop_t op, unsigned char *const *
                      void *out)
 {
     size_t es = esize(t);
-#define INT_CASE(T, U)                                                                       \
-    {                                                                                        \
-        T acc, v;                                                                            \
-        memcpy(&acc, vals[0] + at, es);                                                      \
-        for (int r = 1; r < t_size; r++) {                                                   \
-            memcpy(&v, vals[r] + at, es);                                                    \
-            acc = op == GPURMA_SUM ? (T)((U)acc + (U)v) : COMBINE(op, acc, v);               \
-        }                                                                                    \
-        memcpy(out, &acc, es);                                                               \
-        return;                                                                              \
-    }
     switch (t) {
-    case GPURMA_INT8: INT_CASE(int8_t, uint8_t)
-    case GPURMA_UINT8: INT_CASE(uint8_t, uint8_t)
-    case GPURMA_INT32: INT_CASE(int32_t, uint32_t)
-    case GPURMA_UINT32: INT_CASE(uint32_t, uint32_t)
-    case GPURMA_INT64: INT_CASE(int64_t, uint64_t)
-    case GPURMA_UINT64: INT_CASE(uint64_t, uint64_t)
+    case GPURMA_INT8:
+    case GPURMA_UINT8:
+    case GPURMA_INT32:
+    case GPURMA_UINT32:
+    case GPURMA_INT64:
+    case GPURMA_UINT64: {
+        /* little-endian: the result's bytes are the low ones */
+        uint64_t acc = cr_reduce_int((void *const *)vals, t_size, at / es, t, op);
+        memcpy(out, &acc, es);
+        return;
+    }
     case GPURMA_FLOAT16:
     case GPURMA_BFLOAT16: {
         uint16_t h;
@@ -197,7 +191,6 @@ static void ref_elem(gpurma_dtype_t t, gpurma_redop_t op, unsigned char *const *
         return;
     }
     }
-#undef INT_CASE
 }
 
 /* --------------------------------------------------- cooperative teams */
@@ -272,7 +265,7 @@ static void test_reduce(void)
                         ref_elem(t, op, vals, off + i * es, want + i * es);
                     char what[128];
                     snprintf(what, sizeof(what), "reduce %s %s count %zu off %zu, %u threads",
-                             k_type_names[ti], k_op_names[op], count, off, n);
+                             cr_dtype_names[ti], cr_op_names[op], count, off, n);
                     t_verify_fill(got, T_POISON, MARGIN + dshift, what, t_rank, 0);
                     t_verify(dst, want, count * es, what, t_rank, off);
                     t_verify_fill(dst + count * es, T_POISON, MARGIN + 16 - dshift, what, t_rank,
@@ -316,7 +309,7 @@ static void test_broadcast(void)
             CHECK(gpurma_barrier(t_world));
             char what[96];
             snprintf(what, sizeof(what), "broadcast from %d, %s, %zu at %zu", root,
-                     k_type_names[(root * 3 + variant) % 10], count, off);
+                     cr_dtype_names[(root * 3 + variant) % 10], count, off);
             t_verify_window(mem, WIN_LEN, RANGE_OFF + off, s, count * es, what, root);
             CHECK(gpurma_barrier(t_world));
         }

@@ -211,7 +211,7 @@ typedef struct {
     uint32_t               magic;      /* GPURMA_NVSHMEMI_STATE_LIVE once filled */
     int32_t                my_pe, n_pes;
     int32_t                heap_host;  /* heap in host memory: C code may use win */
-    int32_t                device;     /* heap GPU: ordinal, -1 host, -2 node_rank % GPUs */
+    int32_t                device;     /* heap GPU: ordinal, GPURMA_DEVICE_HOST or _AUTO */
     int32_t                node_rank;  /* this PE's rank on its node */
     char                  *heap_base;  /* this PE's heap, as the program sees it */
     uint64_t               heap_size;

@@ -103,7 +103,7 @@ static void gpurma_nvshmemi_update_unit(const gpurma_nvshmemi_state_t *s)
     int cur = -1, count = 0, dev = s->device;
     if (cudaGetDevice(&cur) != cudaSuccess)
         cur = -1;
-    if (dev == -2) /* the library's automatic choice, as gpurma makes it */
+    if (dev == GPURMA_DEVICE_AUTO) /* the library's automatic choice, as gpurma makes it */
         dev = cudaGetDeviceCount(&count) == cudaSuccess && count > 0 ? s->node_rank % count : -1;
     if (dev < 0)
         dev = cur;
