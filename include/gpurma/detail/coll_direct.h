@@ -106,11 +106,13 @@ GPURMA_DEVICE void gpurma_dcoll__allreduce_direct(const gpurma_dev_coll_t *c,
 
     /* This block's slice of this member's share of the elements. */
     const size_t es = gpurma_dev_dtype_size(dtype);
-    size_t lo = count / (size_t)n * (size_t)c->rank + count % (size_t)n * (size_t)c->rank / (size_t)n;
+    size_t lo = count / (size_t)n * (size_t)c->rank +
+                count % (size_t)n * (size_t)c->rank / (size_t)n;
     size_t hi = count / (size_t)n * (size_t)(c->rank + 1) +
                 count % (size_t)n * (size_t)(c->rank + 1) / (size_t)n;
-    /* Slices of whole 16-byte vectors where possible, so that every block
-     * but the last starts aligned when the buffers are. */
+    /* Slices of whole 16-byte vectors, so that every block starts aligned
+     * when the buffers and this share's first element are (else the
+     * element loop of gpurma_dev_reduce_ptrs takes it). */
     const size_t unit = es < 16 ? 16 / es : 1, units = gpurma_sh_div_ceil(hi - lo, unit);
     size_t a = lo + units * blockIdx.x / gridDim.x * unit;
     size_t b = lo + units * (blockIdx.x + 1) / gridDim.x * unit;
