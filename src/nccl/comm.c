@@ -410,7 +410,8 @@ static void wait_teardowns(void)
             *p = t->next;
             free(t);
         } else { /* still running: its entry stays where the thread can find it */
-            gpurma_nccl_log("a communicator's teardown did not finish when the process ended; peers gone?");
+            gpurma_nccl_log("a communicator's teardown did not finish when the process "
+                            "ended; peers gone?");
             p = &t->next;
         }
     }
