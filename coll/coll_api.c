@@ -511,7 +511,7 @@ GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, s
         free(r);
         return (gpurma_status_t)rc;
     }
-    *r = (coll_reg_t){team, buf, bytes, seq, r->direct, NULL};
+    r->team = team, r->buf = buf, r->bytes = bytes, r->seq = seq;
     pthread_mutex_lock(&reg_lock);
     r->next = regs;
     regs = r;
