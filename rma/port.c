@@ -37,6 +37,13 @@ _Static_assert(sizeof(op_names) / sizeof(op_names[0]) == GPURMA_PORT_OP_COUNT_,
 
 /* ----------------------------------------------------------- validation */
 
+static int is_power_of_ten(uint64_t n)
+{
+    while (n >= 10 && n % 10 == 0)
+        n /= 10;
+    return n == 1;
+}
+
 void gpurma_port_error(gpurma_port_t *port, int status, const char *fmt, ...)
 {
     va_list ap;
@@ -44,8 +51,16 @@ void gpurma_port_error(gpurma_port_t *port, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(port->last_error, sizeof(port->last_error), fmt, ap);
     va_end(ap);
+    /* A dead peer fails every descriptor queued to it: log the first error
+     * of a kind, then how many followed it at 10, 100, 1000... so that a
+     * flood neither hides other lines nor fills the disk. */
+    uint64_t n = status == port->last_status ? ++port->repeats : (port->repeats = 0);
     port->last_status = status;
-    GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
+    if (n == 0)
+        GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%s", port->last_error);
+    else if (is_power_of_ten(n))
+        GPURMA_LOG(GPURMA_LOG_ERROR, GPURMA_SUB_PORT, "%llu more error(s) of this kind; the last: %s",
+                   (unsigned long long)n, port->last_error);
     pthread_mutex_unlock(&port->error_lock);
     __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
 }

@@ -54,6 +54,7 @@ typedef struct gpurma_port {
     pthread_mutex_t         error_lock;
     char                    last_error[256];
     int                     last_status;
+    uint64_t                repeats; /* errors of last_status since it was logged */
     /* What each transport keeps for this context (its place in the
      * transport list), published with a release store. */
     void                   *xstate[GPURMA_PORT_MAX_XPORTS];
