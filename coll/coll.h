@@ -2,7 +2,7 @@
  * coll.h - teams and the collectives over them. Not installed.
  *
  * Layer 5, coll/: may include rma/, src/core/, src/gpu/, bootstrap/,
- * src/common/ and include/; only src/context.c (init and finalize) is
+ * src/common/ and include/; only api/context.c (init and finalize) is
  * above it. Windows reach the team collectives they need through the
  * team's sync table (src/core/context.h), which teams fill in here.
  */

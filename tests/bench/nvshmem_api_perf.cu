@@ -5,7 +5,7 @@
  * (built without -rdc against include/gpurma/nvshmem and libgpurma_nvshmem)
  * in the same run of tests/gpu/nvshmem-side-by-side.sh. Same options, same
  * "perf PATTERN SIZE CTAS VALUE UNIT" lines, same checks as gpurma-perftest
- * (src/tools/gpurma_perftest_common.cuh):
+ * (tools/gpurma_perftest_common.cuh):
  *
  *   put_bw                 nvshmemx_putmem_nbi_block of each CTA's slice a
  *                          round, the grid meets, nvshmem_quiet at the end

@@ -1,6 +1,6 @@
 /*
  * gpu_bench.cu - the GPU benchmark of gpurma-bench --gpu as a program of
- * its own (src/tools/gpurma_bench_gpu.cu has the code), for
+ * its own (tools/gpurma_bench_gpu.cu has the code), for
  * tests/gpu/run-device.sh:  gpu_bench [--max SIZE] [--quick]
  */
 #include "tools/gpurma_bench_gpu.h"

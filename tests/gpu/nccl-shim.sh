@@ -43,14 +43,14 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$build" ] && [ -n "$logs" ] || { sed -n '2,28p' "$0" >&2; exit 2; }
 mkdir -p "$logs"
-shim=$build/src/nccl/.libs/libnccl.so.2
-libpath=$build/src/nccl/.libs:$build/.libs
+shim=$build/compat/nccl/.libs/libnccl.so.2
+libpath=$build/compat/nccl/.libs:$build/.libs
 status=0
 verdict() { # NAME RC [detail]
     case $2 in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$2)"; status=1 ;; esac
     echo "test $1 $v${3:+ $3}"
 }
-(cd "$build" && make -j16 libgpurma_nccl.la src/nccl/libnccl.la tests/nccl/shim_overhead \
+(cd "$build" && make -j16 libgpurma_nccl.la compat/nccl/libnccl.la tests/nccl/shim_overhead \
     gpurma-coll-bench) >"$logs/build-shim.log" 2>&1
 test -f "$shim" || { echo "test nccl_shim_build FAIL(no $shim)"; exit 1; }
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')

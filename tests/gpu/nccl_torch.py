@@ -1,6 +1,6 @@
 """nccl_torch.py - PyTorch's ProcessGroupNCCL on libgpurma_nccl, unchanged.
 
-Run by tests/gpu/nccl-shim.sh with LD_PRELOAD=<build>/src/nccl/.libs/libnccl.so.2
+Run by tests/gpu/nccl-shim.sh with LD_PRELOAD=<build>/compat/nccl/.libs/libnccl.so.2
 (torch finds NCCL through its RPATH; a preloaded library whose SONAME is
 libnccl.so.2 takes its place, and NVIDIA's is never loaded):
 

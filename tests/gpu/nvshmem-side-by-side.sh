@@ -9,7 +9,7 @@
 #      that tests/gpu/prepare-nvshmem-src.sh unpacked into .nvshmem-src/
 #      (skipped, with the reason, when those are missing);
 #   2. tests/bench/nvshmem_api_perf.cu built against NVSHMEM (-rdc);
-#   3. gpurma-perftest (src/tools/gpurma_perftest.cu, gpurma's device API);
+#   3. gpurma-perftest (tools/gpurma_perftest.cu, gpurma's device API);
 #   4. nvshmem_api_perf.cu built against gpurma's NVSHMEM layer (no -rdc; the
 #      Makefile's tests/bench/nvshmem_api_perf), when the tree has that layer.
 #
@@ -296,7 +296,7 @@ fi
 api=$top/tests/bench/nvshmem_api_perf.cu
 if [ $have_nv = yes ]; then
     # shellcheck disable=SC2046,SC2086
-    if $NVCC_RDC -I"$nvinc" -I"$top/src/tools" -o "$bin/api_nvshmem" "$api" $(nv_link) "$nvdev" \
+    if $NVCC_RDC -I"$nvinc" -I"$top/tools" -o "$bin/api_nvshmem" "$api" $(nv_link) "$nvdev" \
         -L/usr/local/cuda/lib64/stubs -lcuda -Xlinker -rpath="$nvlib" >"$logs/build-api-nvshmem.log" 2>&1; then
         # shellcheck disable=SC2086
         run api_nvshmem 900 $nv_x -- "$bin/api_nvshmem" $perf_args

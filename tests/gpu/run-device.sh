@@ -159,7 +159,7 @@ for p in $gpu_progs; do
     if test -x "$build/tests/gpu/$p.mp" || test -x "$build/tests/gpu/$p"; then continue; fi
     note "building $p with nvcc directly (no Makefile target)"
     extra=
-    test $p = gpu_bench && extra=$top/src/tools/gpurma_bench_gpu.cu
+    test $p = gpu_bench && extra=$top/tools/gpurma_bench_gpu.cu
     /usr/local/cuda/bin/nvcc -std=c++17 -O2 -lineinfo \
         -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90 \
         -I"$top/include" -I"$top/src" -o "$build/tests/gpu-nvcc/$p" "$top/tests/gpu/$p.cu" $extra \

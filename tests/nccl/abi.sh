@@ -5,7 +5,7 @@
 #     sizes and offsets, initializers, every enum and macro value);
 #  2. every function our header declares (ncclX and pncclX) is exported by
 #     libgpurma_nccl.so.2, whose SONAME ends in .so.2, and nothing else is;
-#  3. src/nccl/libnccl.so.2 has SONAME libnccl.so.2.
+#  3. compat/nccl/libnccl.so.2 has SONAME libnccl.so.2.
 build=${top_builddir:-.}
 src=${top_srcdir:-.}
 status=0
@@ -40,7 +40,7 @@ extra=$(echo "$exported" | grep -v '^p\{0,1\}nccl' | grep -v '^_' | grep -v '^$'
 test -z "$extra" || { echo "FAIL: exported beyond NCCL's names: $extra"; status=1; }
 n=$(echo "$declared" | wc -w)
 test $status = 0 && echo "ok: $n functions (and their pncclX names) exported, nothing else"
-for so in "$lib:libgpurma_nccl.so.2" "$build/src/nccl/.libs/libnccl.so.2:libnccl.so.2"; do
+for so in "$lib:libgpurma_nccl.so.2" "$build/compat/nccl/.libs/libnccl.so.2:libnccl.so.2"; do
     file=${so%%:*}
     want=${so##*:}
     got=$(readelf -d "$file" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')

@@ -596,7 +596,7 @@ static int parse_options(int argc, char **argv, options_t *o)
 
 /* ---------------------------------------------------------------------- GPU */
 
-/* --gpu: the GPU benchmarks (src/tools/gpurma_bench_gpu.cu, CUDA builds
+/* --gpu: the GPU benchmarks (tools/gpurma_bench_gpu.cu, CUDA builds
  * only) initialize gpurma themselves, so they run instead of the host ones. */
 static int run_gpu_bench(const options_t *o)
 {
