@@ -198,35 +198,15 @@ NVCC_RDC="$nvcc -std=c++17 -O2 -rdc=true -arch=$arch"
 
 # ------------------------------------------------------------ 1. NVSHMEM's perftests
 src=$top/.nvshmem-src/perftest
-nvml_inc=
-for d in /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include /usr/include \
-    $(find /opt /usr/local -maxdepth 8 -name nvml.h -path '*include*' -exec dirname {} \; 2>/dev/null | head -3); do
-    if [ -f "$d/nvml.h" ] && ! echo "$d" | grep -q hwloc; then nvml_inc=$d; break; fi
-done
 perftests=
 if [ $have_nv = no ]; then
     :
 elif [ ! -f "$src/common/utils.cu" ]; then
     note "no .nvshmem-src (run tests/gpu/prepare-nvshmem-src.sh and carry it): NVSHMEM's perftests skipped"
 else
-    if [ -z "$nvml_inc" ]; then
-        # The helpers include nvml.h but call NVML (through dlopen) only for
-        # --mmap buffers, which no run here asks for: the types suffice. API
-        # version 11 makes them declare the fabric types themselves.
-        nvml_inc=$bin/nvml-types
-        mkdir -p "$nvml_inc"
-        cat >"$nvml_inc/nvml.h" <<'NVML'
-/* Written by nvshmem-side-by-side.sh: NVML's types, no functions. */
-#pragma once
-#define NVML_API_VERSION 11
-#define NVML_SUCCESS 0
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
-typedef int nvmlGpuP2PCapsIndex_enum;
-typedef int nvmlGpuP2PStatus_t;
-NVML
+    nvml_inc=$(sh "$top/tests/nvshmem/nvml-include.sh" "$bin/nvml-types") || exit 1
+    [ "$nvml_inc" = "$bin/nvml-types" ] &&
         note "no nvml.h on this machine: NVSHMEM's perftests built with NVML's types only (--mmap not used)"
-    fi
     note "NVSHMEM perftests from $(cat "$top/.nvshmem-src/SOURCE" 2>/dev/null)"
     # With mpi.h the helpers take NVSHMEMTEST_USE_MPI_LAUNCHER=1 (MPI_Init
     # by the test, then nvshmemx_init_attr on MPI_COMM_WORLD).

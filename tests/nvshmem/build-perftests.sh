@@ -48,26 +48,9 @@ fi
 mkdir -p "$out/obj" "$out/bin" "$out/logs"
 arch=${GPURMA_PERFTEST_ARCH:-sm_90}
 
-# nvml.h: the helpers name NVML's types (they call it through dlopen, for
-# --mmap buffers only). The toolkit's own header when it has one.
-nvml_inc=
-for d in /usr/local/cuda/include /usr/local/cuda/targets/x86_64-linux/include /usr/include; do
-    [ -f "$d/nvml.h" ] && nvml_inc=$d && break
-done
-if [ -z "$nvml_inc" ]; then
-    nvml_inc=$out/nvml-types
-    mkdir -p "$nvml_inc"
-    cat >"$nvml_inc/nvml.h" <<'NVML'
-/* Written by build-perftests.sh: NVML's types, no functions. */
-#pragma once
-#define NVML_API_VERSION 11
-#define NVML_SUCCESS 0
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
-typedef int nvmlGpuP2PCapsIndex_enum;
-typedef int nvmlGpuP2PStatus_t;
-NVML
-fi
+# nvml.h: the helpers name NVML's types (the toolkit's header, or the types).
+nvml_inc=$(sh "$top/tests/nvshmem/nvml-include.sh" "$out/nvml-types") || exit 1
+
 # With MPI the helpers take NVSHMEMTEST_USE_MPI_LAUNCHER (MPI_Init, then
 # nvshmemx_init_attr with NVSHMEMX_INIT_WITH_MPI_COMM), as NVSHMEM's CMake
 # builds them by default.
