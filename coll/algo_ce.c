@@ -32,7 +32,6 @@
  */
 #include "config.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,27 +41,26 @@
 #include "gpu.h"
 #include "gpurma_internal.h"
 
-/* Teams have no field for it (context.h): a list, as coll_team.c keeps. */
+/* The team's window for this algorithm in one kind of memory; in the
+ * team's slot GPURMA_TEAM_SLOT_CE_HOST or _GPU. */
 typedef struct ce_window {
-    struct gpurma_team_s *team;
-    int                   device; /* 0 host memory (port engine), 1 GPU memory */
-    struct gpurma_win_s  *win;
-    size_t                slot;   /* bytes per source and step */
-    struct ce_window     *next;
+    struct gpurma_win_s *win;
+    size_t               slot; /* bytes per source and step */
 } ce_window_t;
 
-static pthread_mutex_t ce_lock = PTHREAD_MUTEX_INITIALIZER;
-static ce_window_t *ce_windows;
-
-static int ce_window(struct gpurma_team_s *team, int device, ce_window_t **out)
+static void ce_window_release(void *state)
 {
-    pthread_mutex_lock(&ce_lock);
-    for (ce_window_t *w = ce_windows; w; w = w->next)
-        if (w->team == team && w->device == device)
-            *out = w;
-    pthread_mutex_unlock(&ce_lock);
-    if (*out)
-        return GPURMA_SUCCESS;
+    ce_window_t *w = state;
+    gpurma_win_destroy(w->win);
+    free(w->win);
+    free(w);
+}
+
+/* Collective over team; arg: the device flag (0 host memory through the
+ * port engine, 1 GPU memory). */
+static int ce_window_create(struct gpurma_team_s *team, void *arg, void **state)
+{
+    const int device = *(const int *)arg;
     struct gpurma_ctx_s *ctx = team->ctx;
     if (device && ctx->device < 0)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
@@ -104,35 +102,19 @@ static int ce_window(struct gpurma_team_s *team, int device, ce_window_t **out)
         free(w);
         return rc;
     }
-    w->team = team;
-    w->device = device;
     w->slot = slot;
-    pthread_mutex_lock(&ce_lock);
-    w->next = ce_windows;
-    ce_windows = w;
-    pthread_mutex_unlock(&ce_lock);
-    *out = w;
+    *state = w;
     return GPURMA_SUCCESS;
 }
 
-void gpurma_coll_ce_release(struct gpurma_team_s *team)
+static int ce_window(struct gpurma_team_s *team, int device, ce_window_t **out)
 {
-    for (;;) {
-        ce_window_t *found = NULL;
-        pthread_mutex_lock(&ce_lock);
-        for (ce_window_t **p = &ce_windows; *p; p = &(*p)->next)
-            if ((*p)->team == team) {
-                found = *p;
-                *p = found->next;
-                break;
-            }
-        pthread_mutex_unlock(&ce_lock);
-        if (!found)
-            return;
-        gpurma_win_destroy(found->win);
-        free(found->win);
-        free(found);
-    }
+    void *state;
+    int rc = gpurma_team_slot(team, device ? GPURMA_TEAM_SLOT_CE_GPU : GPURMA_TEAM_SLOT_CE_HOST,
+                              ce_window_create, &device, ce_window_release, &state);
+    if (rc == GPURMA_SUCCESS)
+        *out = state;
+    return rc;
 }
 
 /* ------------------------------------------------------------ one call */

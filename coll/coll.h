@@ -23,12 +23,33 @@ void gpurma_team_destroy(struct gpurma_team_s *team);
 int gpurma_team_allgather(struct gpurma_team_s *team, const void *mine, void *all, size_t len);
 gpurma_exchange_t gpurma_team_exchange(struct gpurma_team_s *team);
 
-/* Frees the device window the team's stream barriers ran on
- * (stream_barrier.c), if any; for gpurma_team_destroy, before the team
- * goes. Not collective. */
-void gpurma_stream_team_release(struct gpurma_team_s *team);
-/* Frees the collectives' scratch windows of the team (coll_team.c) and
- * forgets its registered buffers; for gpurma_team_destroy. Not collective. */
-void gpurma_coll_team_release(struct gpurma_team_s *team);
+/* Per-team state of the files of coll/, one slot each (the team's slots,
+ * src/core/context.h). gpurma_team_destroy calls the release hooks in this
+ * order: registered buffers' windows before the scratch windows, and
+ * these last, since the device handles made from them keep pointers to
+ * their windows (which are then buried, not freed). */
+typedef enum {
+    GPURMA_TEAM_SLOT_STREAM_BARRIER, /* stream_barrier.c: the device window      */
+    GPURMA_TEAM_SLOT_REGS,           /* coll_register.c: registered buffers       */
+    GPURMA_TEAM_SLOT_CE_HOST,        /* algo_ce.c: its window in host memory      */
+    GPURMA_TEAM_SLOT_CE_GPU,         /*            and in GPU memory              */
+    GPURMA_TEAM_SLOT_SCRATCH_HOST,   /* coll_scratch.c: scratch in host memory    */
+    GPURMA_TEAM_SLOT_SCRATCH_GPU,    /*                 and in GPU memory         */
+    GPURMA_TEAM_SLOTS
+} gpurma_team_slot_id_t;
+
+/* Makes the state of a slot (often collectively over team); 0 and *state
+ * set, or an error with nothing kept. */
+typedef int (*gpurma_team_slot_make_t)(struct gpurma_team_s *team, void *arg, void **state);
+
+/* The state in team's slot id: made by make(team, arg, ...) on the first
+ * call, kept with release as its hook. A thread that asks while another
+ * makes it waits for that one, so a collective making is never run twice
+ * at once. */
+int gpurma_team_slot(struct gpurma_team_s *team, gpurma_team_slot_id_t id,
+                     gpurma_team_slot_make_t make, void *arg, void (*release)(void *state),
+                     void **out);
+/* The state in the slot, NULL while none was made. */
+void *gpurma_team_slot_peek(struct gpurma_team_s *team, gpurma_team_slot_id_t id);
 
 #endif

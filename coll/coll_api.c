@@ -7,7 +7,6 @@
  * by a kernel running the same functions (coll_stream.c).
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +23,6 @@ static int bad(const coll_call_t *a, const char *what, const char *detail)
 {
     return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s: %s%s", a->team->ctx->rank,
                             kind_names[a->kind], what, detail ? detail : "");
-}
-
-/* A buffer of n bytes at p that runs past the end of the address space. */
-static int wraps(const void *p, size_t n)
-{
-    return (uintptr_t)p > UINTPTR_MAX - n;
-}
-
-/* [a, a + an) and [b, b + bn) share a byte. */
-static int overlaps(const void *a, size_t an, const void *b, size_t bn)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return an && bn && x < y + bn && y < x + an;
 }
 
 /* The checks every collective shares: team, dtype, op, root, sizes,
@@ -72,13 +58,14 @@ static int check_call(coll_call_t *a, size_t send_n, size_t recv_n, int check_op
         return bad(a, "send is NULL with count > 0", NULL);
     if (recv_bytes && !a->recv)
         return bad(a, "recv is NULL with count > 0", NULL);
-    if (wraps(a->send, send_bytes) || wraps(a->recv, recv_bytes))
+    if (gpurma_coll_wraps(a->send, send_bytes) || gpurma_coll_wraps(a->recv, recv_bytes))
         return bad(a, "a buffer runs past the end of the address space", NULL);
     /* In place: send == recv, or for allgather send at this rank's slot. */
     const char *in_place = a->kind == GPURMA_COLL_ALLGATHER
                                ? (const char *)a->recv + (size_t)a->team->rank * a->bytes
                                : (const char *)a->recv;
-    if (overlaps(a->send, send_bytes, a->recv, recv_bytes) && (const char *)a->send != in_place)
+    if (gpurma_coll_overlaps(a->send, send_bytes, a->recv, recv_bytes) &&
+        (const char *)a->send != in_place)
         return bad(a, "send and recv overlap without being the in-place form ",
                    a->kind == GPURMA_COLL_ALLGATHER ? "(send = recv + rank * count)"
                                                     : "(send == recv)");
@@ -425,9 +412,9 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
         return (gpurma_status_t)bad(&a, "send is NULL with counts > 0", NULL);
     if (recv_end && !recv)
         return (gpurma_status_t)bad(&a, "recv is NULL with counts > 0", NULL);
-    if (wraps(send, send_end) || wraps(recv, recv_end))
+    if (gpurma_coll_wraps(send, send_end) || gpurma_coll_wraps(recv, recv_end))
         return (gpurma_status_t)bad(&a, "a buffer runs past the end of the address space", NULL);
-    if (overlaps(send, send_end, recv, recv_end))
+    if (gpurma_coll_overlaps(send, send_end, recv, recv_end))
         return (gpurma_status_t)bad(&a, "send and recv overlap (alltoallv has no in-place form)",
                                     NULL);
     int twice = blocks_overlap(recv_counts, recv_displs, team->size, es);
@@ -455,128 +442,6 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     return (gpurma_status_t)rc;
 }
 
-/* ------------------------------------------------------------ registration */
-
-/* Buffers registered per team. GPU buffers get a window each (the peers
- * map them), which allreduce on a stream uses zero-copy (algo_direct.c);
- * other collectives, and host buffers, still copy through the scratch
- * windows. */
-typedef struct coll_reg {
-    struct gpurma_team_s *team;
-    void *buf;
-    size_t bytes;
-    uint64_t seq;                     /* the same on every member */
-    gpurma_coll_direct_reg_t *direct; /* GPU memory, else NULL     */
-    struct coll_reg *next;
-} coll_reg_t;
-
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static coll_reg_t *regs;
-
-GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, size_t bytes)
-{
-    int rc = gpurma_team_check(team);
-    if (rc)
-        return (gpurma_status_t)rc;
-    if (!buf || !bytes)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: coll_register: buffer %p of %zu bytes (NULL or empty)",
-                                team->ctx->rank, buf, bytes);
-    if (wraps(buf, bytes))
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: coll_register: %p + %zu bytes wraps the address space",
-                                team->ctx->rank, buf, bytes);
-    coll_reg_t *r = calloc(1, sizeof(*r));
-    if (!r)
-        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "coll_register: out of memory");
-    uint64_t seq = 1;
-    pthread_mutex_lock(&reg_lock);
-    for (coll_reg_t *o = regs; o; o = o->next) {
-        if (o->team == team && overlaps(o->buf, o->bytes, buf, bytes)) {
-            pthread_mutex_unlock(&reg_lock);
-            free(r);
-            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                    "rank %d: coll_register: %p (%zu bytes) overlaps %p, "
-                                    "registered already",
-                                    team->ctx->rank, buf, bytes, o->buf);
-        }
-        if (o->team == team && o->seq >= seq)
-            seq = o->seq + 1;
-    }
-    pthread_mutex_unlock(&reg_lock);
-    /* Collective: every member makes its window (or none) now. A member
-     * that refused above makes the others fail here, not hang. */
-    rc = gpurma_coll_direct_register(team, buf, bytes, seq, &r->direct);
-    if (rc) {
-        free(r);
-        return (gpurma_status_t)rc;
-    }
-    r->team = team, r->buf = buf, r->bytes = bytes, r->seq = seq;
-    pthread_mutex_lock(&reg_lock);
-    r->next = regs;
-    regs = r;
-    pthread_mutex_unlock(&reg_lock);
-    return team->sync->barrier(team); /* collective, like a window */
-}
-
-GPURMA_API gpurma_status_t gpurma_coll_deregister(gpurma_team_t team, void *buf)
-{
-    int rc = gpurma_team_check(team);
-    if (rc)
-        return (gpurma_status_t)rc;
-    coll_reg_t *found = NULL;
-    pthread_mutex_lock(&reg_lock);
-    for (coll_reg_t **p = &regs; *p; p = &(*p)->next)
-        if ((*p)->team == team && (*p)->buf == buf) {
-            found = *p;
-            *p = found->next;
-            break;
-        }
-    pthread_mutex_unlock(&reg_lock);
-    if (!found)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: coll_deregister: %p is not registered on this team",
-                                team->ctx->rank, buf);
-    /* Every member's kernels that may map the buffer are done first. */
-    rc = team->sync->barrier(team);
-    gpurma_coll_direct_release(found->direct);
-    free(found);
-    return rc;
-}
-
-void gpurma_coll_reg_release(struct gpurma_team_s *team)
-{
-    pthread_mutex_lock(&reg_lock);
-    for (coll_reg_t **p = &regs; *p;) {
-        if ((*p)->team == team) {
-            coll_reg_t *dead = *p;
-            *p = dead->next;
-            gpurma_coll_direct_release(dead->direct);
-            free(dead);
-        } else {
-            p = &(*p)->next;
-        }
-    }
-    pthread_mutex_unlock(&reg_lock);
-}
-
-/* The registration of team's that holds [p, p + bytes), and p's offset in it. */
-static const gpurma_coll_direct_reg_t *registered(struct gpurma_team_s *team, const void *p,
-                                                  size_t bytes, size_t *off)
-{
-    const gpurma_coll_direct_reg_t *found = NULL;
-    pthread_mutex_lock(&reg_lock);
-    for (coll_reg_t *o = regs; o && !found; o = o->next)
-        if (o->team == team && o->direct && (const char *)p >= (const char *)o->buf &&
-            (size_t)((const char *)p - (const char *)o->buf) <= o->bytes &&
-            bytes <= o->bytes - (size_t)((const char *)p - (const char *)o->buf)) {
-            found = o->direct;
-            *off = (size_t)((const char *)p - (const char *)o->buf);
-        }
-    pthread_mutex_unlock(&reg_lock);
-    return found;
-}
-
 /* A zero-copy run when the call's buffers are registered: 1 when it was
  * tried (*rc its status), 0 when the call takes the scratch path. */
 static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
@@ -584,8 +449,8 @@ static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
     size_t os = 0, orr = 0;
     if (!a->stream || a->kind != GPURMA_COLL_ALLREDUCE)
         return 0;
-    const gpurma_coll_direct_reg_t *s = registered(a->team, a->send, a->bytes, &os);
-    const gpurma_coll_direct_reg_t *r = registered(a->team, a->recv, a->bytes, &orr);
+    const gpurma_coll_direct_reg_t *s = gpurma_coll_registered(a->team, a->send, a->bytes, &os);
+    const gpurma_coll_direct_reg_t *r = gpurma_coll_registered(a->team, a->recv, a->bytes, &orr);
     if (!gpurma_coll_direct_applies(a, s, os, r, orr))
         return 0;
     *rc = gpurma_coll_direct_run(a, c, s, os, r, orr);

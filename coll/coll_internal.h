@@ -1,7 +1,13 @@
 /*
- * coll_internal.h - what the collectives' files share (coll_team.c,
- * coll_select.c, coll_api.c, coll_stream.c, coll_kernels.cu). Not
- * installed.
+ * coll_internal.h - what the collectives' files share (coll_scratch.c,
+ * coll_select.c, coll_register.c, algo_*.c, coll_api.c, coll_stream.c,
+ * coll_kernels.cu). Not installed.
+ *
+ * The files call each other one way: team.c (teams and their slots) at
+ * the bottom; the per-team state above it (coll_scratch.c, algo_ce.c,
+ * algo_direct.c, coll_register.c, stream_barrier.c), each in its own
+ * slot, released through its own hook; coll_select.c and the launchers
+ * (coll_stream.c, coll_kernels.cu) beside them; coll_api.c on top.
  */
 #ifndef GPURMA_COLL_INTERNAL_H
 #define GPURMA_COLL_INTERNAL_H
@@ -81,13 +87,27 @@ int gpurma_coll_launch_direct(void *stream, const gpurma_dev_coll_t *c, unsigned
 #endif
 
 /* coll/algo_ce.c: allgather, alltoall(v) and broadcast moved by the port
- * engine / copy engines (no SM), on the host or on a->stream; and the
- * release of its per-team window, with the team. */
+ * engine / copy engines (no SM), on the host or on a->stream. */
 int gpurma_coll_ce_run(const coll_call_t *a);
-void gpurma_coll_ce_release(struct gpurma_team_s *team);
 
-/* Forgets team's registered buffers (coll_api.c), when the team goes. */
-void gpurma_coll_reg_release(struct gpurma_team_s *team);
+/* coll/coll_register.c: the registration of team's that holds
+ * [p, p + bytes) and has a window (GPU memory), and p's offset in it;
+ * NULL when none does. */
+const gpurma_coll_direct_reg_t *gpurma_coll_registered(struct gpurma_team_s *team, const void *p,
+                                                        size_t bytes, size_t *off);
+
+/* A buffer of n bytes at p that runs past the end of the address space. */
+static inline int gpurma_coll_wraps(const void *p, size_t n)
+{
+    return (uintptr_t)p > UINTPTR_MAX - n;
+}
+
+/* [a, a + an) and [b, b + bn) share a byte. */
+static inline int gpurma_coll_overlaps(const void *a, size_t an, const void *b, size_t bn)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return an && bn && x < y + bn && y < x + an;
+}
 
 /* Blocks (channels) a stream collective spreads over at most. */
 #define GPURMA_COLL_GPU_CHANNELS 8
@@ -97,7 +117,7 @@ void gpurma_coll_reg_release(struct gpurma_team_s *team);
 unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece);
 
 /* The handle of team's scratch window in host memory (device 0) or GPU
- * memory (device 1), made collectively on the first call (coll_team.c). */
+ * memory (device 1), made collectively on the first call (coll_scratch.c). */
 int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out);
 
 /* The algorithm for one call (coll_select.c): GPURMA_COLL_ALGO when set and

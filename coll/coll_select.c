@@ -1,55 +1,42 @@
 /*
- * coll_select.c - which algorithm runs a collective: one table, first row
- * that fits wins; GPURMA_COLL_ALGO forces one (a forced algorithm that
- * does not apply to the collective gives oneshot). docs/collectives.md
- * has the table with the measurements behind it.
+ * coll_select.c - which algorithm runs a collective: the rows of the
+ * algorithms' list (include/gpurma/detail/coll_algos.h), tried by their
+ * order, first that fits wins; GPURMA_COLL_ALGO forces one (a forced
+ * algorithm that does not apply to the collective gives oneshot).
+ * docs/collectives.md has the table with the measurements behind it.
  */
 #include <stddef.h>
 
 #include "coll_internal.h"
 #include "gpurma_internal.h"
 
-#define KIND(k) (1u << GPURMA_COLL_##k)
-#define ALL_KINDS ((1u << GPURMA_COLL_KINDS) - 1)
+#define K(k) (1u << GPURMA_COLL_##k)
+#define K_ALL ((1u << GPURMA_COLL_KINDS) - 1)
 
 typedef struct {
     gpurma_coll_algo_t algo;
+    const char        *name;
     unsigned           kinds;      /* collectives it runs                          */
+    int                order;      /* tried by increasing order; 0: forced only    */
     int                proxied;    /* 1: only when some peer goes through the port
                                       engine (other nodes); 0: any team          */
     int                min_ranks;  /* team size at least                           */
     size_t             min_bytes;  /* per-peer piece at least (0: any)             */
     int                fits_ll;    /* 1: only when a piece fits one LL slot        */
-} coll_select_row_t;
+} coll_algo_row_t;
 
-static const coll_select_row_t table[] = {
-    /* Small pieces: one step of LL packets, no signal, no round trip. */
-    {GPURMA_COLL_ALGO_ONESHOT_LL, ALL_KINDS, 0, 1, 0, 1},
-    /* Other nodes: the chain keeps each link to one neighbour. */
-    {GPURMA_COLL_ALGO_RING, KIND(ALLREDUCE), 1, 3, 0, 0},
-    /* Large allreduce: each rank reduces 1/n of the data, not all of it. */
-    {GPURMA_COLL_ALGO_TWOSHOT, KIND(ALLREDUCE), 0, 3, 65536, 0},
-    {GPURMA_COLL_ALGO_ONESHOT, ALL_KINDS, 0, 1, 0, 0},
-};
+#define ROW(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, allreduce)          \
+    {GPURMA_COLL_ALGO_##ID, #name, kinds, order, proxied, min_ranks, min_bytes, fits_ll},
+/* Indexed by gpurma_coll_algo_t: the list numbers the algorithms too. */
+static const coll_algo_row_t rows[] = {GPURMA_COLL_ALGOS(ROW)};
+#undef ROW
 
-static const unsigned applies[] = {
-    [GPURMA_COLL_ALGO_AUTO] = 0,
-    [GPURMA_COLL_ALGO_ONESHOT_LL] = ALL_KINDS,
-    [GPURMA_COLL_ALGO_ONESHOT] = ALL_KINDS,
-    [GPURMA_COLL_ALGO_TWOSHOT] = KIND(ALLREDUCE),
-    [GPURMA_COLL_ALGO_RING] = KIND(ALLREDUCE),
-    /* Forced only: no GPU measurement puts it in the table yet. */
-    [GPURMA_COLL_ALGO_CE] = KIND(ALLGATHER) | KIND(ALLTOALL) | KIND(ALLTOALLV) | KIND(BROADCAST),
-    /* Taken before the table (coll_api.c) when the buffers are registered;
-     * forced otherwise, it gives oneshot. */
-    [GPURMA_COLL_ALGO_DIRECT] = 0,
-};
-
-static const char *const names[] = {GPURMA_COLL_ALGO_NAMES};
+_Static_assert(sizeof(rows) / sizeof(rows[0]) == GPURMA_COLL_ALGO__COUNT,
+               "one row per algorithm");
 
 const char *gpurma_coll_algo_name(gpurma_coll_algo_t algo)
 {
-    return (unsigned)algo < sizeof(names) / sizeof(names[0]) ? names[algo] : "?";
+    return (unsigned)algo < GPURMA_COLL_ALGO__COUNT ? rows[algo].name : "?";
 }
 
 gpurma_coll_algo_t gpurma_coll_select(gpurma_coll_kind_t kind, const gpurma_dev_coll_t *c,
@@ -57,16 +44,18 @@ gpurma_coll_algo_t gpurma_coll_select(gpurma_coll_kind_t kind, const gpurma_dev_
 {
     gpurma_coll_algo_t forced = (gpurma_coll_algo_t)gpurma_config()->coll_algo_index;
     if (forced != GPURMA_COLL_ALGO_AUTO)
-        return applies[forced] & (1u << kind) ? forced : GPURMA_COLL_ALGO_ONESHOT;
+        return rows[forced].kinds & (1u << kind) ? forced : GPURMA_COLL_ALGO_ONESHOT;
     int proxied = c->win.nports > 0;
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        const coll_select_row_t *r = &table[i];
-        if (!(r->kinds & (1u << kind)) || (r->proxied && !proxied) || c->size < r->min_ranks ||
-            bytes < r->min_bytes || (r->fits_ll && bytes > gpurma_dcoll__slot_data(c, 1)))
+    const coll_algo_row_t *best = NULL;
+    for (size_t i = 0; i < GPURMA_COLL_ALGO__COUNT; i++) {
+        const coll_algo_row_t *r = &rows[i];
+        if (!r->order || (best && best->order <= r->order) || !(r->kinds & (1u << kind)) ||
+            (r->proxied && !proxied) || c->size < r->min_ranks || bytes < r->min_bytes ||
+            (r->fits_ll && bytes > gpurma_dcoll__slot_data(c, 1)))
             continue;
-        return r->algo;
+        best = r;
     }
-    return GPURMA_COLL_ALGO_ONESHOT;
+    return best ? best->algo : GPURMA_COLL_ALGO_ONESHOT;
 }
 
 unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece)

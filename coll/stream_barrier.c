@@ -5,51 +5,31 @@
  * *_on_stream calls it enqueues and returns, so it can be captured into a
  * CUDA graph; host-backend contexts get GPURMA_ERR_UNSUPPORTED.
  */
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "coll.h"
 #include "gpu.h"
 
 /* The device window each team's stream barriers run on: one signal slot
- * per dissemination round and counter 0 for the epoch. Teams have no field
- * for it (context.h), so this list maps them; gpurma_stream_team_release
- * removes a team's entry when the team goes. */
-typedef struct stream_barrier {
-    struct gpurma_team_s  *team;
-    struct gpurma_win_s   *win;
-    struct stream_barrier *next;
-} stream_barrier_t;
-
-static pthread_mutex_t barrier_lock = PTHREAD_MUTEX_INITIALIZER;
-static stream_barrier_t *barriers;
-
-static struct gpurma_win_s *barrier_lookup(const struct gpurma_team_s *team)
+ * per dissemination round and counter 0 for the epoch; in the team's slot
+ * GPURMA_TEAM_SLOT_STREAM_BARRIER. */
+static void barrier_window_release(void *state)
 {
-    struct gpurma_win_s *w = NULL;
-    pthread_mutex_lock(&barrier_lock);
-    for (stream_barrier_t *b = barriers; b && !w; b = b->next)
-        if (b->team == team)
-            w = b->win;
-    pthread_mutex_unlock(&barrier_lock);
-    return w;
+    struct gpurma_win_s *w = state;
+    gpurma_win_destroy(w);
+    free(w);
 }
 
 /* Collective over team (every member is in its first barrier_on_stream). */
-static int barrier_window(struct gpurma_team_s *team, struct gpurma_win_s **out)
+static int barrier_window_create(struct gpurma_team_s *team, void *arg, void **state)
 {
-    *out = barrier_lookup(team);
-    if (*out)
-        return GPURMA_SUCCESS;
+    (void)arg;
     uint32_t rounds = 0;
     for (int d = 1; d < team->size; d <<= 1)
         rounds++;
     gpurma_win_params_t p = {GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |
                                  GPURMA_WIN_FIELD_NUM_COUNTERS | GPURMA_WIN_FIELD_ENGINE,
                              GPURMA_MEM_DEVICE, rounds ? rounds : 1, 1, GPURMA_ENGINE_MEM, 0};
-    stream_barrier_t *b = calloc(1, sizeof(*b));
-    if (!b)
-        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "barrier_on_stream: out of memory");
     /* The first call may come while the thread captures a graph: the setup
      * (device allocation, IPC mapping, host exchanges) runs now, outside
      * the graph, which only gets the barrier kernel. */
@@ -59,10 +39,8 @@ static int barrier_window(struct gpurma_team_s *team, struct gpurma_win_s **out)
     struct gpurma_win_s *w = NULL;
     int rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, 0, &p, 1, &w);
     gpurma_gpu_capture_restore(saved);
-    if (rc) {
-        free(b);
+    if (rc)
         return rc;
-    }
     for (int i = 0; i < w->size && !rc; i++)
         if (!w->gpu || w->peers[i].path != GPURMA_DEV_PATH_LOADSTORE || !w->peers[i].signals)
             rc = gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
@@ -71,18 +49,10 @@ static int barrier_window(struct gpurma_team_s *team, struct gpurma_win_s **out)
                                   "members' GPUs reach each other by load/store",
                                   team->ctx->rank, i, gpurma_engine_name(w->engines[i]->kind));
     if (rc) {
-        gpurma_win_destroy(w);
-        free(w);
-        free(b);
+        barrier_window_release(w);
         return rc;
     }
-    b->team = team;
-    b->win = w;
-    pthread_mutex_lock(&barrier_lock);
-    b->next = barriers;
-    barriers = b;
-    pthread_mutex_unlock(&barrier_lock);
-    *out = w;
+    *state = w;
     return GPURMA_SUCCESS;
 }
 
@@ -100,28 +70,12 @@ GPURMA_API gpurma_status_t gpurma_barrier_on_stream(gpurma_team_t team, void *st
     rc = gpurma_gpu_stream_begin(ctx->device, stream);
     if (rc || team->size == 1)
         return rc; /* alone: the stream is already in order */
-    struct gpurma_win_s *w;
-    rc = barrier_window(team, &w);
-    if (!rc)
-        rc = gpurma_gpu_stream_begin(ctx->device, stream); /* setup may switch GPUs */
+    void *state = NULL;
+    rc = gpurma_team_slot(team, GPURMA_TEAM_SLOT_STREAM_BARRIER, barrier_window_create, NULL,
+                          barrier_window_release, &state);
+    if (rc)
+        return rc;
+    struct gpurma_win_s *w = state;
+    rc = gpurma_gpu_stream_begin(ctx->device, stream); /* setup may switch GPUs */
     return rc ? rc : gpurma_gpu_stream_barrier(stream, &w->dev);
-}
-
-void gpurma_stream_team_release(struct gpurma_team_s *team)
-{
-    stream_barrier_t *found = NULL;
-    pthread_mutex_lock(&barrier_lock);
-    for (stream_barrier_t **p = &barriers; *p; p = &(*p)->next) {
-        if ((*p)->team == team) {
-            found = *p;
-            *p = found->next;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&barrier_lock);
-    if (found) {
-        gpurma_win_destroy(found->win);
-        free(found->win);
-        free(found);
-    }
 }

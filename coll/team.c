@@ -10,7 +10,12 @@
  * allgather over a subset of the parent's members, so ranks of other colors
  * are not involved. Windows (rma/, below) reach the exchange and the
  * barrier through the team's sync table, set here.
+ *
+ * The other files of coll/ keep their per-team state in the team's slots
+ * (gpurma_team_slot), which this file releases with the team: it calls
+ * none of them, they all stand on it.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +130,16 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
     struct gpurma_team_s *t = calloc(1, sizeof(*t));
     if (!t)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team: out of memory");
+    /* Before anything can fail: gpurma_team_destroy takes them down. */
+    if (pthread_mutex_init(&t->slot_lock, NULL)) {
+        free(t);
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team: no mutex");
+    }
+    if (pthread_cond_init(&t->slot_made, NULL)) {
+        pthread_mutex_destroy(&t->slot_lock);
+        free(t);
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team: no condition variable");
+    }
     t->sync = &team_sync;
     t->ctx = ctx;
     t->rank = my_rank;
@@ -167,10 +182,72 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
     return GPURMA_SUCCESS;
 }
 
+/* ------------------------------------------------------------ slots */
+
+_Static_assert(GPURMA_TEAM_SLOTS <= GPURMA_TEAM_MAX_SLOTS, "raise GPURMA_TEAM_MAX_SLOTS");
+
+/* A lock per team and a flag per slot, not a compare-and-swap of the
+ * state: making a slot's state is collective (a window over the team), so
+ * a second thread of this process asking for it meanwhile (two threads on
+ * one team, which the API forbids but must survive) has to wait for the
+ * first; two makings would interleave their exchanges with the peers'
+ * one. The lock is never held while a state is made, so other teams and
+ * other slots of this team go on, and it is per team, so teams of other
+ * contexts in this process (the NCCL layer makes several) never meet. */
+int gpurma_team_slot(struct gpurma_team_s *team, gpurma_team_slot_id_t id,
+                     gpurma_team_slot_make_t make, void *arg, void (*release)(void *state),
+                     void **out)
+{
+    gpurma_team_slot_t *s = &team->slots[id];
+    pthread_mutex_lock(&team->slot_lock);
+    while (!s->state && s->making)
+        pthread_cond_wait(&team->slot_made, &team->slot_lock);
+    if (s->state) {
+        *out = s->state;
+        pthread_mutex_unlock(&team->slot_lock);
+        return GPURMA_SUCCESS;
+    }
+    s->making = 1;
+    pthread_mutex_unlock(&team->slot_lock);
+    void *state = NULL;
+    int rc = make(team, arg, &state);
+    pthread_mutex_lock(&team->slot_lock);
+    s->making = 0;
+    if (rc == GPURMA_SUCCESS) {
+        s->state = state;
+        s->release = release;
+        *out = state;
+    }
+    pthread_cond_broadcast(&team->slot_made);
+    pthread_mutex_unlock(&team->slot_lock);
+    return rc;
+}
+
+void *gpurma_team_slot_peek(struct gpurma_team_s *team, gpurma_team_slot_id_t id)
+{
+    pthread_mutex_lock(&team->slot_lock);
+    void *state = team->slots[id].state;
+    pthread_mutex_unlock(&team->slot_lock);
+    return state;
+}
+
+/* Each hook once, in slot order (coll.h says why that order). */
+static void slots_release(struct gpurma_team_s *t)
+{
+    for (int id = 0; id < GPURMA_TEAM_SLOTS; id++) {
+        pthread_mutex_lock(&t->slot_lock);
+        gpurma_team_slot_t s = t->slots[id];
+        t->slots[id].state = NULL;
+        t->slots[id].release = NULL;
+        pthread_mutex_unlock(&t->slot_lock);
+        if (s.state && s.release)
+            s.release(s.state);
+    }
+}
+
 void gpurma_team_destroy(struct gpurma_team_s *t)
 {
-    gpurma_stream_team_release(t); /* device window of stream barriers, if any */
-    gpurma_coll_team_release(t);   /* collectives' scratch windows, if any */
+    slots_release(t);
     if (t->sys) {
         gpurma_win_destroy(t->sys);
         free(t->sys);
@@ -182,6 +259,9 @@ void gpurma_team_destroy(struct gpurma_team_s *t)
     t->world_ranks = NULL;
     t->gather_expect = t->barrier_expect = NULL;
     t->magic = GPURMA_DEAD_MAGIC;
+    /* Calls on the dead handle stop at gpurma_team_check, before the lock. */
+    pthread_cond_destroy(&t->slot_made);
+    pthread_mutex_destroy(&t->slot_lock);
     /* The caller frees the struct or buries it (which makes it known again). */
     gpurma_handle_forget(t);
 }

@@ -40,7 +40,8 @@
 #ifndef GPURMA_COLL_DEVICE_H
 #define GPURMA_COLL_DEVICE_H
 
-/* The protocol, then one header per algorithm. */
+/* The protocol, then one header per algorithm (the list of algorithms is
+ * gpurma/detail/coll_algos.h). */
 #include "gpurma/detail/coll_proto.h"
 #include "gpurma/detail/coll_oneshot.h"
 #include "gpurma/detail/coll_twoshot.h"
@@ -62,6 +63,16 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
 #define GPURMA_DCOLL__LL(algo, c, count, dtype)                                                \
     ((algo) == GPURMA_COLL_ALGO_ONESHOT_LL ||                                                  \
      ((algo) == GPURMA_COLL_ALGO_AUTO && gpurma_dcoll__fits_ll(c, count, dtype)))
+
+/* The algorithms with their own allreduce (coll_algos.h) run it; written
+ * inside gpurma_dev_coll_allreduce_algo*, whose variables it names. */
+#define GPURMA_DCOLL__OWN_ALLREDUCE(ID, name, kinds, order, proxied, min_ranks, min_bytes,      \
+                                    fits_ll, allreduce)                                        \
+    GPURMA_DCOLL__OWN_ALLREDUCE_##allreduce(ID, name)
+#define GPURMA_DCOLL__OWN_ALLREDUCE_0(ID, name)
+#define GPURMA_DCOLL__OWN_ALLREDUCE_1(ID, name)                                                \
+    if (algo == GPURMA_COLL_ALGO_##ID)                                                         \
+        return gpurma_dcoll__allreduce_##name(&c, &g, dst, src, count, dtype, op, 0);
 
 /* Each call: every member of the team calls it with the same count, dtype,
  * op and root; buffers are this thread's (global memory on a GPU). The
@@ -141,10 +152,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLREDUCE, count, dtype, op, 0);         \
-        if (algo == GPURMA_COLL_ALGO_TWOSHOT)                                                  \
-            return gpurma_dcoll__allreduce_twoshot(&c, &g, dst, src, count, dtype, op, 0);     \
-        if (algo == GPURMA_COLL_ALGO_RING)                                                     \
-            return gpurma_dcoll__allreduce_ring(&c, &g, dst, src, count, dtype, op, 0);        \
+        GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN_ALLREDUCE)                                         \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, 0, 1,             \
                                          GPURMA_DCOLL__LL(algo, &c, count, dtype));            \
     }                                                                                          \

@@ -25,8 +25,8 @@
 #define GPURMA_LOG_LEVEL_NAMES  "error", "warn", "info", "debug", "trace"
 /* In gpurma_engine_t's order; gpurma_engine_name() uses the same list. */
 #define GPURMA_ENGINE_NAMES     "auto", "mem", "port", "switch"
-/* In gpurma_coll_algo_t's order (gpurma_coll_device.h). */
-#define GPURMA_COLL_ALGO_NAMES  "auto", "oneshot_ll", "oneshot", "twoshot", "ring", "ce", "direct"
+/* GPURMA_COLL_ALGO_NAMES: made from the algorithms' list, in gpurma_coll_algo_t's order. */
+#include "gpurma/detail/coll_algos.h"
 #define GPURMA_LOG_SUBSYS_NAMES "init", "boot", "win", "rma", "mem", "port"
 
 /* 7 days: timeouts in nanoseconds stay far from overflowing 64 bits. */

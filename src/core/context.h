@@ -59,6 +59,17 @@ typedef struct gpurma_team_sync {
     gpurma_status_t (*barrier)(struct gpurma_team_s *team);
 } gpurma_team_sync_t;
 
+/* State a layer above keeps per team (coll/: scratch windows, registered
+ * buffers, ...), in a slot whose id that layer names: made on first use,
+ * released once by its hook when the team goes. The team's slot_lock
+ * guards the array; `making` marks a slot whose state a thread is making. */
+typedef struct gpurma_team_slot {
+    void *state;
+    void (*release)(void *state);
+    int   making;
+} gpurma_team_slot_t;
+#define GPURMA_TEAM_MAX_SLOTS 8
+
 struct gpurma_team_s {
     uint32_t             magic;
     int                  builtin; /* world and node teams are freed by finalize */
@@ -73,6 +84,9 @@ struct gpurma_team_s {
     uint64_t            *barrier_expect; /* [size] */
     struct gpurma_team_s *next_live; /* ctx->teams: split teams not freed */
     int                  nwins;          /* user windows on it (ctx->lock)      */
+    pthread_mutex_t      slot_lock;
+    pthread_cond_t       slot_made;      /* a slot's making ended               */
+    gpurma_team_slot_t   slots[GPURMA_TEAM_MAX_SLOTS];
 };
 
 struct gpurma_ctx_s {

@@ -424,6 +424,45 @@ static int death(void)
     T_FAIL("the death of rank %d went unnoticed", victim);
 }
 
+/* A team's collective state goes with the team (its slots): a team freed
+ * with a buffer still registered, after a host collective and a device
+ * handle, releases them (the sanitizer build reports a leak otherwise),
+ * its kept handle answers FREED, and the next team starts with no
+ * registration, so the same buffer registers there again. */
+static void test_team_state_goes_with_team(void)
+{
+    const size_t max_count = 37 + 2 * 61;
+    uint32_t *buf = t_malloc(max_count * 4), *out = t_malloc(max_count * 4);
+    uint32_t *want = t_malloc(max_count * 4), *theirs = t_malloc(max_count * 4);
+    for (int round = 0; round < 3; round++) {
+        const size_t count = 37 + (size_t)round * 61; /* odd sizes */
+        gpurma_team_t t = NULL;
+        /* reversed: team ranks are not world ranks */
+        CHECK(gpurma_team_split(t_world, 0, t_size - 1 - t_rank, &t));
+        CHECK(gpurma_coll_register(t, buf, max_count * 4));
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_coll_register(t, buf + 1, 4));
+        memset(want, 0, count * 4);
+        for (int r = 0; r < t_size; r++) {
+            t_fill(theirs, count * 4, t_seed(41, (uint64_t)r, (uint64_t)round));
+            for (size_t i = 0; i < count; i++)
+                want[i] += theirs[i];
+        }
+        t_fill(buf, count * 4, t_seed(41, (uint64_t)t_rank, (uint64_t)round));
+        memset(out, T_POISON, max_count * 4);
+        CHECK(gpurma_allreduce(t, buf, out, count, GPURMA_UINT32, GPURMA_SUM, NULL));
+        t_verify(out, want, count * 4, "allreduce on a fresh team", t_rank, 0);
+        t_verify_fill(out + count, T_POISON, (max_count - count) * 4, "past the count", t_rank,
+                      count * 4);
+        gpurma_dev_coll_t h;
+        CHECK(gpurma_coll_device(t, GPURMA_MEM_HOST, &h));
+        gpurma_team_t kept = t;
+        CHECK(gpurma_team_free(&t)); /* buf still registered */
+        EXPECT_ERR(GPURMA_ERR_FREED, gpurma_coll_deregister(kept, buf));
+        EXPECT_ERR(GPURMA_ERR_FREED, gpurma_coll_register(kept, buf, 4));
+    }
+    free(buf), free(out), free(want), free(theirs);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "death"))
@@ -457,5 +496,6 @@ int main(int argc, char **argv)
     CHECK(gpurma_allreduce(half, &mine, &sum, 1, GPURMA_UINT64, GPURMA_SUM, NULL));
     T_ASSERT(sum == want, "split team allreduce: %" PRIu64 ", expected %" PRIu64, sum, want);
     CHECK(gpurma_team_free(&half));
+    test_team_state_goes_with_team();
     return t_finish("");
 }

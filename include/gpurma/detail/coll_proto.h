@@ -11,23 +11,20 @@
 #define GPURMA_DETAIL_COLL_PROTO_H
 
 #include "gpurma_device.h"
+#include "gpurma/detail/coll_algos.h"
 #include "gpurma/detail/dev_reduce.h"
 
 #define GPURMA_DEV_COLL_MAGIC 0x636f6c6cu /* "coll" */
 
-/* Algorithms (the host selector picks one per call; the device calls
- * without _algo pick ONESHOT_LL when a rank's share fits an LL slot and
- * ONESHOT otherwise). */
+/* Algorithms, numbered in the order of their list (coll_algos.h; the host
+ * selector picks one per call; the device calls without _algo pick
+ * ONESHOT_LL when a rank's share fits an LL slot and ONESHOT otherwise). */
+#define GPURMA_COLL_ALGO__ENUM(ID, ...) GPURMA_COLL_ALGO_##ID,
 typedef enum {
-    GPURMA_COLL_ALGO_AUTO       = 0,
-    GPURMA_COLL_ALGO_ONESHOT_LL = 1, /* everything to everyone, LL packets       */
-    GPURMA_COLL_ALGO_ONESHOT    = 2, /* everything to everyone, puts + signals   */
-    GPURMA_COLL_ALGO_TWOSHOT    = 3, /* allreduce: reduce-scatter, then allgather */
-    GPURMA_COLL_ALGO_RING       = 4, /* allreduce: pipelined chain in rank order  */
-    GPURMA_COLL_ALGO_CE         = 5, /* host side only: port/copy engine, no SM  */
-    GPURMA_COLL_ALGO_DIRECT     = 6  /* stream allreduce on registered buffers,
-                                        zero-copy (coll_direct.h)                 */
+    GPURMA_COLL_ALGOS(GPURMA_COLL_ALGO__ENUM)
+    GPURMA_COLL_ALGO__COUNT
 } gpurma_coll_algo_t;
+#undef GPURMA_COLL_ALGO__ENUM
 
 typedef struct gpurma_dev_coll {
     gpurma_dev_win_t win;       /* the team's scratch window                   */

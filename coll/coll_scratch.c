@@ -1,12 +1,11 @@
 /*
- * coll_team.c - each team's scratch windows for the collectives: one in
+ * coll_scratch.c - each team's scratch windows for the collectives: one in
  * host memory (host collectives, CPU threads), one in GPU memory (stream
  * collectives, kernels), each made collectively on first use and released
  * with the team. Layout and protocol: include/gpurma_coll_device.h.
  */
 #include "config.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "checked.h"
@@ -14,27 +13,12 @@
 #include "coll_internal.h"
 #include "gpu.h"
 
-/* Teams have no field for it (context.h), so this list maps them, as
- * stream_barrier.c does for its windows. */
+/* A team's scratch window in one kind of memory and its handle; in the
+ * team's slot GPURMA_TEAM_SLOT_SCRATCH_HOST or _GPU. */
 typedef struct coll_scratch {
-    struct gpurma_team_s *team;
-    int                   device; /* 0 host memory, 1 GPU memory */
     struct gpurma_win_s  *win;
     gpurma_dev_coll_t     handle;
-    struct coll_scratch  *next;
 } coll_scratch_t;
-
-static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
-static coll_scratch_t *scratches;
-
-/* The scratch of (team, device), or NULL; scratch_lock held. */
-static const coll_scratch_t *scratch_find(const struct gpurma_team_s *team, int device)
-{
-    for (const coll_scratch_t *s = scratches; s; s = s->next)
-        if (s->team == team && s->device == device)
-            return s;
-    return NULL;
-}
 
 /* Offsets of the regions for a team of n with nch channels (each region
  * holds one copy per channel, channel after channel); 1 when the window
@@ -59,61 +43,21 @@ static int scratch_layout(int n, unsigned nch, size_t slot, size_t ll_slot, gpur
     return 0;
 }
 
-static int scratch_create(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out);
-
-/* Scratch windows being made, one entry per (team, device): a scratch is
- * made once, collectively, so a second thread of this process asking for
- * the same one at the same time (two threads on one team, which the API
- * forbids) waits for the first instead of interleaving a second
- * creation's exchanges with it. Creations for other teams (several
- * contexts in one process, as the NCCL layer makes) go on in parallel. */
-typedef struct scratch_pending {
-    const struct gpurma_team_s *team;
-    int                         device;
-    struct scratch_pending     *next;
-} scratch_pending_t;
-static scratch_pending_t *pendings;
-static pthread_cond_t made = PTHREAD_COND_INITIALIZER;
-
-static int pending(const struct gpurma_team_s *team, int device)
+/* Device handles (gpurma_coll_device) keep a pointer to the window: a
+ * tombstone, like every freed window, so a kept handle reads "freed"
+ * instead of freed memory. */
+static void scratch_release(void *state)
 {
-    for (const scratch_pending_t *p = pendings; p; p = p->next)
-        if (p->team == team && p->device == device)
-            return 1;
-    return 0;
+    coll_scratch_t *s = state;
+    gpurma_win_destroy(s->win);
+    gpurma_handle_bury(s->win);
+    free(s);
 }
 
-int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out)
+/* Collective over team; arg: the device flag (0 host memory, 1 GPU). */
+static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
 {
-    pthread_mutex_lock(&scratch_lock);
-    for (;;) {
-        const coll_scratch_t *have = scratch_find(team, device);
-        if (have) {
-            *out = have->handle;
-            pthread_mutex_unlock(&scratch_lock);
-            return GPURMA_SUCCESS;
-        }
-        if (!pending(team, device))
-            break;
-        pthread_cond_wait(&made, &scratch_lock);
-    }
-    scratch_pending_t mine = {team, device, pendings};
-    pendings = &mine;
-    pthread_mutex_unlock(&scratch_lock);
-    int rc = scratch_create(team, device, out);
-    pthread_mutex_lock(&scratch_lock);
-    for (scratch_pending_t **p = &pendings; *p; p = &(*p)->next)
-        if (*p == &mine) {
-            *p = mine.next;
-            break;
-        }
-    pthread_cond_broadcast(&made);
-    pthread_mutex_unlock(&scratch_lock);
-    return rc;
-}
-
-static int scratch_create(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out)
-{
+    const int device = *(const int *)arg;
     struct gpurma_ctx_s *ctx = team->ctx;
     if (device && ctx->device < 0)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
@@ -183,8 +127,6 @@ static int scratch_create(struct gpurma_team_s *team, int device, gpurma_dev_col
         free(s);
         return rc;
     }
-    s->team = team;
-    s->device = device;
     s->handle.win = s->win->dev;
     s->handle.slot = slot;
     s->handle.ll_slot = ll_slot;
@@ -195,12 +137,19 @@ static int scratch_create(struct gpurma_team_s *team, int device, gpurma_dev_col
     s->handle.part = 0;
     s->handle.nparts = 1;
     s->handle.sig_base = 0;
-    pthread_mutex_lock(&scratch_lock);
-    s->next = scratches;
-    scratches = s;
-    pthread_mutex_unlock(&scratch_lock);
-    *out = s->handle;
+    *state = s;
     return GPURMA_SUCCESS;
+}
+
+int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out)
+{
+    void *state;
+    int rc = gpurma_team_slot(team, device ? GPURMA_TEAM_SLOT_SCRATCH_GPU
+                                           : GPURMA_TEAM_SLOT_SCRATCH_HOST,
+                              scratch_create, &device, scratch_release, &state);
+    if (rc == GPURMA_SUCCESS)
+        *out = ((const coll_scratch_t *)state)->handle;
+    return rc;
 }
 
 GPURMA_API gpurma_status_t gpurma_coll_device(gpurma_team_t team, gpurma_mem_kind_t kind,
@@ -216,30 +165,4 @@ GPURMA_API gpurma_status_t gpurma_coll_device(gpurma_team_t team, gpurma_mem_kin
                                 "coll_device: mem kind %d is neither GPURMA_MEM_HOST nor "
                                 "GPURMA_MEM_DEVICE", (int)kind);
     return gpurma_coll_scratch(team, kind == GPURMA_MEM_DEVICE, out);
-}
-
-void gpurma_coll_team_release(struct gpurma_team_s *team)
-{
-    gpurma_coll_reg_release(team);
-    gpurma_coll_ce_release(team);
-    for (;;) {
-        coll_scratch_t *found = NULL;
-        pthread_mutex_lock(&scratch_lock);
-        for (coll_scratch_t **p = &scratches; *p; p = &(*p)->next) {
-            if ((*p)->team == team) {
-                found = *p;
-                *p = found->next;
-                break;
-            }
-        }
-        pthread_mutex_unlock(&scratch_lock);
-        if (!found)
-            return;
-        /* Device handles (gpurma_coll_device) keep a pointer to the window:
-         * a tombstone, like every freed window, so a kept handle reads
-         * "freed" instead of freed memory. */
-        gpurma_win_destroy(found->win);
-        gpurma_handle_bury(found->win);
-        free(found);
-    }
 }
