@@ -8,6 +8,26 @@
 #include "common.h"
 #include "gpurma_device.h"
 
+/* Data operations this process's port proxies executed (rma/port.h; this
+ * test links libgpurma_core.la for it): a subarray on the port engine must
+ * be one descriptor, whatever its rows and planes. */
+uint64_t gpurma_port_descriptors(gpurma_ctx_t ctx);
+
+/* Runs op (a subarray call) and completes it; on a peer of the port engine
+ * checks it took exactly one descriptor. */
+#define ONE_DESCRIPTOR(peer, op)                                                            \
+    do {                                                                                    \
+        int port_ = gpurma_win_engine(w, (peer)) == GPURMA_ENGINE_PORT;                     \
+        CHECK(gpurma_quiet(w));                                                             \
+        uint64_t before_ = gpurma_port_descriptors(t_ctx);                                  \
+        CHECK(op);                                                                          \
+        CHECK(gpurma_quiet(w));                                                             \
+        uint64_t took_ = gpurma_port_descriptors(t_ctx) - before_;                          \
+        T_ASSERT(took_ == (uint64_t)port_, "%s took %llu port descriptors (engine %s)", #op, \
+                 (unsigned long long)took_, gpurma_engine_name(gpurma_win_engine(w, (peer)))); \
+        port_subarrays += port_;                                                            \
+    } while (0)
+
 enum { ROUNDS = 40, AREA = 6144, PURPOSE = 80, SIG = 3 };
 
 /* Applies a shape to a local image: what the target should hold. */
@@ -57,6 +77,7 @@ int main(void)
     CHECK(gpurma_win_device(w, &dw));
     unsigned char *src = t_malloc(AREA), *img = t_malloc(AREA), *got = t_malloc(AREA);
     int next = (t_rank + 1) % t_size, prev = (t_rank - 1 + t_size) % t_size;
+    int port_subarrays = 0;
     for (int r = 0; r < ROUNDS; r++) {
         /* Every round: poison my area for prev's writes, then prev writes. */
         memset(base + (size_t)prev * AREA, T_POISON, AREA);
@@ -69,12 +90,12 @@ int main(void)
         size_t area = (size_t)t_rank * AREA;
         int how = r % 5;
         if (how == 0) {
-            CHECK(gpurma_put_subarray(w, next, area + off, src, &s));
+            ONE_DESCRIPTOR(next, gpurma_put_subarray(w, next, area + off, src, &s));
             CHECK(gpurma_flush(w, next));
             CHECK(gpurma_signal(w, next, SIG, GPURMA_SIGNAL_ADD, 1));
         } else if (how == 1) {
-            CHECK(gpurma_put_subarray_signal(w, next, area + off, src, &s, SIG, GPURMA_SIGNAL_ADD,
-                                             1));
+            ONE_DESCRIPTOR(next, gpurma_put_subarray_signal(w, next, area + off, src, &s, SIG,
+                                                            GPURMA_SIGNAL_ADD, 1));
         } else if (how == 2) { /* iput: one element per row */
             size_t ds = s.dst_pitch[0] / s.elem_bytes, ss = s.src_pitch[0] / s.elem_bytes;
             size_t n = s.count[1] * s.count[2];
@@ -143,6 +164,24 @@ int main(void)
                 t_verify(img + at, got + at, ps.count[0] * ps.elem_bytes, "get_subarray", t_rank,
                          at);
             }
+        /* And what I put into next this round, read back from there with the
+         * same shape (sides swapped) into a poisoned buffer. */
+        if (r % 4 == 3) {
+            gpurma_subarray_t bs = s;
+            bs.src_pitch[0] = s.dst_pitch[0];
+            bs.src_pitch[1] = s.dst_pitch[1];
+            bs.dst_pitch[0] = s.src_pitch[0];
+            bs.dst_pitch[1] = s.src_pitch[1];
+            CHECK(gpurma_flush(w, next));
+            memset(img, 0xA7, AREA);
+            ONE_DESCRIPTOR(next, gpurma_get_subarray(w, next, img, area + off, &bs));
+            memset(got, 0xA7, AREA);
+            apply(got, 0, src, &(gpurma_subarray_t){s.elem_bytes,
+                                                     {s.count[0], s.count[1], s.count[2]},
+                                                     {s.src_pitch[0], s.src_pitch[1]},
+                                                     {s.src_pitch[0], s.src_pitch[1]}});
+            t_verify(img, got, AREA, "get_subarray from next", next, area + off);
+        }
         CHECK(gpurma_barrier(t_world));
     }
     /* iget of a column (8-byte elements, stride 3) from my area in next's
@@ -198,5 +237,7 @@ int main(void)
     free(src);
     free(img);
     free(got);
+    if (t_rank == 0 && port_subarrays)
+        printf("%d subarray calls on the port engine, one descriptor each\n", port_subarrays);
     return t_finish("iput/iget, 1-3-D subarrays, put_subarray_signal, device forms");
 }
