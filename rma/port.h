@@ -101,7 +101,7 @@ static inline int gpurma_port_decoded_shaped(const gpurma_port_decoded_t *op)
 }
 
 /* A transport: how the proxy moves data for the peers it serves. They are
- * listed once (port_xports.c); port.c and the window name none. state is
+ * listed once (port_xports.c); the proxy and the window name none. state is
  * the transport's own per context (port->xstate[i]: created by start, or
  * by a connect, which then publishes it), wstate its own per window; slots
  * may be NULL, and a transport with no state yet has nothing pending. */

@@ -11,11 +11,12 @@
  * 2-D or 3-D copy.
  *
  * The proxy thread that starts it is pinned to the CPUs nearest its GPU.
- * Every CUDA call goes through src/gpu/gpu.h.
+ * Every CUDA call goes through src/gpu/gpu.h. Built only with CUDA (no GPU
+ * window exists without it): its port_xports.c line comes with this file.
  */
 #define _GNU_SOURCE
 #ifdef HAVE_CONFIG_H
-#include "config.h"
+#include "config.h" /* HAVE_CUDA: gpu.h's kernel launchers */
 #endif
 #include <pthread.h>
 #include <sched.h>
@@ -25,8 +26,6 @@
 
 #include "gpu.h"
 #include "port.h"
-
-#ifdef HAVE_CUDA
 
 /* Pins the calling (proxy) thread to the CPUs nearest the GPU, as the
  * kernel lists them for its PCI device; quietly does nothing when unknown. */
@@ -170,9 +169,3 @@ const gpurma_port_xport_t gpurma_port_xport_ce = {
     .complete = ce_complete,
     .complete_async = ce_complete_async,
 };
-
-#else /* !HAVE_CUDA: no GPU window exists, so no peer is reached this way */
-
-const gpurma_port_xport_t gpurma_port_xport_ce = {.name = "copy engine"};
-
-#endif

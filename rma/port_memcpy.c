@@ -13,13 +13,20 @@ static int memcpy_reach(const struct gpurma_win_s *w, int peer)
     return !w->gpu && (path == GPURMA_DEV_PATH_LOADSTORE || path == GPURMA_DEV_PATH_HOSTCALL);
 }
 
-/* n bytes between buf and the peer's window at remote (mapped there, when
- * this node maps it). */
-static int move(struct gpurma_win_s *w, int peer, int is_put, uint64_t remote, char *mapped,
+/* Whether the peer's window is reached by cross-memory attach (private
+ * memory), not mapped here. */
+static int by_cma(const gpurma_port_decoded_t *op)
+{
+    return op->win->peers[op->peer].path == GPURMA_DEV_PATH_HOSTCALL;
+}
+
+/* n bytes between buf and the peer's window at remote (mapped: that
+ * place, where this node maps it). */
+static int move(const gpurma_port_decoded_t *op, int is_put, uint64_t remote, char *mapped,
                 void *buf, size_t n)
 {
-    if (!mapped)
-        return gpurma_cma_xfer(w, peer, is_put, remote, buf, n);
+    if (by_cma(op))
+        return gpurma_cma_xfer(op->win, op->peer, is_put, remote, buf, n);
     if (is_put)
         gpurma_sh_copy(mapped, buf, n, 0, 1);
     else
@@ -34,8 +41,7 @@ static int move_shape(const gpurma_port_decoded_t *op, int is_put)
     for (uint64_t z = 0; z < op->planes; z++)
         for (uint64_t y = 0; y < op->rows; y++) {
             uint64_t at = z * op->remote_pitch[1] + y * op->remote_pitch[0];
-            int rc = move(op->win, op->peer, is_put, op->remote + at,
-                          op->mapped ? op->mapped + at : NULL,
+            int rc = move(op, is_put, op->remote + at, op->mapped ? op->mapped + at : NULL,
                           local + z * op->local_pitch[1] + y * op->local_pitch[0], op->size);
             if (rc)
                 return rc;
@@ -47,7 +53,7 @@ static int move_shape(const gpurma_port_decoded_t *op, int is_put)
  * promise: packed and stored one by one. */
 static int put_packets(const gpurma_port_decoded_t *op)
 {
-    if (!op->mapped)
+    if (by_cma(op))
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "LL packets need the peer's memory mapped");
     gpurma_dev__store_packets((uint64_t *)op->mapped, op->src, op->size, op->packet_flag,
                               op->packet_size, 0, 1);
@@ -74,7 +80,7 @@ static int memcpy_exec(gpurma_port_t *port, void *state, void *wstate,
     case GPURMA_PORT_OP_GET:
         return move_shape(op, 0);
     case GPURMA_PORT_OP_PUT_VALUE:
-        if (!op->mapped) { /* little-endian: the low bytes */
+        if (by_cma(op)) { /* little-endian: the low bytes */
             uint64_t v = op->value;
             return gpurma_cma_xfer(w, op->peer, 1, op->remote, &v, op->size);
         }
@@ -84,7 +90,7 @@ static int memcpy_exec(gpurma_port_t *port, void *state, void *wstate,
     case GPURMA_PORT_OP_SWAP:
     case GPURMA_PORT_OP_CAS: {
         gpurma_atomic_kind_t kind = (gpurma_atomic_kind_t)(op->op - GPURMA_PORT_OP_FETCH_ADD);
-        if (!op->mapped)
+        if (by_cma(op))
             return gpurma_cma_atomic(w, op->peer, kind, op->remote, op->value, op->compare,
                                      op->result);
         *op->result = gpurma_dev__atomic_at((uint64_t *)op->mapped, (int)kind, op->value,

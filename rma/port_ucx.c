@@ -95,15 +95,16 @@ static int ucx_put(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const 
         size_t rest;
         int rc = gpurma_ucx_am_put_body(port, w, peer, src, dst_off, n, &rest);
         return rc ? rc
-                  : gpurma_ucx_am_send(port, w, peer, (const char *)src + (n - rest), dst_off + (n - rest),
-                            rest, 0, AM_NO_SIGNAL, 0);
+                  : gpurma_ucx_am_send(port, w, peer, (const char *)src + (n - rest),
+                                       dst_off + (n - rest), rest, 0, AM_NO_SIGNAL, 0);
     }
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     return gpurma_ucx_track(gpurma_ucx_of(port),
-                 ucp_put_nbx(gpurma_ucx_ep_of(port, w, peer), src, n, gpurma_ucx_win(w)->data_raddr[peer] + dst_off,
-                             gpurma_ucx_win(w)->data_rkey[peer], &p),
-                 "put");
+                            ucp_put_nbx(gpurma_ucx_ep_of(port, w, peer), src, n,
+                                        gpurma_ucx_win(w)->data_raddr[peer] + dst_off,
+                                        gpurma_ucx_win(w)->data_rkey[peer], &p),
+                            "put");
 }
 
 static int ucx_get(gpurma_port_t *port, struct gpurma_win_s *w, int peer, void *dst,
@@ -114,9 +115,10 @@ static int ucx_get(gpurma_port_t *port, struct gpurma_win_s *w, int peer, void *
     ucp_request_param_t p;
     memset(&p, 0, sizeof(p));
     return gpurma_ucx_track(gpurma_ucx_of(port),
-                 ucp_get_nbx(gpurma_ucx_ep_of(port, w, peer), dst, n, gpurma_ucx_win(w)->data_raddr[peer] + src_off,
-                             gpurma_ucx_win(w)->data_rkey[peer], &p),
-                 "get");
+                            ucp_get_nbx(gpurma_ucx_ep_of(port, w, peer), dst, n,
+                                        gpurma_ucx_win(w)->data_raddr[peer] + src_off,
+                                        gpurma_ucx_win(w)->data_rkey[peer], &p),
+                            "get");
 }
 
 static ucs_status_ptr_t atomic_op(ucp_ep_h ep, ucp_atomic_op_t op, const uint64_t *operand,
@@ -157,16 +159,16 @@ static int ucx_put_signal(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
         ucp_rkey_h rkey = gpurma_ucx_win(w)->sig_rkey[peer];
         if (op == GPURMA_SIGNAL_ADD)
             return gpurma_ucx_track(u, atomic_op(ep, UCP_ATOMIC_OP_ADD, value, raddr, rkey, NULL),
-                         "signal add");
-        return gpurma_ucx_track(u, atomic_op(ep, UCP_ATOMIC_OP_SWAP, value, raddr, rkey, &u->scratch),
-                     "signal set");
+                                    "signal add");
+        return gpurma_ucx_track(
+            u, atomic_op(ep, UCP_ATOMIC_OP_SWAP, value, raddr, rkey, &u->scratch), "signal set");
     }
     /* The last message carries the tail of the payload and the signal. */
     size_t rest = 0;
     if (n && (rc = gpurma_ucx_am_put_body(port, w, peer, src, dst_off, n, &rest)))
         return rc;
-    return gpurma_ucx_am_send(port, w, peer, (const char *)src + (n - rest), dst_off + (n - rest), rest, sig,
-                   (uint32_t)op, *value);
+    return gpurma_ucx_am_send(port, w, peer, (const char *)src + (n - rest), dst_off + (n - rest),
+                              rest, sig, (uint32_t)op, *value);
 }
 
 static int ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
@@ -181,14 +183,16 @@ static int ucx_atomic(gpurma_port_t *port, struct gpurma_win_s *w, int peer,
     ucp_ep_h ep = gpurma_ucx_ep_of(port, w, peer);
     switch (kind) {
     case GPURMA_ATOMIC_FETCH_ADD:
-        return gpurma_ucx_track(u, atomic_op(ep, UCP_ATOMIC_OP_ADD, value, raddr, rkey, old), "fetch_add");
+        return gpurma_ucx_track(u, atomic_op(ep, UCP_ATOMIC_OP_ADD, value, raddr, rkey, old),
+                                "fetch_add");
     case GPURMA_ATOMIC_SWAP:
-        return gpurma_ucx_track(u, atomic_op(ep, UCP_ATOMIC_OP_SWAP, value, raddr, rkey, old), "swap");
+        return gpurma_ucx_track(u, atomic_op(ep, UCP_ATOMIC_OP_SWAP, value, raddr, rkey, old),
+                                "swap");
     case GPURMA_ATOMIC_CAS:
         /* UCX takes the expected value as operand and swaps in the reply buffer's. */
         *old = *value;
         return gpurma_ucx_track(u, atomic_op(ep, UCP_ATOMIC_OP_CSWAP, compare, raddr, rkey, old),
-                     "compare_swap");
+                                "compare_swap");
     }
     return GPURMA_ERR_INTERNAL;
 }
@@ -267,9 +271,9 @@ static int ucx_quiet(gpurma_port_t *port, void *state)
         }
         u->am_sent[r] = AM_PROBED;
         want++;
-        rc = gpurma_ucx_track(u, ucp_am_send_nbx(u->eps[r], AM_QUIET_PROBE, &u->me, sizeof(u->me), NULL, 0,
-                                      &p),
-                   "quiet probe");
+        rc = gpurma_ucx_track(
+            u, ucp_am_send_nbx(u->eps[r], AM_QUIET_PROBE, &u->me, sizeof(u->me), NULL, 0, &p),
+            "quiet probe");
     }
     if (!rc)
         rc = gpurma_ucx_wait_local(port);

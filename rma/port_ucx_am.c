@@ -300,16 +300,18 @@ int gpurma_ucx_am_send(gpurma_port_t *port, struct gpurma_win_s *w, int peer, co
         return rc;
     am_hdr_t *h = &u->hdr[u->nhdr++];
     h->data_addr = n ? gpurma_ucx_win(w)->data_raddr[peer] + dst_off : 0;
-    h->sig_addr = op == AM_NO_SIGNAL
-                      ? 0
-                      : gpurma_ucx_win(w)->sig_raddr[peer] + (uint64_t)sig * sizeof(gpurma_dev_signal_slot_t);
+    h->sig_addr = op == AM_NO_SIGNAL ? 0
+                                     : gpurma_ucx_win(w)->sig_raddr[peer] +
+                                           (uint64_t)sig * sizeof(gpurma_dev_signal_slot_t);
     h->value = value;
     h->origin = (uint32_t)w->rank;
     h->op = op;
     u->am_sent[w->team->world_ranks[peer]] = 1;
     ucp_request_param_t p = gpurma_ucx_eager_params();
-    return gpurma_ucx_track(u, ucp_am_send_nbx(gpurma_ucx_ep_of(port, w, peer), AM_PUT_SIGNAL, h, sizeof(*h), src, n, &p),
-                 op == AM_NO_SIGNAL ? "put" : "put_signal");
+    return gpurma_ucx_track(
+        u,
+        ucp_am_send_nbx(gpurma_ucx_ep_of(port, w, peer), AM_PUT_SIGNAL, h, sizeof(*h), src, n, &p),
+        op == AM_NO_SIGNAL ? "put" : "put_signal");
 }
 
 /* A put into host memory as full messages, all but the last (at most
@@ -320,8 +322,8 @@ int gpurma_ucx_am_put_body(gpurma_port_t *port, struct gpurma_win_s *w, int peer
     size_t done = 0;
     int rc = GPURMA_SUCCESS;
     while (!rc && n - done > AM_MAX_PAYLOAD) {
-        rc = gpurma_ucx_am_send(port, w, peer, src + done, dst_off + done, AM_MAX_PAYLOAD, 0, AM_NO_SIGNAL,
-                     0);
+        rc = gpurma_ucx_am_send(port, w, peer, src + done, dst_off + done, AM_MAX_PAYLOAD, 0,
+                                AM_NO_SIGNAL, 0);
         done += AM_MAX_PAYLOAD;
     }
     *rest = n - done;
@@ -345,13 +347,17 @@ int gpurma_ucx_am_atomic_send(gpurma_port_t *port, struct gpurma_win_s *w, int p
     int i = u->natomic++, world = w->team->world_ranks[peer];
     u->aslot[i] = (atomic_slot_t){old, ++u->aseq, world};
     u->aopen++;
-    u->areq[i] = (am_atomic_t){.addr = gpurma_ucx_win(w)->data_raddr[peer] + off, .value = value,
-                               .compare = compare, .seq = u->aseq, .slot = (uint32_t)i,
-                               .origin = u->me, .kind = (uint32_t)kind};
+    u->areq[i] = (am_atomic_t){.addr = gpurma_ucx_win(w)->data_raddr[peer] + off,
+                               .value = value,
+                               .compare = compare,
+                               .seq = u->aseq,
+                               .slot = (uint32_t)i,
+                               .origin = u->me,
+                               .kind = (uint32_t)kind};
     ucp_request_param_t p = gpurma_ucx_eager_params();
-    rc = gpurma_ucx_track(u, ucp_am_send_nbx(u->eps[world], AM_ATOMIC, &u->areq[i], sizeof(u->areq[i]),
-                                  NULL, 0, &p),
-               "atomic");
+    rc = gpurma_ucx_track(
+        u, ucp_am_send_nbx(u->eps[world], AM_ATOMIC, &u->areq[i], sizeof(u->areq[i]), NULL, 0, &p),
+        "atomic");
     if (rc) { /* no reply will come */
         u->aslot[i].world = -1;
         u->aopen--;

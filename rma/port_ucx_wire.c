@@ -173,7 +173,8 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
         if (gpurma_ucx_of(port) && gpurma_ucx_of(port)->eps[r] == ep)
             world = r;
     if (__atomic_load_n(&ctx->finalizing, __ATOMIC_ACQUIRE) || world < 0 ||
-        (__atomic_load_n(&gpurma_ucx_of(port)->peer_flags[world], __ATOMIC_ACQUIRE) & PEER_FINISHED)) {
+        (__atomic_load_n(&gpurma_ucx_of(port)->peer_flags[world], __ATOMIC_ACQUIRE) &
+         PEER_FINISHED)) {
         GPURMA_INFO(GPURMA_SUB_PORT, "rank %d: UCX endpoint to rank %d closed: %s", ctx->rank,
                     world, ucs_status_string(st));
         return;

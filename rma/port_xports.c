@@ -18,7 +18,9 @@ extern const gpurma_port_xport_t gpurma_port_xport_memcpy; /* port_memcpy.c */
 extern const gpurma_port_xport_t gpurma_port_xport_ucx;    /* port_ucx*.c   */
 
 const gpurma_port_xport_t *const gpurma_port_xports[] = {
+#ifdef HAVE_CUDA /* built only then (Makefile.am: GPURMA_CUDA_PORT_SOURCES) */
     &gpurma_port_xport_ce,
+#endif
     &gpurma_port_xport_memcpy,
 #ifdef HAVE_UCX /* built only then (Makefile.am: GPURMA_UCX_SOURCES) */
     &gpurma_port_xport_ucx,

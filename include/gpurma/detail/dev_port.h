@@ -231,7 +231,7 @@ GPURMA_DEVICE uint64_t gpurma_port_take_result(gpurma_port_fifo_t *f, uint64_t p
 /* ------------------------------------------------------------ descriptors */
 
 /* The descriptor of each operation, built here only, for host pushes
- * (rma/port.c) and device pushes alike. Fields not named are 0; win_id is
+ * (rma/port_engine.c) and device pushes alike. Fields not named are 0; win_id is
  * set by whoever pushes (it depends on the proxy context); UINT32_MAX is
  * "no signal" and "no counter"; local sides are raw addresses. */
 
