@@ -4,7 +4,9 @@
  * ucp_worker_fence, completed by waiting on requests (local) and by
  * ucp_worker_flush_nbx (remote); what UCX lacks goes as active messages
  * (port_ucx_am.c), and windows are wired up in port_ucx_wire.c. A subarray
- * is its rows, issued back to back, and its signal after the last.
+ * into host memory of up to AM_MAX_PAYLOAD bytes is one packed active
+ * message (its signal included); others are their rows, issued back to
+ * back, and the signal after the last.
  *
  * Operations are executed under the port's exec_lock (the proxy thread,
  * or a waiting thread of the host backend). Built only with UCX: the
@@ -234,6 +236,9 @@ int gpurma_ucx_wait_local(gpurma_port_t *port)
     }
     u->npending = 0;
     u->nhdr = 0;
+    for (int i = 0; i < u->nstaged; i++)
+        free(u->staged[i]);
+    u->nstaged = 0;
     /* The entries are free again once no reply is awaited, also when none
      * was (every send failed at once, as to a target that is gone): left
      * counted, the next atomics ran past the table into the fields after
@@ -370,6 +375,15 @@ static int move_shape(gpurma_port_t *port, const gpurma_port_decoded_t *op, int 
     return rc;
 }
 
+/* Whether a subarray put goes as one packed active message: into host
+ * memory, and small enough for one message (larger ones are rows that
+ * already fill messages of their own). The bytes do not overflow: the
+ * proxy checked that the source spans them. */
+static int packable(const gpurma_port_decoded_t *op)
+{
+    return !op->win->gpu && op->size * op->rows * op->planes <= AM_MAX_PAYLOAD;
+}
+
 static int ucx_exec(gpurma_port_t *port, void *state, void *wstate,
                     const gpurma_port_decoded_t *op)
 {
@@ -380,8 +394,15 @@ static int ucx_exec(gpurma_port_t *port, void *state, void *wstate,
     case GPURMA_PORT_OP_PUT:
         if (op->packet_size)
             return put_packets(port, op);
+        if (gpurma_port_decoded_shaped(op) && packable(op))
+            return gpurma_ucx_am_put_shaped(port, op);
         return move_shape(port, op, 1);
     case GPURMA_PORT_OP_PUT_SIGNAL:
+        if (gpurma_port_decoded_shaped(op) && packable(op)) {
+            ucs_status_t st = ucp_worker_fence(gpurma_ucx_of(port)->worker);
+            return st != UCS_OK ? gpurma_ucx_error(st, "worker_fence")
+                                : gpurma_ucx_am_put_shaped(port, op);
+        }
         /* A subarray's rows, then the signal alone: it is fenced behind them. */
         if (gpurma_port_decoded_shaped(op))
             return (rc = move_shape(port, op, 1))

@@ -30,7 +30,8 @@ enum {
     AM_QUIET_REPLY,
     AM_ATOMIC,
     AM_ATOMIC_REPLY,
-    AM_BYE /* the sender is in finalize: its endpoint closing next is no death */
+    AM_BYE, /* the sender is in finalize: its endpoint closing next is no death */
+    AM_PUT_SHAPED
 };
 #define AM_MAX_PAYLOAD (64u << 10)
 #define AM_HDR_RING 256
@@ -44,6 +45,20 @@ typedef struct am_hdr {
     uint32_t op;        /* gpurma_signal_op_t, or AM_NO_SIGNAL           */
 } am_hdr_t;
 #define AM_NO_SIGNAL 0xffu /* a put: payload only */
+
+/* A subarray put into host memory of up to AM_MAX_PAYLOAD bytes: one
+ * message whose payload is this, then the rows packed back to back; the
+ * target unpacks them with its side's pitches, then signals (unless op is
+ * AM_NO_SIGNAL). In the payload, not the header: UCX bounds headers. */
+typedef struct am_shape_hdr {
+    uint64_t data_addr; /* target address of the first row              */
+    uint64_t sig_addr;  /* target address of the signal slot            */
+    uint64_t value;
+    uint64_t row, rows, planes; /* bytes per row, rows per plane, planes */
+    uint64_t pitch[2];  /* target side: between rows, between planes    */
+    uint32_t origin;    /* team rank of the sender                       */
+    uint32_t op;        /* gpurma_signal_op_t, or AM_NO_SIGNAL           */
+} am_shape_hdr_t;
 
 /* An atomic request and its reply; slot and seq name the origin's entry in
  * its table of atomics in flight (atomic_slot_t), checked on the way back. */
@@ -81,6 +96,10 @@ struct gpurma_port_ucx {
     ucp_ep_h     *eps;       /* [world size], created on first need */
     void        **pending;   /* requests not yet complete           */
     int           npending, cap;
+    /* Packed subarray messages (am_shape_hdr_t and rows): live until
+     * wait_local, like the requests that send them. */
+    void        **staged;
+    int           nstaged, staged_cap;
     /* Headers of messages in flight: live until their request completes
      * (wait_local, after which the ring starts over). */
     am_hdr_t      hdr[AM_HDR_RING];
@@ -147,6 +166,8 @@ int gpurma_ucx_am_atomic_send(gpurma_port_t *port, struct gpurma_win_s *w, int p
                           gpurma_atomic_kind_t kind, uint64_t off, uint64_t value,
                           uint64_t compare, uint64_t *old);
 int gpurma_ucx_wait_atomics(gpurma_port_t *port, struct gpurma_port_ucx *u, uint64_t start, int rc);
+
+int gpurma_ucx_am_put_shaped(gpurma_port_t *port, const gpurma_port_decoded_t *op);
 
 /* port_ucx_wire.c */
 int gpurma_ucx_win_connect(gpurma_port_t *port, struct gpurma_win_s *w,

@@ -24,6 +24,10 @@
  * instead: the target's CPU does the atomic on its window (as its own CPU
  * atomics do) and replies with the old value, which lands in the FIFO's
  * result slot; the batch completes once every reply is in.
+ *
+ * A subarray put of up to AM_MAX_PAYLOAD bytes is one message: the shape,
+ * then its rows packed; the target unpacks them (a halo column of N
+ * elements is one message, not N).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -242,6 +246,85 @@ static ucs_status_t set_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_ca
     return ucp_worker_set_am_recv_handler(worker, &hp);
 }
 
+/* A packed subarray put arrives (am_shape_hdr_t): the rows, each where
+ * the target side's pitches put it, then the slot, with release order.
+ * Refused unless the whole extent lies in one of this rank's windows. */
+static ucs_status_t am_put_shaped(void *arg, const void *header, size_t header_len, void *data,
+                                  size_t len, const ucp_am_recv_param_t *param)
+{
+    gpurma_port_t *port = arg;
+    am_shape_hdr_t h;
+    (void)header;
+    if (header_len || len < sizeof(h) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
+        return am_refuse(port, "malformed subarray put");
+    memcpy(&h, data, sizeof(h));
+    const char *rows = (const char *)data + sizeof(h);
+    size_t bytes = len - sizeof(h), extent = 0;
+    gpurma_subarray_t s = {.elem_bytes = 1,
+                           .count = {h.row, h.rows, h.planes},
+                           .dst_pitch = {h.pitch[0], h.pitch[1]}};
+    int with_sig = h.op != AM_NO_SIGNAL;
+    if (!h.row || !h.rows || !h.planes || h.rows > bytes / h.row ||
+        h.planes > bytes / h.row / h.rows || h.row * h.rows * h.planes != bytes ||
+        gpurma_dev__shape_extent(&s, s.dst_pitch, &extent))
+        return am_refuse(port, "subarray put whose shape does not match its bytes");
+    if ((with_sig && h.op != GPURMA_SIGNAL_SET && h.op != GPURMA_SIGNAL_ADD) ||
+        !am_target_ok(gpurma_ucx_of(port), h.data_addr, extent, with_sig, h.sig_addr))
+        return am_refuse(port, "subarray put outside this rank's windows, or a bad signal op");
+    char *dst = (char *)(uintptr_t)h.data_addr;
+    for (uint64_t z = 0; z < h.planes; z++)
+        for (uint64_t y = 0; y < h.rows; y++, rows += h.row)
+            memcpy(dst + z * h.pitch[1] + y * h.pitch[0], rows, h.row);
+    if (with_sig)
+        gpurma_dev__signal_slot((gpurma_dev_signal_slot_t *)(uintptr_t)h.sig_addr, h.origin,
+                                (gpurma_signal_op_t)h.op, h.value);
+    return UCS_OK;
+}
+
+/* A subarray put (with its signal, for PUT_SIGNAL) as one message: the
+ * shape and the rows packed behind it, in a buffer kept until wait_local. */
+int gpurma_ucx_am_put_shaped(gpurma_port_t *port, const gpurma_port_decoded_t *op)
+{
+    struct gpurma_port_ucx *u = gpurma_ucx_of(port);
+    struct gpurma_win_s *w = op->win;
+    if (u->stuck)
+        return stuck_error();
+    if (u->nstaged == u->staged_cap) {
+        int cap = u->staged_cap ? 2 * u->staged_cap : 64;
+        void **p = realloc(u->staged, (size_t)cap * sizeof(void *));
+        if (!p)
+            return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "UCX: out of memory");
+        u->staged = p;
+        u->staged_cap = cap;
+    }
+    size_t bytes = op->size * op->rows * op->planes; /* at most AM_MAX_PAYLOAD */
+    am_shape_hdr_t *h = malloc(sizeof(*h) + bytes);
+    if (!h)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "UCX: out of memory for a subarray");
+    u->staged[u->nstaged++] = h;
+    char *packed = (char *)(h + 1);
+    const char *src = op->src;
+    for (uint64_t z = 0; z < op->planes; z++)
+        for (uint64_t y = 0; y < op->rows; y++, packed += op->size)
+            memcpy(packed, src + z * op->local_pitch[1] + y * op->local_pitch[0], op->size);
+    int with_sig = op->op == GPURMA_PORT_OP_PUT_SIGNAL;
+    struct gpurma_port_ucx_win *uw = gpurma_ucx_win(w);
+    *h = (am_shape_hdr_t){
+        .data_addr = uw->data_raddr[op->peer] + op->remote,
+        .sig_addr = with_sig ? uw->sig_raddr[op->peer] +
+                                   (uint64_t)op->signal * sizeof(gpurma_dev_signal_slot_t)
+                             : 0,
+        .value = op->value, .row = op->size, .rows = op->rows, .planes = op->planes,
+        .pitch = {op->remote_pitch[0], op->remote_pitch[1]}, .origin = (uint32_t)w->rank,
+        .op = with_sig ? (uint32_t)op->signal_op : AM_NO_SIGNAL};
+    u->am_sent[w->team->world_ranks[op->peer]] = 1;
+    ucp_request_param_t p = gpurma_ucx_eager_params();
+    return gpurma_ucx_track(u,
+                            ucp_am_send_nbx(gpurma_ucx_ep_of(port, w, op->peer), AM_PUT_SHAPED,
+                                            NULL, 0, h, sizeof(*h) + bytes, &p),
+                            with_sig ? "put_subarray_signal" : "put_subarray");
+}
+
 /* The handlers of every message above, on the context's worker. */
 ucs_status_t gpurma_ucx_am_listen(ucp_worker_h worker, gpurma_port_t *port)
 {
@@ -250,7 +333,8 @@ ucs_status_t gpurma_ucx_am_listen(ucp_worker_h worker, gpurma_port_t *port)
         (st = set_handler(worker, AM_QUIET_PROBE, am_quiet_probe, port)) != UCS_OK ||
         (st = set_handler(worker, AM_QUIET_REPLY, am_quiet_reply, port)) != UCS_OK ||
         (st = set_handler(worker, AM_ATOMIC, am_atomic, port)) != UCS_OK ||
-        (st = set_handler(worker, AM_ATOMIC_REPLY, am_atomic_reply, port)) != UCS_OK)
+        (st = set_handler(worker, AM_ATOMIC_REPLY, am_atomic_reply, port)) != UCS_OK ||
+        (st = set_handler(worker, AM_PUT_SHAPED, am_put_shaped, port)) != UCS_OK)
         return st;
     return set_handler(worker, AM_BYE, am_bye, port);
 }

@@ -435,6 +435,7 @@ void gpurma_ucx_close(gpurma_port_t *port)
     free(u->am_sent);
     free(u->peer_flags);
     free(u->pending);
+    free(u->staged); /* its buffers went with wait_local, or leak with a stuck UCX */
     free(u);
     __atomic_store_n(&port->xstate[gpurma_ucx_slot()], NULL, __ATOMIC_RELEASE);
 }

@@ -15,16 +15,17 @@ uint64_t gpurma_port_descriptors(gpurma_ctx_t ctx);
 
 /* Runs op (a subarray call) and completes it; on a peer of the port engine
  * checks it took exactly one descriptor. */
-#define ONE_DESCRIPTOR(peer, op)                                                            \
+#define ONE_DESCRIPTOR(win, peer, op)                                                       \
     do {                                                                                    \
-        int port_ = gpurma_win_engine(w, (peer)) == GPURMA_ENGINE_PORT;                     \
-        CHECK(gpurma_quiet(w));                                                             \
+        int port_ = gpurma_win_engine((win), (peer)) == GPURMA_ENGINE_PORT;                 \
+        CHECK(gpurma_quiet(win));                                                           \
         uint64_t before_ = gpurma_port_descriptors(t_ctx);                                  \
         CHECK(op);                                                                          \
-        CHECK(gpurma_quiet(w));                                                             \
+        CHECK(gpurma_quiet(win));                                                           \
         uint64_t took_ = gpurma_port_descriptors(t_ctx) - before_;                          \
         T_ASSERT(took_ == (uint64_t)port_, "%s took %llu port descriptors (engine %s)", #op, \
-                 (unsigned long long)took_, gpurma_engine_name(gpurma_win_engine(w, (peer)))); \
+                 (unsigned long long)took_,                                                 \
+                 gpurma_engine_name(gpurma_win_engine((win), (peer))));                     \
         port_subarrays += port_;                                                            \
     } while (0)
 
@@ -90,11 +91,11 @@ int main(void)
         size_t area = (size_t)t_rank * AREA;
         int how = r % 5;
         if (how == 0) {
-            ONE_DESCRIPTOR(next, gpurma_put_subarray(w, next, area + off, src, &s));
+            ONE_DESCRIPTOR(w, next, gpurma_put_subarray(w, next, area + off, src, &s));
             CHECK(gpurma_flush(w, next));
             CHECK(gpurma_signal(w, next, SIG, GPURMA_SIGNAL_ADD, 1));
         } else if (how == 1) {
-            ONE_DESCRIPTOR(next, gpurma_put_subarray_signal(w, next, area + off, src, &s, SIG,
+            ONE_DESCRIPTOR(w, next, gpurma_put_subarray_signal(w, next, area + off, src, &s, SIG,
                                                             GPURMA_SIGNAL_ADD, 1));
         } else if (how == 2) { /* iput: one element per row */
             size_t ds = s.dst_pitch[0] / s.elem_bytes, ss = s.src_pitch[0] / s.elem_bytes;
@@ -174,7 +175,7 @@ int main(void)
             bs.dst_pitch[1] = s.src_pitch[1];
             CHECK(gpurma_flush(w, next));
             memset(img, 0xA7, AREA);
-            ONE_DESCRIPTOR(next, gpurma_get_subarray(w, next, img, area + off, &bs));
+            ONE_DESCRIPTOR(w, next, gpurma_get_subarray(w, next, img, area + off, &bs));
             memset(got, 0xA7, AREA);
             apply(got, 0, src, &(gpurma_subarray_t){s.elem_bytes,
                                                      {s.count[0], s.count[1], s.count[2]},
@@ -183,6 +184,44 @@ int main(void)
             t_verify(img, got, AREA, "get_subarray from next", next, area + off);
         }
         CHECK(gpurma_barrier(t_world));
+    }
+    /* A shape past one UCX message (3 planes of 29 rows of 1001 bytes, 87 KB):
+     * rows back to back there, the signal after the last; still one
+     * descriptor on the port engine. Then read back from next. */
+    {
+        enum { BROW = 1001, BROWS = 29, BPLANES = 3, BSIG = 5 };
+        gpurma_subarray_t bs = {1, {BROW, BROWS, BPLANES}, {1013, 1013 * BROWS + 17},
+                                {1006, 1006 * BROWS + 3}};
+        size_t blen = BPLANES * bs.dst_pitch[1] + 5, slen = BPLANES * bs.src_pitch[1];
+        gpurma_win_t bw;
+        void *bv;
+        CHECK(gpurma_win_allocate(t_world, blen, NULL, &bv, &bw));
+        unsigned char *bsrc = t_malloc(slen), *bimg = t_malloc(blen), *bgot = t_malloc(slen);
+        t_fill(bsrc, slen, t_seed(PURPOSE + 2, (uint64_t)t_rank, 0));
+        memset(bv, T_POISON, blen);
+        CHECK(gpurma_barrier(t_world));
+        ONE_DESCRIPTOR(bw, next, gpurma_put_subarray_signal(bw, next, 2, bsrc, &bs, BSIG,
+                                                            GPURMA_SIGNAL_ADD, 1));
+        CHECK(gpurma_wait_until(bw, BSIG, GPURMA_CMP_GE, 1));
+        t_fill(bgot, slen, t_seed(PURPOSE + 2, (uint64_t)prev, 0));
+        memset(bimg, T_POISON, blen);
+        apply(bimg, 2, bgot, &bs);
+        t_verify(bv, bimg, blen, "87 KB subarray put image", prev, 0);
+        gpurma_subarray_t back = bs; /* my buffer in the source layout */
+        memcpy(back.dst_pitch, bs.src_pitch, sizeof(back.dst_pitch));
+        memcpy(back.src_pitch, bs.dst_pitch, sizeof(back.src_pitch));
+        memset(bgot, 0x3C, slen);
+        ONE_DESCRIPTOR(bw, next, gpurma_get_subarray(bw, next, bgot, 2, &back));
+        memset(bimg, 0x3C, slen);
+        gpurma_subarray_t same = bs;
+        memcpy(same.dst_pitch, bs.src_pitch, sizeof(same.dst_pitch));
+        apply(bimg, 0, bsrc, &same);
+        t_verify(bgot, bimg, slen, "87 KB subarray get", next, 2);
+        CHECK(gpurma_barrier(t_world));
+        CHECK(gpurma_win_free(&bw));
+        free(bsrc);
+        free(bimg);
+        free(bgot);
     }
     /* iget of a column (8-byte elements, stride 3) from my area in next's
      * window (what I wrote last round, poison between), against a plain get. */
