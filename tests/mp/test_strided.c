@@ -223,6 +223,32 @@ int main(void)
         free(bimg);
         free(bgot);
     }
+    /* The same on a window over private (malloc'd) memory: peers reach it
+     * by cross-memory attach, a row at a time, still one descriptor. */
+    {
+        enum { PROWS = 7, PPLANES = 2, PSIG = 6 };
+        gpurma_subarray_t ps = {4, {5, PROWS, PPLANES}, {23, 23 * PROWS + 9}, {20, 20 * PROWS}};
+        size_t plen = PPLANES * ps.dst_pitch[1] + 3, slen = PPLANES * ps.src_pitch[1];
+        unsigned char *pmem = t_malloc(plen + 1) + 1; /* odd address */
+        memset(pmem, T_POISON, plen);
+        gpurma_win_t pw;
+        CHECK(gpurma_win_create(t_world, pmem, plen, NULL, &pw));
+        unsigned char *psrc = t_malloc(slen), *pimg = t_malloc(plen);
+        t_fill(psrc, slen, t_seed(PURPOSE + 3, (uint64_t)t_rank, 0));
+        CHECK(gpurma_barrier(t_world));
+        ONE_DESCRIPTOR(pw, next, gpurma_put_subarray_signal(pw, next, 1, psrc, &ps, PSIG,
+                                                            GPURMA_SIGNAL_ADD, 1));
+        CHECK(gpurma_wait_until(pw, PSIG, GPURMA_CMP_GE, 1));
+        t_fill(psrc, slen, t_seed(PURPOSE + 3, (uint64_t)prev, 0));
+        memset(pimg, T_POISON, plen);
+        apply(pimg, 1, psrc, &ps);
+        t_verify(pmem, pimg, plen, "subarray put into private memory", prev, 0);
+        CHECK(gpurma_barrier(t_world));
+        CHECK(gpurma_win_free(&pw));
+        free(pmem - 1);
+        free(psrc);
+        free(pimg);
+    }
     /* iget of a column (8-byte elements, stride 3) from my area in next's
      * window (what I wrote last round, poison between), against a plain get. */
     {
