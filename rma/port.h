@@ -69,8 +69,10 @@ typedef struct gpurma_port {
  * is all a transport executes: the local side resolved to an address, the
  * remote side as the peer and an offset in its window (with the address
  * where this node maps it), and a shape. Transports never look at the
- * descriptor itself. Lives until the batch completes: transports may hand
- * UCX or the copy engine pointers into it (value, compare). */
+ * descriptor itself. Lives until the batch has completed locally: UCX may
+ * hold pointers into it (value, compare) until then; a transport with
+ * complete_async (the batch ends before its work does) takes nothing from
+ * it by address past exec. */
 typedef struct gpurma_port_decoded {
     struct gpurma_win_s *win;
     int                  op;     /* gpurma_port_op_t (a data operation)       */
