@@ -269,7 +269,8 @@ static void decode(struct gpurma_win_s *w, const gpurma_port_desc_t *d,
     else
         op->src = local_addr;
     op->remote = is_get ? d->src : d->dst;
-    op->mapped = p->path == GPURMA_DEV_PATH_LOADSTORE ? p->base + op->remote : NULL;
+    /* No base: an empty window, where nothing is moved. */
+    op->mapped = p->path == GPURMA_DEV_PATH_LOADSTORE && p->base ? p->base + op->remote : NULL;
     if (d->op == GPURMA_PORT_OP_PUT && (d->flags & GPURMA_PORT_F_PACKETS)) {
         op->packet_size = packet_size(d);
         op->packet_flag = (uint32_t)d->value;
