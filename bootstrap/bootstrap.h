@@ -28,6 +28,10 @@ typedef struct gpurma_bootstrap_ops {
     /* Optional (may be NULL, or past size): called once the node
      * information (num_nodes, local ranks) is known. */
     void (*opened)(gpurma_bootstrap_t *bs);
+    /* Optional: the host address (name or IP) the job's ranks reach each
+     * other through, where the bootstrap knows one (a rendezvous address);
+     * NULL otherwise. Networks of transports follow it. */
+    const char *(*job_address)(gpurma_bootstrap_t *bs);
 } gpurma_bootstrap_ops_t;
 
 struct gpurma_bootstrap {

@@ -77,6 +77,7 @@ typedef struct {
     int                 stopping;
     int                 broken;  /* status after which the streams are out of step */
     char                broken_msg[512];
+    char                job_addr[96]; /* GPURMA_UID_ADDR, else where rank 0 listens */
 } uid_state_t;
 
 /* ---------------------------------------------------------- link I/O */
@@ -586,6 +587,12 @@ static void uid_opened(gpurma_bootstrap_t *bs)
                     bs->num_nodes);
 }
 
+static const char *uid_job_address(gpurma_bootstrap_t *bs)
+{
+    const uid_state_t *st = bs->impl;
+    return st && st->job_addr[0] ? st->job_addr : NULL;
+}
+
 static const gpurma_bootstrap_ops_t uid_ops = {
     .size      = sizeof(gpurma_bootstrap_ops_t),
     .name      = "uid",
@@ -594,6 +601,7 @@ static const gpurma_bootstrap_ops_t uid_ops = {
     .abort     = uid_abort,
     .finalize  = uid_finalize,
     .opened    = uid_opened,
+    .job_address = uid_job_address,
 };
 
 /* ------------------------------------------------------------------ open */
@@ -770,6 +778,8 @@ static int uid_open(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **ou
                                 nlinks);
     }
     st->bs     = bs;
+    snprintf(st->job_addr, sizeof(st->job_addr), "%s",
+             gpurma_config()->uid_iface[0] ? gpurma_config()->uid_iface : addr ? addr : "");
     st->nlinks = nlinks;
     st->wake[0] = st->wake[1] = -1;
     pthread_mutex_init(&st->io_mu, NULL);

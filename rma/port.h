@@ -3,6 +3,10 @@
  * descriptors from a FIFO (include/gpurma/detail/dev_port.h) with a
  * transport per peer (memcpy into mapped memory, the copy engine for GPU
  * memory on the node, UCX for any node; port_xports.c). Not installed.
+ *
+ * port_engine.c is the window engine (it builds and pushes descriptors,
+ * flushes, quiets); port_proxy.c the proxy (it consumes, checks and decodes
+ * them, and hands each transport a gpurma_port_decoded_t).
  */
 #ifndef GPURMA_PORT_H
 #define GPURMA_PORT_H
@@ -48,6 +52,7 @@ typedef struct gpurma_port {
     uint32_t                nwins;
     uint64_t                errors_seen; /* fifo->errors already reported */
     uint64_t                waiter_polls; /* polls by waiting threads (gpurma_port_poll) */
+    uint64_t                descriptors;  /* operations executed (a subarray is one) */
     uint64_t                spin_ns;      /* the proxy's spin budget; 0: it shares a core */
     /* The last error found while executing (any thread may execute), for
      * the next flush or quiet to report; error_lock guards both. */
@@ -60,8 +65,45 @@ typedef struct gpurma_port {
     void                   *xstate[GPURMA_PORT_MAX_XPORTS];
 } gpurma_port_t;
 
+/* One descriptor as the proxy decoded and checked it (port_proxy.c), which
+ * is all a transport executes: the local side resolved to an address, the
+ * remote side as the peer and an offset in its window (with the address
+ * where this node maps it), and a shape. Transports never look at the
+ * descriptor itself. Lives until the batch has completed locally: UCX may
+ * hold pointers into it (value, compare) until then; a transport with
+ * complete_async (the batch ends before its work does) takes nothing from
+ * it by address past exec. */
+typedef struct gpurma_port_decoded {
+    struct gpurma_win_s *win;
+    int                  op;     /* gpurma_port_op_t (a data operation)       */
+    int                  peer;   /* team rank of the target                   */
+    const void          *src;    /* PUT, PUT_SIGNAL: the local source          */
+    void                *dst;    /* GET: the local destination                 */
+    uint64_t             remote; /* offset in the peer's window: the target of
+                                    puts, put_value and atomics; a get's source */
+    char                *mapped; /* the peer's window at remote where this node
+                                    maps it (memcpy, copy engine), else NULL    */
+    uint64_t             size;   /* bytes of one row (the whole of a plain op) */
+    /* The shape: planes of rows of `size` bytes; 1 and 1 for a plain op.
+     * Pitches in bytes, between rows ([0]) and planes ([1]) of each side. */
+    uint64_t             rows, planes;
+    uint64_t             remote_pitch[2], local_pitch[2];
+    uint64_t             value;   /* signal value, atomic operand, put_value   */
+    uint64_t             compare; /* CAS expected value                         */
+    uint32_t             signal;  /* PUT_SIGNAL, SIGNAL: the slot              */
+    gpurma_signal_op_t   signal_op;
+    int                  packet_size; /* LL packets (PUT): 8 or 16; 0: none    */
+    uint32_t             packet_flag;
+    uint64_t            *result;  /* atomics: where the old value goes          */
+} gpurma_port_decoded_t;
+
+static inline int gpurma_port_decoded_shaped(const gpurma_port_decoded_t *op)
+{
+    return op->rows != 1 || op->planes != 1;
+}
+
 /* A transport: how the proxy moves data for the peers it serves. They are
- * listed once (port_xports.c); port.c and the window name none. state is
+ * listed once (port_xports.c); the proxy and the window name none. state is
  * the transport's own per context (port->xstate[i]: created by start, or
  * by a connect, which then publishes it), wstate its own per window; slots
  * may be NULL, and a transport with no state yet has nothing pending. */
@@ -79,10 +121,10 @@ typedef struct gpurma_port_xport {
     int (*connect)(gpurma_port_t *port, void **state, struct gpurma_win_s *w,
                    const gpurma_exchange_t *ex, int rc, void **wstate);
     void (*release)(gpurma_port_t *port, void *state, struct gpurma_win_s *w, void *wstate);
-    /* One checked descriptor for a peer it serves; an atomic leaves the old
-     * value in *result once complete. */
-    int (*exec)(gpurma_port_t *port, void *state, struct gpurma_win_s *w, void *wstate,
-                const gpurma_port_desc_t *d, uint64_t *result);
+    /* One decoded, checked operation for a peer it serves (op->win); an
+     * atomic leaves the old value in *op->result once complete. */
+    int (*exec)(gpurma_port_t *port, void *state, void *wstate,
+                const gpurma_port_decoded_t *op);
     /* A counter in GPU memory gets +1 after what exec queued so far. */
     int (*count)(gpurma_port_t *port, void *state, uint64_t *counter);
     int (*complete)(gpurma_port_t *port, void *state); /* local completion    */
@@ -99,12 +141,6 @@ typedef struct gpurma_port_xport {
 /* The transports, in the order they are asked (port_xports.c). */
 extern const gpurma_port_xport_t *const gpurma_port_xports[];
 extern const int gpurma_port_nxports;
-
-/* Helpers the transports share (port.c): the source of a descriptor in
- * this process, the destination of a get, and the size of its LL packets. */
-const void *gpurma_port_src(const struct gpurma_win_s *w, const gpurma_port_desc_t *d);
-void *gpurma_port_get_dst(const struct gpurma_win_s *w, const gpurma_port_desc_t *d);
-int gpurma_port_packet_size(const gpurma_port_desc_t *d);
 
 extern const gpurma_engine_ops_t gpurma_engine_port_ops;
 
@@ -131,6 +167,25 @@ int gpurma_port_poll(struct gpurma_ctx_s *ctx);
  * quiet, which returns status with this message; also logged. */
 void gpurma_port_error(gpurma_port_t *port, int status, const char *fmt, ...)
     GPURMA_PRINTF(3, 4);
+
+/* Errors the proxy found since the last report, as a status (message
+ * set); each is reported once, to whichever thread asks first. */
+int gpurma_port_take_errors(gpurma_port_t *port);
+
+/* Data operations (not quiet or fence) the proxy contexts of ctx executed
+ * so far, rejected ones included; a subarray with its shape slot counts
+ * once. For tests (test_strided checks one per subarray). */
+uint64_t gpurma_port_descriptors(struct gpurma_ctx_s *ctx);
+
+/* Registered with a context as soon as its first proxy runs. */
+extern const gpurma_ctx_hooks_t gpurma_port_hooks;
+
+/* A subarray as one descriptor (dev_port.h: GPURMA_PORT_F_SHAPE), checked
+ * by the caller (rma/strided.c): rows of shape->count[0] * elem_bytes
+ * bytes; with_signal adds the signal after every row. */
+int gpurma_port_subarray(struct gpurma_win_s *w, int peer, int is_put, size_t off, void *buf,
+                         const gpurma_subarray_t *shape, int with_signal, uint32_t sig,
+                         gpurma_signal_op_t op, uint64_t value);
 
 /* Window registration: gives the window an id the descriptors name. */
 int gpurma_port_win_register(gpurma_port_t *port, struct gpurma_win_s *w, uint32_t *win_id);

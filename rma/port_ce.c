@@ -7,14 +7,16 @@
  * mapped host memory): the proxy does not wait for the stream, so it queues
  * the next batch while this one is copied, and a flush sees done without
  * the proxy polling the stream for it. Batches with host counters, quiet
- * or fence still synchronize the stream (port.c).
+ * or fence still synchronize the stream (port_proxy.c). A subarray is one
+ * 2-D or 3-D copy.
  *
  * The proxy thread that starts it is pinned to the CPUs nearest its GPU.
- * Every CUDA call goes through src/gpu/gpu.h.
+ * Every CUDA call goes through src/gpu/gpu.h. Built only with CUDA (no GPU
+ * window exists without it): its port_xports.c line comes with this file.
  */
 #define _GNU_SOURCE
 #ifdef HAVE_CONFIG_H
-#include "config.h"
+#include "config.h" /* HAVE_CUDA: gpu.h's kernel launchers */
 #endif
 #include <pthread.h>
 #include <sched.h>
@@ -24,8 +26,6 @@
 
 #include "gpu.h"
 #include "port.h"
-
-#ifdef HAVE_CUDA
 
 /* Pins the calling (proxy) thread to the CPUs nearest the GPU, as the
  * kernel lists them for its PCI device; quietly does nothing when unknown. */
@@ -100,47 +100,61 @@ static int ce_reach(const struct gpurma_win_s *w, int peer)
     return w->gpu && w->peers[peer].path == GPURMA_DEV_PATH_LOADSTORE;
 }
 
-static int ce_exec(gpurma_port_t *port, void *stream, struct gpurma_win_s *w, void *wstate,
-                   const gpurma_port_desc_t *d, uint64_t *result)
+/* A subarray: one 2-D or 3-D copy on the stream (gpu.h). */
+static int copy_shape(void *stream, const gpurma_port_decoded_t *op, int is_put)
+{
+    const size_t remote_pitch[2] = {op->remote_pitch[0], op->remote_pitch[1]};
+    const size_t local_pitch[2] = {op->local_pitch[0], op->local_pitch[1]};
+    if (is_put)
+        return gpurma_gpu_stream_copy_3d(stream, op->mapped, remote_pitch, op->src, local_pitch,
+                                         op->size, op->rows, op->planes);
+    return gpurma_gpu_stream_copy_3d(stream, op->dst, local_pitch, op->mapped, remote_pitch,
+                                     op->size, op->rows, op->planes);
+}
+
+static int ce_exec(gpurma_port_t *port, void *stream, void *wstate,
+                   const gpurma_port_decoded_t *op)
 {
     (void)wstate;
     if (!stream)
         return gpurma_set_error(GPURMA_ERR_GPU, "rank %d: the copy engine has no stream",
                                 port->ctx->rank);
-    const gpurma_dev_peer_t *p = &w->peers[d->peer];
-    const void *src = gpurma_port_src(w, d);
+    struct gpurma_win_s *w = op->win;
+    const gpurma_dev_peer_t *p = &w->peers[op->peer];
+    int shaped = gpurma_port_decoded_shaped(op);
     int rc = GPURMA_SUCCESS;
-    switch (d->op) {
+    switch (op->op) {
     case GPURMA_PORT_OP_PUT:
         /* LL packets: a kernel packs and stores them whole (a copy engine
          * promises no store width). */
-        if (d->flags & GPURMA_PORT_F_PACKETS)
-            return gpurma_gpu_launch_packets(stream, (uint64_t *)(p->base + d->dst), src,
-                                             d->size, (uint32_t)d->value,
-                                             gpurma_port_packet_size(d));
-        return gpurma_gpu_stream_copy_peer(stream, p->base + d->dst, src, d->size);
+        if (op->packet_size)
+            return gpurma_gpu_launch_packets(stream, (uint64_t *)op->mapped, op->src, op->size,
+                                             op->packet_flag, op->packet_size);
+        return shaped ? copy_shape(stream, op, 1)
+                      : gpurma_gpu_stream_copy_peer(stream, op->mapped, op->src, op->size);
     case GPURMA_PORT_OP_PUT_SIGNAL:
-        rc = gpurma_gpu_stream_copy_peer(stream, p->base + d->dst, src, d->size);
-        __attribute__((fallthrough));
+        rc = shaped ? copy_shape(stream, op, 1)
+                    : gpurma_gpu_stream_copy_peer(stream, op->mapped, op->src, op->size);
+        __attribute__((fallthrough)); /* queued behind every row */
     case GPURMA_PORT_OP_SIGNAL:
         return rc ? rc
-                  : gpurma_gpu_stream_signal(stream, &p->signals[d->signal], (uint32_t)w->rank,
-                                             d->signal_op, d->value);
+                  : gpurma_gpu_stream_signal(stream, &p->signals[op->signal], (uint32_t)w->rank,
+                                             op->signal_op, op->value);
     case GPURMA_PORT_OP_GET:
-        return gpurma_gpu_stream_copy_peer(stream, gpurma_port_get_dst(w, d), p->base + d->src,
-                                           d->size);
+        return shaped ? copy_shape(stream, op, 0)
+                      : gpurma_gpu_stream_copy_peer(stream, op->dst, op->mapped, op->size);
     case GPURMA_PORT_OP_PUT_VALUE:
         /* The value is in the proxy's batch (pageable): the copy reads it
          * before the call returns. */
-        return gpurma_gpu_stream_copy_peer(stream, p->base + d->dst, &d->value, d->size);
+        return gpurma_gpu_stream_copy_peer(stream, op->mapped, &op->value, op->size);
     case GPURMA_PORT_OP_FETCH_ADD:
     case GPURMA_PORT_OP_SWAP:
     case GPURMA_PORT_OP_CAS:
         /* A one-thread kernel on the stream, after the copies queued before
          * it; it writes the old value into the FIFO's (mapped) result slot. */
-        return gpurma_gpu_launch_atomic(stream, (uint64_t *)(p->base + d->dst),
-                                        d->op - GPURMA_PORT_OP_FETCH_ADD, d->value, d->compare,
-                                        result);
+        return gpurma_gpu_launch_atomic(stream, (uint64_t *)op->mapped,
+                                        op->op - GPURMA_PORT_OP_FETCH_ADD, op->value, op->compare,
+                                        op->result);
     }
     return GPURMA_ERR_INTERNAL;
 }
@@ -155,9 +169,3 @@ const gpurma_port_xport_t gpurma_port_xport_ce = {
     .complete = ce_complete,
     .complete_async = ce_complete_async,
 };
-
-#else /* !HAVE_CUDA: no GPU window exists, so no peer is reached this way */
-
-const gpurma_port_xport_t gpurma_port_xport_ce = {.name = "copy engine"};
-
-#endif

@@ -3,12 +3,14 @@
  *
  * Mapped peers of the mem engine (host memory) are copied row by row here,
  * with one typed store per element for rows of one 1/2/4/8-byte element (a
- * halo column), so nothing is packed or staged. Every other peer gets one
- * engine put (or get) per row: rows are contiguous runs, so each is one
- * descriptor on the port engine. The shape is checked whole first.
+ * halo column), so nothing is packed or staged. Peers of the port engine
+ * get the whole shape as one descriptor (port_engine.c), which the proxy
+ * executes with its transport's 2-D/3-D copy. Every other peer gets one
+ * engine put (or get) per row. The shape is checked whole first.
  */
 #include <string.h>
 
+#include "port.h"
 #include "rma.h"
 
 int gpurma_check_shape(gpurma_win_t w, const char *op, int peer, size_t off, const void *buf,
@@ -89,8 +91,10 @@ static int move_rows(gpurma_win_t w, int peer, int is_put, size_t off, char *buf
             copy_mapped(buf, buf_pitch, base + off, win_pitch, s);
         return GPURMA_SUCCESS;
     }
-    size_t row = s->count[0] * s->elem_bytes;
     const gpurma_engine_ops_t *e = w->engines[peer];
+    if (e->kind == GPURMA_ENGINE_PORT)
+        return gpurma_port_subarray(w, peer, is_put, off, buf, s, 0, 0, GPURMA_SIGNAL_SET, 0);
+    size_t row = s->count[0] * s->elem_bytes;
     for (size_t z = 0; z < s->count[2]; z++)
         for (size_t y = 0; y < s->count[1]; y++) {
             size_t at = off + z * win_pitch[1] + y * win_pitch[0];
@@ -121,7 +125,8 @@ GPURMA_API gpurma_status_t gpurma_get_subarray(gpurma_win_t w, int peer, void *d
 
 /* The rows, then the signal through the same engine: the ordering rule
  * (a signal is observed after the origin's earlier puts to the target)
- * covers every row. */
+ * covers every row. The port engine carries both in one descriptor, whose
+ * transport issues the signal after the last row. */
 GPURMA_API gpurma_status_t gpurma_put_subarray_signal(gpurma_win_t w, int peer, size_t off,
                                                       const void *src,
                                                       const gpurma_subarray_t *s, uint32_t sig,
@@ -131,6 +136,8 @@ GPURMA_API gpurma_status_t gpurma_put_subarray_signal(gpurma_win_t w, int peer, 
     int rc = gpurma_check_shape(w, "put_subarray_signal", peer, off, src, s, 1, &extent);
     if (!rc)
         rc = gpurma_check_signal_op(w, "put_subarray_signal", sig, op);
+    if (!rc && extent && w->engines[peer]->kind == GPURMA_ENGINE_PORT)
+        return gpurma_port_subarray(w, peer, 1, off, (void *)src, s, 1, sig, op, value);
     if (!rc && extent)
         rc = move_rows(w, peer, 1, off, (char *)src, s);
     return rc ? rc : w->engines[peer]->signal(w, peer, sig, op, value);

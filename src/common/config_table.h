@@ -64,7 +64,7 @@
     X(uid_iface,    UID_ADDR,     STR,  "",     GPURMA_CFG_ANY,                           \
       "Address the uid bootstrap root listens on (default MASTER_ADDR)")                  \
     X(ucx_net_devices, UCX_NET_DEVICES, STR, "", GPURMA_CFG_ANY,                          \
-      "Network devices of the port engine's UCX (as UCX_NET_DEVICES; default: the interface of the uid bootstrap's address, else UCX's choice; all: every device)") \
+      "Network devices of the port engine's UCX (as UCX_NET_DEVICES; default: the interface toward the bootstrap's job address (uid), else UCX's choice; all: every device)") \
     X(mpi_plugin,   MPI_PLUGIN,   STR,  "",     GPURMA_CFG_ANY,                           \
       "Path of libgpurma_bootstrap_mpi.so (default: next to libgpurma)")                  \
     X(liveness_ms,  LIVENESS_MS,  INT,  "20",                                             \

@@ -836,3 +836,81 @@ int gpurma_gpu_pci_bus_id(int device, char *buf, size_t len)
 }
 
 #endif /* HAVE_CUDA */
+
+/* --------------------------------------- 2-D / 3-D copies (port engine) */
+
+#ifdef HAVE_CUDA
+
+/* Rows per plane of a side as cudaPitchedPtr counts them (its plane pitch
+ * is pitch * ysize), or 0 when the plane pitch is no whole number of rows
+ * or holds fewer than height. */
+static size_t rows_per_plane(const size_t pitch[2], size_t height, size_t depth)
+{
+    if (depth == 1)
+        return height;
+    if (!pitch[0] || pitch[1] % pitch[0] || pitch[1] / pitch[0] < height)
+        return 0;
+    return pitch[1] / pitch[0];
+}
+
+static cudaError_t copy_3d(cudaStream_t s, void *dst, size_t dpitch, size_t drows,
+                           const void *src, size_t spitch, size_t srows, size_t width,
+                           size_t height, size_t depth)
+{
+    int ddev = device_of(dst), sdev = device_of(src);
+    struct cudaExtent ext = {.width = width, .height = height, .depth = depth};
+    struct cudaPitchedPtr d = {.ptr = dst, .pitch = dpitch, .xsize = width, .ysize = drows};
+    struct cudaPitchedPtr f = {.ptr = (void *)(uintptr_t)src, .pitch = spitch, .xsize = width,
+                               .ysize = srows};
+    if (ddev >= 0 && sdev >= 0 && ddev != sdev) {
+        struct cudaMemcpy3DPeerParms p;
+        memset(&p, 0, sizeof(p));
+        p.dstPtr = d;
+        p.dstDevice = ddev;
+        p.srcPtr = f;
+        p.srcDevice = sdev;
+        p.extent = ext;
+        return cudaMemcpy3DPeerAsync(&p, s);
+    }
+    struct cudaMemcpy3DParms p;
+    memset(&p, 0, sizeof(p));
+    p.dstPtr = d;
+    p.srcPtr = f;
+    p.extent = ext;
+    p.kind = cudaMemcpyDefault;
+    return cudaMemcpy3DAsync(&p, s);
+}
+
+int gpurma_gpu_stream_copy_3d(void *stream, void *dst, const size_t dst_pitch[2], const void *src,
+                              const size_t src_pitch[2], size_t width, size_t height,
+                              size_t depth)
+{
+    if (!width || !height || !depth)
+        return GPURMA_SUCCESS;
+    cudaStream_t s = (cudaStream_t)stream;
+    /* One row per "row" of a single-row shape: pitches of 0 are legal there. */
+    size_t dpitch = height > 1 ? dst_pitch[0] : width, spitch = height > 1 ? src_pitch[0] : width;
+    size_t dp[2] = {dpitch, dst_pitch[1]}, sp[2] = {spitch, src_pitch[1]};
+    size_t drows = rows_per_plane(dp, height, depth), srows = rows_per_plane(sp, height, depth);
+    cudaError_t e = cudaSuccess;
+    if (drows && srows)
+        e = copy_3d(s, dst, dpitch, drows, src, spitch, srows, width, height, depth);
+    else
+        for (size_t z = 0; z < depth && e == cudaSuccess; z++)
+            e = copy_3d(s, (char *)dst + z * dst_pitch[1], dpitch, height,
+                        (const char *)src + z * src_pitch[1], spitch, height, width, height, 1);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "2-D/3-D copy on the stream");
+}
+
+#else /* !HAVE_CUDA */
+
+int gpurma_gpu_stream_copy_3d(void *stream, void *dst, const size_t dst_pitch[2], const void *src,
+                              const size_t src_pitch[2], size_t width, size_t height,
+                              size_t depth)
+{
+    (void)stream, (void)dst, (void)dst_pitch, (void)src, (void)src_pitch, (void)width,
+        (void)height, (void)depth;
+    return no_gpu();
+}
+
+#endif /* HAVE_CUDA */

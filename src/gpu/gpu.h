@@ -189,6 +189,13 @@ int gpurma_gpu_stream_sync(void *stream);
 /* An asynchronous copy on stream; between two GPUs a peer copy, which
  * takes the copy engines' direct path. */
 int gpurma_gpu_stream_copy_peer(void *stream, void *dst, const void *src, size_t n);
+/* An asynchronous copy of depth planes of height rows of width bytes (a
+ * 2-D copy when depth is 1); pitches in bytes, between rows ([0]) and
+ * planes ([1]) of each side. One cudaMemcpy3D(Peer)Async where the plane
+ * pitches are whole numbers of rows, else one 2-D copy per plane. */
+int gpurma_gpu_stream_copy_3d(void *stream, void *dst, const size_t dst_pitch[2], const void *src,
+                              const size_t src_pitch[2], size_t width, size_t height,
+                              size_t depth);
 /* device's PCI address ("0000:3b:00.0", lower case); nonzero if unknown. */
 int gpurma_gpu_pci_bus_id(int device, char *buf, size_t len);
 

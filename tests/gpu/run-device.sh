@@ -141,7 +141,7 @@ if [ $nccl = yes ]; then
 fi
 # ---- end of the NCCL layer's block
 
-gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_strided test_gpu_switch test_gpu_coll gpu_bench"
+gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_strided test_gpu_port_subarray test_gpu_switch test_gpu_coll gpu_bench"
 test $focus = yes && gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_coll"
 test $collonly = yes && gpu_progs="test_gpu_coll"
 # The Makefile builds them (multi-process tests are named *.mp there); if
@@ -290,6 +290,7 @@ run2 signal_order 60 "$(prog test_gpu_signal_order)" $rounds
 run2 ll_stress 60 "$(prog test_gpu_ll_stress)" $rounds
 run2 stream 120 "$(prog test_gpu_stream)"
 run2 strided 120 "$(prog test_gpu_strided)"
+run2 port_subarray_mem 120 "$(prog test_gpu_port_subarray)"
 run2 switch 120 "$(prog test_gpu_switch)"
 run2 coll 300 "$(prog test_gpu_coll)" 1000
 # The copy-engine variant (no SMs for the data) where it applies.
@@ -361,6 +362,8 @@ note "$(grep -h -m1 'pinned' "$out"/rma_port_2ctx.rank*.log || echo 'no proxy pi
 RUN_ENV=GPURMA_ENGINE=port
 run2 ll_stress_port 90 "$(prog test_gpu_ll_stress)" 500
 run2 stream_port 120 "$(prog test_gpu_stream)"
+# Host subarrays as one descriptor each: the copy engine's 2-D/3-D copies.
+run2 port_subarray 120 "$(prog test_gpu_port_subarray)"
 RUN_ENV=
 # The whole host-backend suite through the port engine, on this machine too.
 (cd "$build" && for t in "$top"/tests/mp/test_*.c; do

@@ -8,6 +8,27 @@
 #include "common.h"
 #include "gpurma_device.h"
 
+/* Data operations this process's port proxies executed (rma/port.h; this
+ * test links libgpurma_core.la for it): a subarray on the port engine must
+ * be one descriptor, whatever its rows and planes. */
+uint64_t gpurma_port_descriptors(gpurma_ctx_t ctx);
+
+/* Runs op (a subarray call) and completes it; on a peer of the port engine
+ * checks it took exactly one descriptor. */
+#define ONE_DESCRIPTOR(win, peer, op)                                                       \
+    do {                                                                                    \
+        int port_ = gpurma_win_engine((win), (peer)) == GPURMA_ENGINE_PORT;                 \
+        CHECK(gpurma_quiet(win));                                                           \
+        uint64_t before_ = gpurma_port_descriptors(t_ctx);                                  \
+        CHECK(op);                                                                          \
+        CHECK(gpurma_quiet(win));                                                           \
+        uint64_t took_ = gpurma_port_descriptors(t_ctx) - before_;                          \
+        T_ASSERT(took_ == (uint64_t)port_, "%s took %llu port descriptors (engine %s)", #op, \
+                 (unsigned long long)took_,                                                 \
+                 gpurma_engine_name(gpurma_win_engine((win), (peer))));                     \
+        port_subarrays += port_;                                                            \
+    } while (0)
+
 enum { ROUNDS = 40, AREA = 6144, PURPOSE = 80, SIG = 3 };
 
 /* Applies a shape to a local image: what the target should hold. */
@@ -57,6 +78,7 @@ int main(void)
     CHECK(gpurma_win_device(w, &dw));
     unsigned char *src = t_malloc(AREA), *img = t_malloc(AREA), *got = t_malloc(AREA);
     int next = (t_rank + 1) % t_size, prev = (t_rank - 1 + t_size) % t_size;
+    int port_subarrays = 0;
     for (int r = 0; r < ROUNDS; r++) {
         /* Every round: poison my area for prev's writes, then prev writes. */
         memset(base + (size_t)prev * AREA, T_POISON, AREA);
@@ -69,12 +91,12 @@ int main(void)
         size_t area = (size_t)t_rank * AREA;
         int how = r % 5;
         if (how == 0) {
-            CHECK(gpurma_put_subarray(w, next, area + off, src, &s));
+            ONE_DESCRIPTOR(w, next, gpurma_put_subarray(w, next, area + off, src, &s));
             CHECK(gpurma_flush(w, next));
             CHECK(gpurma_signal(w, next, SIG, GPURMA_SIGNAL_ADD, 1));
         } else if (how == 1) {
-            CHECK(gpurma_put_subarray_signal(w, next, area + off, src, &s, SIG, GPURMA_SIGNAL_ADD,
-                                             1));
+            ONE_DESCRIPTOR(w, next, gpurma_put_subarray_signal(w, next, area + off, src, &s, SIG,
+                                                            GPURMA_SIGNAL_ADD, 1));
         } else if (how == 2) { /* iput: one element per row */
             size_t ds = s.dst_pitch[0] / s.elem_bytes, ss = s.src_pitch[0] / s.elem_bytes;
             size_t n = s.count[1] * s.count[2];
@@ -143,7 +165,89 @@ int main(void)
                 t_verify(img + at, got + at, ps.count[0] * ps.elem_bytes, "get_subarray", t_rank,
                          at);
             }
+        /* And what I put into next this round, read back from there with the
+         * same shape (sides swapped) into a poisoned buffer. */
+        if (r % 4 == 3) {
+            gpurma_subarray_t bs = s;
+            bs.src_pitch[0] = s.dst_pitch[0];
+            bs.src_pitch[1] = s.dst_pitch[1];
+            bs.dst_pitch[0] = s.src_pitch[0];
+            bs.dst_pitch[1] = s.src_pitch[1];
+            CHECK(gpurma_flush(w, next));
+            memset(img, 0xA7, AREA);
+            ONE_DESCRIPTOR(w, next, gpurma_get_subarray(w, next, img, area + off, &bs));
+            memset(got, 0xA7, AREA);
+            apply(got, 0, src, &(gpurma_subarray_t){s.elem_bytes,
+                                                     {s.count[0], s.count[1], s.count[2]},
+                                                     {s.src_pitch[0], s.src_pitch[1]},
+                                                     {s.src_pitch[0], s.src_pitch[1]}});
+            t_verify(img, got, AREA, "get_subarray from next", next, area + off);
+        }
         CHECK(gpurma_barrier(t_world));
+    }
+    /* A shape past one UCX message (3 planes of 29 rows of 1001 bytes, 87 KB):
+     * rows back to back there, the signal after the last; still one
+     * descriptor on the port engine. Then read back from next. */
+    {
+        enum { BROW = 1001, BROWS = 29, BPLANES = 3, BSIG = 5 };
+        gpurma_subarray_t bs = {1, {BROW, BROWS, BPLANES}, {1013, 1013 * BROWS + 17},
+                                {1006, 1006 * BROWS + 3}};
+        size_t blen = BPLANES * bs.dst_pitch[1] + 5, slen = BPLANES * bs.src_pitch[1];
+        gpurma_win_t bw;
+        void *bv;
+        CHECK(gpurma_win_allocate(t_world, blen, NULL, &bv, &bw));
+        unsigned char *bsrc = t_malloc(slen), *bimg = t_malloc(blen), *bgot = t_malloc(slen);
+        t_fill(bsrc, slen, t_seed(PURPOSE + 2, (uint64_t)t_rank, 0));
+        memset(bv, T_POISON, blen);
+        CHECK(gpurma_barrier(t_world));
+        ONE_DESCRIPTOR(bw, next, gpurma_put_subarray_signal(bw, next, 2, bsrc, &bs, BSIG,
+                                                            GPURMA_SIGNAL_ADD, 1));
+        CHECK(gpurma_wait_until(bw, BSIG, GPURMA_CMP_GE, 1));
+        t_fill(bgot, slen, t_seed(PURPOSE + 2, (uint64_t)prev, 0));
+        memset(bimg, T_POISON, blen);
+        apply(bimg, 2, bgot, &bs);
+        t_verify(bv, bimg, blen, "87 KB subarray put image", prev, 0);
+        gpurma_subarray_t back = bs; /* my buffer in the source layout */
+        memcpy(back.dst_pitch, bs.src_pitch, sizeof(back.dst_pitch));
+        memcpy(back.src_pitch, bs.dst_pitch, sizeof(back.src_pitch));
+        memset(bgot, 0x3C, slen);
+        ONE_DESCRIPTOR(bw, next, gpurma_get_subarray(bw, next, bgot, 2, &back));
+        memset(bimg, 0x3C, slen);
+        gpurma_subarray_t same = bs;
+        memcpy(same.dst_pitch, bs.src_pitch, sizeof(same.dst_pitch));
+        apply(bimg, 0, bsrc, &same);
+        t_verify(bgot, bimg, slen, "87 KB subarray get", next, 2);
+        CHECK(gpurma_barrier(t_world));
+        CHECK(gpurma_win_free(&bw));
+        free(bsrc);
+        free(bimg);
+        free(bgot);
+    }
+    /* The same on a window over private (malloc'd) memory: peers reach it
+     * by cross-memory attach, a row at a time, still one descriptor. */
+    {
+        enum { PROWS = 7, PPLANES = 2, PSIG = 6 };
+        gpurma_subarray_t ps = {4, {5, PROWS, PPLANES}, {23, 23 * PROWS + 9}, {20, 20 * PROWS}};
+        size_t plen = PPLANES * ps.dst_pitch[1] + 3, slen = PPLANES * ps.src_pitch[1];
+        unsigned char *pmem = t_malloc(plen + 1) + 1; /* odd address */
+        memset(pmem, T_POISON, plen);
+        gpurma_win_t pw;
+        CHECK(gpurma_win_create(t_world, pmem, plen, NULL, &pw));
+        unsigned char *psrc = t_malloc(slen), *pimg = t_malloc(plen);
+        t_fill(psrc, slen, t_seed(PURPOSE + 3, (uint64_t)t_rank, 0));
+        CHECK(gpurma_barrier(t_world));
+        ONE_DESCRIPTOR(pw, next, gpurma_put_subarray_signal(pw, next, 1, psrc, &ps, PSIG,
+                                                            GPURMA_SIGNAL_ADD, 1));
+        CHECK(gpurma_wait_until(pw, PSIG, GPURMA_CMP_GE, 1));
+        t_fill(psrc, slen, t_seed(PURPOSE + 3, (uint64_t)prev, 0));
+        memset(pimg, T_POISON, plen);
+        apply(pimg, 1, psrc, &ps);
+        t_verify(pmem, pimg, plen, "subarray put into private memory", prev, 0);
+        CHECK(gpurma_barrier(t_world));
+        CHECK(gpurma_win_free(&pw));
+        free(pmem - 1);
+        free(psrc);
+        free(pimg);
     }
     /* iget of a column (8-byte elements, stride 3) from my area in next's
      * window (what I wrote last round, poison between), against a plain get. */
@@ -198,5 +302,7 @@ int main(void)
     free(src);
     free(img);
     free(got);
+    if (t_rank == 0 && port_subarrays)
+        printf("%d subarray calls on the port engine, one descriptor each\n", port_subarrays);
     return t_finish("iput/iget, 1-3-D subarrays, put_subarray_signal, device forms");
 }

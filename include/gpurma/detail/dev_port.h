@@ -28,6 +28,7 @@ typedef enum {
     GPURMA_PORT_OP_CAS,
     GPURMA_PORT_OP_QUIET,         /* remote completion of everything before it    */
     GPURMA_PORT_OP_FENCE,         /* later operations ordered after earlier ones  */
+    GPURMA_PORT_OP_SHAPE,         /* the shape of the descriptor before it (below) */
     GPURMA_PORT_OP_COUNT_
 } gpurma_port_op_t;
 
@@ -36,6 +37,18 @@ typedef enum {
 #define GPURMA_PORT_F_PACKETS 0x2 /* LL packets: src holds `size` payload bytes,   */
 #define GPURMA_PORT_F_PACKET16 0x4 /* value the flag; the proxy packs them into 8- */
                                    /* (16- with F_PACKET16) byte packets at dst   */
+#define GPURMA_PORT_F_SHAPE 0x8   /* a subarray: the next slot holds its shape    */
+
+/* A subarray (PUT, GET, PUT_SIGNAL with F_SHAPE) is one descriptor and the
+ * slot after it, pushed together (gpurma_port_push_shaped) and taken
+ * together by the proxy:
+ *   descriptor: dst, src as for a plain op (the first byte of each side),
+ *               size = bytes of one row, compare = rows per plane;
+ *   next slot:  op = GPURMA_PORT_OP_SHAPE, same win_id and peer,
+ *               dst = dst side's row pitch,   size  = dst side's plane pitch,
+ *               src = src side's row pitch,   value = src side's plane pitch,
+ *               compare = planes; no signal, no counter.
+ * A SHAPE slot on its own is rejected. */
 
 /* One descriptor: 64 bytes, 64-bit sizes and offsets. `commit` is written last. */
 typedef struct gpurma_port_desc {
@@ -146,6 +159,43 @@ GPURMA_DEVICE gpurma_status_t gpurma_port_push(gpurma_port_fifo_t *f, const gpur
     return GPURMA_SUCCESS;
 }
 
+/* Pushes a subarray's descriptor d and its shape slot e at two positions
+ * reserved at once, so that no other pusher's slot comes between them; *pos
+ * is d's position (e's is one more). */
+GPURMA_DEVICE gpurma_status_t gpurma_port_push_shaped(gpurma_port_fifo_t *f,
+                                                      const gpurma_port_desc_t *d,
+                                                      const gpurma_port_desc_t *e, uint64_t *pos)
+{
+    uint64_t p = gpurma_sh_fetch_add_u64(f->head_ptr, 2);
+    uint64_t start = 0;
+    for (uint64_t iter = 0; p + 1 - gpurma_sh_load_acquire_u64(&f->tail) >= f->capacity; iter++) {
+        if (gpurma_dev__expired(iter, &start, f->timeout_ns))
+            return GPURMA_ERR_TIMEOUT;
+        gpurma_sh_pause_n(iter);
+    }
+    for (int i = 1; i >= 0; i--) {
+        const gpurma_port_desc_t *from = i ? e : d;
+        uint64_t at = p + (uint64_t)i;
+        gpurma_port_desc_t *slot = &f->ring[at & (f->capacity - 1)];
+        slot->dst = from->dst;
+        slot->src = from->src;
+        slot->size = from->size;
+        slot->value = from->value;
+        slot->compare = from->compare;
+        slot->win_id = from->win_id;
+        slot->peer = from->peer;
+        slot->signal = from->signal;
+        slot->counter = from->counter;
+        slot->op = from->op;
+        slot->signal_op = from->signal_op;
+        slot->flags = from->flags;
+        gpurma_sh_store_release_u32(&slot->commit, gpurma_port_seal(from, at / f->capacity + 1));
+    }
+    if (pos)
+        *pos = p;
+    return GPURMA_SUCCESS;
+}
+
 /* Waits until the proxy has completed position pos (and everything before). */
 GPURMA_DEVICE gpurma_status_t gpurma_port_wait_done(gpurma_port_fifo_t *f, uint64_t pos)
 {
@@ -181,7 +231,7 @@ GPURMA_DEVICE uint64_t gpurma_port_take_result(gpurma_port_fifo_t *f, uint64_t p
 /* ------------------------------------------------------------ descriptors */
 
 /* The descriptor of each operation, built here only, for host pushes
- * (rma/port.c) and device pushes alike. Fields not named are 0; win_id is
+ * (rma/port_engine.c) and device pushes alike. Fields not named are 0; win_id is
  * set by whoever pushes (it depends on the proxy context); UINT32_MAX is
  * "no signal" and "no counter"; local sides are raw addresses. */
 
@@ -254,6 +304,19 @@ GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_packets(int peer, uint64_t dst
                             .counter = UINT32_MAX, .op = GPURMA_PORT_OP_PUT,
                             .flags = (uint8_t)(GPURMA_PORT_F_SRC_RAW | GPURMA_PORT_F_PACKETS |
                                                (psize == 16 ? GPURMA_PORT_F_PACKET16 : 0))};
+    return d;
+}
+
+/* A subarray's shape slot (the encoding above); dst/src: the pitches of
+ * the descriptor's dst and src sides. */
+GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_shape(int peer, const uint64_t dst_pitch[2],
+                                                        const uint64_t src_pitch[2],
+                                                        uint64_t planes)
+{
+    gpurma_port_desc_t d = {.dst = dst_pitch[0], .src = src_pitch[0], .size = dst_pitch[1],
+                            .value = src_pitch[1], .compare = planes, .peer = peer,
+                            .signal = UINT32_MAX, .counter = UINT32_MAX,
+                            .op = GPURMA_PORT_OP_SHAPE};
     return d;
 }
 

@@ -1,8 +1,11 @@
 /*
- * port.c - the port engine's proxy: it consumes descriptors in FIFO order,
- * checks each against the registered windows, and executes it with the
- * peer's transport. Host-initiated operations push descriptors like any
- * device thread would, so both share one ordering and one completion rule:
+ * port_proxy.c - the port engine's proxy: it consumes descriptors in FIFO
+ * order, in batches, checks each against the registered windows, decodes it
+ * into the operation a transport executes (gpurma_port_decoded_t), executes
+ * it with the peer's transport, and reports what failed. The window side
+ * (building and pushing descriptors, flush, quiet) is port_engine.c.
+ * Host-initiated operations push descriptors like any device thread would,
+ * so both share one ordering and one completion rule:
  *
  *   - descriptors from one pusher execute in push order;
  *   - a signal is issued only after the puts before it (UCX: a worker fence);
@@ -31,7 +34,7 @@
 #define PORT_BATCH 64
 
 static const char *const op_names[] = {"?", "put", "get", "put_value", "signal", "put_signal",
-                                       "fetch_add", "swap", "compare_swap", "quiet", "fence"};
+                                       "fetch_add", "swap", "compare_swap", "quiet", "fence", "shape"};
 _Static_assert(sizeof(op_names) / sizeof(op_names[0]) == GPURMA_PORT_OP_COUNT_,
                "a name for every port operation");
 
@@ -65,6 +68,26 @@ void gpurma_port_error(gpurma_port_t *port, int status, const char *fmt, ...)
     __atomic_fetch_add(&port->fifo->errors, 1, __ATOMIC_RELEASE);
 }
 
+/* Threads
+ * that flush at the same time race for them: the one whose exchange moves
+ * errors_seen forward reports them, once. */
+int gpurma_port_take_errors(gpurma_port_t *port)
+{
+    uint64_t e = __atomic_load_n(&port->fifo->errors, __ATOMIC_ACQUIRE);
+    uint64_t seen = __atomic_load_n(&port->errors_seen, __ATOMIC_RELAXED);
+    do {
+        if (seen >= e)
+            return GPURMA_SUCCESS;
+    } while (!__atomic_compare_exchange_n(&port->errors_seen, &seen, e, 0, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    char text[sizeof(port->last_error)];
+    pthread_mutex_lock(&port->error_lock);
+    int status = port->last_status;
+    memcpy(text, port->last_error, sizeof(text));
+    pthread_mutex_unlock(&port->error_lock);
+    return gpurma_set_error(status ? status : GPURMA_ERR_TRANSPORT, "%s", text);
+}
+
 static int reject(gpurma_port_t *port, const gpurma_port_desc_t *d, const char *why)
 {
     gpurma_port_error(port, GPURMA_ERR_TRANSPORT,
@@ -77,7 +100,7 @@ static int reject(gpurma_port_t *port, const gpurma_port_desc_t *d, const char *
 
 static int in_window(uint64_t off, uint64_t n, uint64_t size) { return off <= size && n <= size - off; }
 
-int gpurma_port_packet_size(const gpurma_port_desc_t *d)
+static int packet_size(const gpurma_port_desc_t *d)
 {
     return d->flags & GPURMA_PORT_F_PACKET16 ? 16 : 8;
 }
@@ -87,8 +110,31 @@ static int is_atomic(uint16_t op)
     return op == GPURMA_PORT_OP_FETCH_ADD || op == GPURMA_PORT_OP_SWAP || op == GPURMA_PORT_OP_CAS;
 }
 
-/* Returns the window the descriptor names, or NULL after rejecting it. */
-static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc_t *d)
+/* The bytes a subarray spans on each side (dst side first), through the
+ * shape check the host calls use; nonzero for a shape that overlaps
+ * itself or overflows. */
+static int shape_extents(const gpurma_port_desc_t *d, const gpurma_port_desc_t *e,
+                         uint64_t *dst_extent, uint64_t *src_extent)
+{
+    gpurma_subarray_t s = {.elem_bytes = 1,
+                           .count = {d->size, d->compare, e->compare},
+                           .dst_pitch = {e->dst, e->size},
+                           .src_pitch = {e->src, e->value}};
+    size_t de, se;
+    if (d->size > SIZE_MAX || d->compare > SIZE_MAX || e->compare > SIZE_MAX ||
+        e->dst > SIZE_MAX || e->size > SIZE_MAX || e->src > SIZE_MAX || e->value > SIZE_MAX ||
+        gpurma_dev__shape_extent(&s, s.dst_pitch, &de) ||
+        gpurma_dev__shape_extent(&s, s.src_pitch, &se))
+        return -1;
+    *dst_extent = de;
+    *src_extent = se;
+    return 0;
+}
+
+/* Returns the window the descriptor names, or NULL after rejecting it. e
+ * is the shape slot of a subarray (F_SHAPE), else NULL. */
+static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc_t *d,
+                                     const gpurma_port_desc_t *e)
 {
     if (d->win_id >= port->nwins || !port->wins[d->win_id])
         return reject(port, d, "no such window"), NULL;
@@ -98,27 +144,39 @@ static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc
     uint64_t peer_size = w->peers[d->peer].size;
     uint64_t local_size = w->peers[w->rank].size;
     int raw = d->flags & GPURMA_PORT_F_SRC_RAW;
+    /* What each side spans: size bytes, or a subarray's extent there. */
+    uint64_t dst_len = d->size, src_len = d->size;
+    if (d->flags & GPURMA_PORT_F_SHAPE) {
+        if (!e || (d->op != GPURMA_PORT_OP_PUT && d->op != GPURMA_PORT_OP_GET &&
+                   d->op != GPURMA_PORT_OP_PUT_SIGNAL) ||
+            (d->flags & GPURMA_PORT_F_PACKETS))
+            return reject(port, d, "a shape on an operation that takes none"), NULL;
+        if (e->op != GPURMA_PORT_OP_SHAPE || e->win_id != d->win_id || e->peer != d->peer)
+            return reject(port, d, "a subarray without its shape slot"), NULL;
+        if (shape_extents(d, e, &dst_len, &src_len))
+            return reject(port, d, "a shape whose rows or planes overlap, or overflow"), NULL;
+    }
     switch (d->op) {
     case GPURMA_PORT_OP_PUT:
     case GPURMA_PORT_OP_PUT_SIGNAL:
         if ((d->flags & GPURMA_PORT_F_PACKETS) &&
-            (d->op != GPURMA_PORT_OP_PUT || (d->dst & (uint64_t)(gpurma_port_packet_size(d) - 1)) ||
+            (d->op != GPURMA_PORT_OP_PUT || (d->dst & (uint64_t)(packet_size(d) - 1)) ||
              d->size > peer_size ||
-             !in_window(d->dst, gpurma_dev__packet_bytes(d->size, gpurma_port_packet_size(d)), peer_size)))
+             !in_window(d->dst, gpurma_dev__packet_bytes(d->size, packet_size(d)), peer_size)))
             return reject(port, d, "LL packets misaligned or outside the target window"), NULL;
-        if (!in_window(d->dst, d->size, peer_size))
+        if (!in_window(d->dst, dst_len, peer_size))
             return reject(port, d, "destination outside the target window"), NULL;
-        if (!raw && !in_window(d->src, d->size, local_size))
+        if (!raw && !in_window(d->src, src_len, local_size))
             return reject(port, d, "source outside the origin window"), NULL;
-        if (raw && d->size && !d->src)
+        if (raw && src_len && !d->src)
             return reject(port, d, "NULL source"), NULL;
         break;
     case GPURMA_PORT_OP_GET:
-        if (!in_window(d->src, d->size, peer_size))
+        if (!in_window(d->src, src_len, peer_size))
             return reject(port, d, "source outside the target window"), NULL;
-        if (!raw && !in_window(d->dst, d->size, local_size))
+        if (!raw && !in_window(d->dst, dst_len, local_size))
             return reject(port, d, "destination outside the origin window"), NULL;
-        if (raw && d->size && !d->dst)
+        if (raw && dst_len && !d->dst)
             return reject(port, d, "NULL destination"), NULL;
         break;
     case GPURMA_PORT_OP_PUT_VALUE:
@@ -132,6 +190,8 @@ static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc
         if ((d->dst & 7) || !in_window(d->dst, 8, peer_size))
             return reject(port, d, "atomic offset misaligned or outside the window"), NULL;
         break;
+    case GPURMA_PORT_OP_SHAPE:
+        return reject(port, d, "a shape slot without its subarray"), NULL;
     default:
         break;
     }
@@ -145,22 +205,6 @@ static struct gpurma_win_s *validate(gpurma_port_t *port, const gpurma_port_desc
 }
 
 /* ------------------------------------------------------------ execution */
-
-/* The source of a descriptor in this process: raw (host pushers) or an
- * offset into the window (kernels). */
-const void *gpurma_port_src(const struct gpurma_win_s *w, const gpurma_port_desc_t *d)
-{
-    if (d->flags & GPURMA_PORT_F_SRC_RAW)
-        return (const void *)(uintptr_t)d->src;
-    return (const char *)w->base + d->src;
-}
-
-void *gpurma_port_get_dst(const struct gpurma_win_s *w, const gpurma_port_desc_t *d)
-{
-    if (d->flags & GPURMA_PORT_F_SRC_RAW)
-        return (void *)(uintptr_t)d->dst;
-    return (char *)w->base + d->dst;
-}
 
 /* Each transport and its state on this context (NULL: none yet). */
 static void *xstate(const gpurma_port_t *port, int i)
@@ -205,10 +249,50 @@ static uint64_t *claim_result(gpurma_port_t *port, gpurma_port_fifo_t *f,
     return &r->value;
 }
 
+/* The checked descriptor d (and e, its shape slot, or NULL) of window w
+ * as the operation a transport executes: local sides resolved (raw
+ * addresses of host pushers, window offsets of kernels), the remote side
+ * where this node maps it, the shape with local and remote pitches. */
+static void decode(struct gpurma_win_s *w, const gpurma_port_desc_t *d,
+                   const gpurma_port_desc_t *e, uint64_t *result, gpurma_port_decoded_t *op)
+{
+    int raw = d->flags & GPURMA_PORT_F_SRC_RAW, is_get = d->op == GPURMA_PORT_OP_GET;
+    uint64_t local = is_get ? d->dst : d->src;
+    char *local_addr = raw ? (char *)(uintptr_t)local : (char *)w->base + local;
+    const gpurma_dev_peer_t *p = &w->peers[d->peer];
+    *op = (gpurma_port_decoded_t){
+        .win = w, .op = d->op, .peer = d->peer, .size = d->size, .rows = 1, .planes = 1,
+        .value = d->value, .compare = d->compare, .signal = d->signal,
+        .signal_op = (gpurma_signal_op_t)d->signal_op, .result = result};
+    if (is_get)
+        op->dst = local_addr;
+    else
+        op->src = local_addr;
+    op->remote = is_get ? d->src : d->dst;
+    /* No base: an empty window, where nothing is moved. */
+    op->mapped = p->path == GPURMA_DEV_PATH_LOADSTORE && p->base ? p->base + op->remote : NULL;
+    if (d->op == GPURMA_PORT_OP_PUT && (d->flags & GPURMA_PORT_F_PACKETS)) {
+        op->packet_size = packet_size(d);
+        op->packet_flag = (uint32_t)d->value;
+    }
+    if (e) {
+        /* The shape slot names pitches by side (dst, src); a get's local
+         * side is its dst. */
+        uint64_t dst_pitch[2] = {e->dst, e->size}, src_pitch[2] = {e->src, e->value};
+        op->rows = d->compare;
+        op->planes = e->compare;
+        op->compare = 0;
+        memcpy(op->remote_pitch, is_get ? src_pitch : dst_pitch, sizeof(op->remote_pitch));
+        memcpy(op->local_pitch, is_get ? dst_pitch : src_pitch, sizeof(op->local_pitch));
+    }
+}
+
 static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f);
 
+/* Executes d (e: its shape slot, or NULL) at pos; op keeps the decoded
+ * operation until the batch completes. */
 static void execute(gpurma_port_t *port, gpurma_port_fifo_t *f, const gpurma_port_desc_t *d,
-                    uint64_t pos)
+                    const gpurma_port_desc_t *e, uint64_t pos, gpurma_port_decoded_t *op)
 {
     int rc = GPURMA_SUCCESS;
     if (d->op == GPURMA_PORT_OP_QUIET || d->op == GPURMA_PORT_OP_FENCE) {
@@ -225,13 +309,14 @@ static void execute(gpurma_port_t *port, gpurma_port_fifo_t *f, const gpurma_por
         reject(port, d, "unknown operation");
         return;
     } else {
-        struct gpurma_win_s *w = validate(port, d);
+        struct gpurma_win_s *w = validate(port, d, e);
         uint64_t *result = NULL;
         if (!w || (is_atomic(d->op) && !(result = claim_result(port, f, d, pos))))
             return;
+        decode(w, d, e, result, op);
         gpurma_port_win_t *pw = gpurma_port_win(w);
         int x = pw->xport[d->peer];
-        rc = gpurma_port_xports[x]->exec(port, xstate(port, x), w, pw->xwin[x], d, result);
+        rc = gpurma_port_xports[x]->exec(port, xstate(port, x), pw->xwin[x], op);
     }
     if (rc && (d->op == GPURMA_PORT_OP_QUIET || d->op == GPURMA_PORT_OP_FENCE))
         gpurma_port_error(port, rc, "port proxy of rank %d: %s failed: %s (%s)", port->ctx->rank,
@@ -241,6 +326,7 @@ static void execute(gpurma_port_t *port, gpurma_port_fifo_t *f, const gpurma_por
                    port->ctx->rank, op_names[d->op], d->peer, gpurma_strerror(rc),
                    gpurma_error_text());
 }
+
 
 /* The counter a completed descriptor bumps, or NULL: kernels count in the
  * window's device counters (GPU memory for GPU windows, where the copy
@@ -299,6 +385,8 @@ static int async_transport(gpurma_port_t *port, const gpurma_port_fifo_t *f,
     for (int i = 0; i < n; i++) {
         const gpurma_port_desc_t *d = &batch[i];
         int on_gpu = 0;
+        if (d->op == GPURMA_PORT_OP_SHAPE) /* part of the descriptor before it */
+            continue;
         if (d->op == GPURMA_PORT_OP_QUIET || d->op == GPURMA_PORT_OP_FENCE ||
             d->win_id >= port->nwins || !port->wins[d->win_id] || d->peer < 0 ||
             d->peer >= port->wins[d->win_id]->size ||
@@ -318,6 +406,7 @@ static int async_transport(gpurma_port_t *port, const gpurma_port_fifo_t *f,
 static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
 {
     gpurma_port_desc_t batch[PORT_BATCH];
+    gpurma_port_decoded_t ops[PORT_BATCH]; /* live until the batch completes */
     uint64_t pos = f->tail, most = PORT_BATCH;
     /* Batches completing asynchronously: at most a ring's worth in flight
      * past done, so the copy engine's queue stays bounded. */
@@ -339,14 +428,37 @@ static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
          * tail passes it. */
         if (!commit || gpurma_port_seal(slot, lap) != commit)
             break; /* not this lap's, or not all of it has landed yet */
+        /* A subarray is taken with its shape slot or not at all (both were
+         * reserved at once; the second may not have landed yet). */
+        if ((slot->flags & GPURMA_PORT_F_SHAPE) && slot->op != GPURMA_PORT_OP_SHAPE) {
+            const gpurma_port_desc_t *next =
+                &f->ring[(pos + (uint64_t)n + 1) & (f->capacity - 1)];
+            uint64_t next_lap = (pos + (uint64_t)n + 1) / f->capacity + 1;
+            uint32_t next_commit = __atomic_load_n(&next->commit, __ATOMIC_ACQUIRE);
+            if ((uint64_t)n + 1 >= most || !next_commit ||
+                gpurma_port_seal(next, next_lap) != next_commit)
+                break;
+            batch[n++] = *slot;
+            batch[n++] = *next;
+            continue;
+        }
         batch[n++] = *slot;
     }
     if (!n)
         return 0;
     /* The slots are copied: pushers may refill them. */
     __atomic_store_n(&f->tail, pos + (uint64_t)n, __ATOMIC_RELEASE);
+    uint64_t executed = 0;
     for (int i = 0; i < n; i++) {
-        execute(port, f, &batch[i], pos + (uint64_t)i);
+        if (batch[i].op == GPURMA_PORT_OP_SHAPE) { /* its subarray took it, or it is astray */
+            if (i == 0 || !(batch[i - 1].flags & GPURMA_PORT_F_SHAPE))
+                reject(port, &batch[i], "a shape slot without its subarray");
+            continue;
+        }
+        const gpurma_port_desc_t *shape =
+            (batch[i].flags & GPURMA_PORT_F_SHAPE) && i + 1 < n ? &batch[i + 1] : NULL;
+        execute(port, f, &batch[i], shape, pos + (uint64_t)i, &ops[i]);
+        executed += batch[i].op != GPURMA_PORT_OP_QUIET && batch[i].op != GPURMA_PORT_OP_FENCE;
         int on_gpu = 0;
         uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
         if (c && on_gpu) { /* bumped by the transport, after the data */
@@ -360,6 +472,8 @@ static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
                 batch_error(port, rc, "counting on the GPU");
         }
     }
+    /* Read by gpurma_port_descriptors after a flush saw done: published first. */
+    __atomic_fetch_add(&port->descriptors, executed, __ATOMIC_RELEASE);
     int x = async_transport(port, f, batch, n);
     if (x >= 0 &&
         !gpurma_port_xports[x]->complete_async(port, xstate(port, x), &f->done, pos + (uint64_t)n))
@@ -369,7 +483,8 @@ static int drain_locked(gpurma_port_t *port, gpurma_port_fifo_t *f)
         batch_error(port, rc, "completing a batch");
     for (int i = 0; i < n; i++) {
         int on_gpu = 0;
-        uint64_t *c = counter_of(port, f, &batch[i], &on_gpu);
+        uint64_t *c = batch[i].op == GPURMA_PORT_OP_SHAPE ? NULL
+                                                         : counter_of(port, f, &batch[i], &on_gpu);
         if (c && !on_gpu)
             gpurma_sh_fetch_add_u64(c, 1);
     }
@@ -564,7 +679,7 @@ static gpurma_port_fifo_t *fifo_create(struct gpurma_ctx_s *ctx, int for_gpu)
 
 /* Registered with the context as soon as a proxy runs, so that finalize
  * (or a failed init) stops it whatever became of the window that started it. */
-static const gpurma_ctx_hooks_t port_hooks = {
+const gpurma_ctx_hooks_t gpurma_port_hooks = {
     .progress = gpurma_port_poll,
     .shutdown = gpurma_port_shutdown,
 };
@@ -596,7 +711,7 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, int k, gpurma_port_t **out)
             pthread_mutex_unlock(&ctx->lock);
             GPURMA_INFO(GPURMA_SUB_PORT, "port proxy context %d started (FIFOs of %d descriptors)",
                         k, PORT_FIFO_CAPACITY);
-            return gpurma_ctx_add_hooks(ctx, &port_hooks);
+            return gpurma_ctx_add_hooks(ctx, &gpurma_port_hooks);
         }
         pthread_rwlock_destroy(&port->reg_lock);
         pthread_mutex_destroy(&port->exec_lock);
@@ -668,384 +783,13 @@ void gpurma_port_win_unregister(gpurma_port_t *port, struct gpurma_win_s *w)
     pthread_rwlock_unlock(&port->reg_lock);
 }
 
-/* ------------------------------------------- host-initiated operations */
-
-/* Errors found by the proxy since the last report, as a status. Threads
- * that flush at the same time race for them: the one whose exchange moves
- * errors_seen forward reports them, once. */
-static int proxy_errors(gpurma_port_t *port)
+uint64_t gpurma_port_descriptors(struct gpurma_ctx_s *ctx)
 {
-    uint64_t e = __atomic_load_n(&port->fifo->errors, __ATOMIC_ACQUIRE);
-    uint64_t seen = __atomic_load_n(&port->errors_seen, __ATOMIC_RELAXED);
-    do {
-        if (seen >= e)
-            return GPURMA_SUCCESS;
-    } while (!__atomic_compare_exchange_n(&port->errors_seen, &seen, e, 0, __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED));
-    char text[sizeof(port->last_error)];
-    pthread_mutex_lock(&port->error_lock);
-    int status = port->last_status;
-    memcpy(text, port->last_error, sizeof(text));
-    pthread_mutex_unlock(&port->error_lock);
-    return gpurma_set_error(status ? status : GPURMA_ERR_TRANSPORT, "%s", text);
-}
-
-/* Descriptors to one peer go through one proxy context, in order. */
-static int ctx_of(const struct gpurma_win_s *w, int peer) { return w->peers[peer].port; }
-
-static int push_to(struct gpurma_win_s *w, int k, gpurma_port_desc_t *d, uint64_t *pos)
-{
-    gpurma_port_win_t *pw = gpurma_port_win(w);
-    d->win_id = pw->ids[k];
-    int rc = gpurma_port_push(pw->ports[k]->fifo, d, pos);
-    if (rc)
-        return gpurma_set_error(rc, "rank %d: the port FIFO stayed full for %llu ms",
-                                w->ctx->rank, (unsigned long long)(w->ctx->timeout_ns / 1000000));
-    return GPURMA_SUCCESS;
-}
-
-static int push(struct gpurma_win_s *w, gpurma_port_desc_t *d, uint64_t *pos)
-{
-    return push_to(w, ctx_of(w, d->peer), d, pos);
-}
-
-/* Waits until pos is complete, executing it here when the proxy is not
- * (gpurma_port_poll). Spins for the context's spin budget first (the proxy
- * answers in microseconds when it has a core; when it has none, a wait
- * for what it executes yields at once); past it, while the proxy is
- * executing pos (a large copy), only yields, since a sleep (timer slack,
- * about 50 us) would be a tenth of a 256 MiB transfer; otherwise backs off
- * like any wait. */
-static int port_wait(gpurma_port_t *port, uint64_t pos)
-{
-    gpurma_port_fifo_t *f = port->fifo;
-    uint64_t start = 0, spin = port->ctx->spin_ns, slow = 0;
-    int spinning = 1;
-    /* The clock is first read after 64 polls: most waits (a flush this
-     * thread executes itself) end before, and a clock read costs as much
-     * as the rest of a small put's round trip on a VM. */
-    for (uint64_t i = 0; __atomic_load_n(&f->done, __ATOMIC_ACQUIRE) <= pos; i++) {
-        if (gpurma_port_poll(port->ctx)) {
-            slow = 0;
-            continue;
-        }
-        if ((i & 63) == 63) {
-            uint64_t now = gpurma_now_ns();
-            if (!start)
-                start = now;
-            uint64_t t = now - start;
-            if (f->timeout_ns && t > f->timeout_ns)
-                return GPURMA_ERR_TIMEOUT;
-            spinning = t <= spin;
-        }
-        /* Taken: the proxy (or another waiter) executes it; a proxy
-         * without a core of its own needs this one. */
-        int taken = __atomic_load_n(&f->tail, __ATOMIC_ACQUIRE) > pos;
-        if (taken && !__atomic_load_n(&port->spin_ns, __ATOMIC_RELAXED))
-            sched_yield();
-        else if (spinning)
-            gpurma_backoff(0);
-        else if (taken)
-            sched_yield();
-        else
-            gpurma_backoff(slow++);
-    }
-    return GPURMA_SUCCESS;
-}
-
-static int wait_done(struct gpurma_win_s *w, int k, uint64_t pos)
-{
-    gpurma_port_t *port = gpurma_port_win(w)->ports[k];
-    int rc = port_wait(port, pos);
-    if (rc)
-        return gpurma_set_error(rc, "rank %d: port operation %llu (context %d) not completed "
-                                    "after %llu ms",
-                                w->ctx->rank, (unsigned long long)pos, k,
-                                (unsigned long long)(w->ctx->timeout_ns / 1000000));
-    return proxy_errors(port);
-}
-
-static int port_put(struct gpurma_win_s *w, int peer, size_t off, const void *src, size_t n,
-                    uint32_t counter)
-{
-    gpurma_port_desc_t d = gpurma_port_desc_put(peer, off, src, n, counter);
-    return push(w, &d, NULL);
-}
-
-static int port_get(struct gpurma_win_s *w, int peer, void *dst, size_t off, size_t n)
-{
-    gpurma_port_desc_t d = gpurma_port_desc_get(peer, dst, off, n);
-    uint64_t pos;
-    int rc = push(w, &d, &pos);
-    return rc ? rc : wait_done(w, ctx_of(w, peer), pos); /* the data is there on return */
-}
-
-static int port_put_value(struct gpurma_win_s *w, int peer, size_t off, uint64_t v, size_t n)
-{
-    gpurma_port_desc_t d = gpurma_port_desc_put_value(peer, off, v, n);
-    return push(w, &d, NULL);
-}
-
-static int port_signal(struct gpurma_win_s *w, int peer, uint32_t sig, gpurma_signal_op_t op,
-                       uint64_t v)
-{
-    gpurma_port_desc_t d = gpurma_port_desc_signal(peer, sig, op, v);
-    return push(w, &d, NULL);
-}
-
-static int port_put_signal(struct gpurma_win_s *w, int peer, size_t off, const void *src,
-                           size_t n, uint32_t sig, gpurma_signal_op_t op, uint64_t v,
-                           uint32_t counter)
-{
-    gpurma_port_desc_t d = gpurma_port_desc_put_signal(peer, off, src, n, sig, op, v, counter);
-    return push(w, &d, NULL);
-}
-
-static int port_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
-                       uint64_t v, uint64_t compare, uint64_t *old)
-{
-    uint64_t pos;
-    gpurma_port_desc_t d = gpurma_port_desc_atomic(peer, (int)kind, off, v, compare);
-    int rc = push(w, &d, &pos);
-    if (rc)
-        return rc;
-    int k = ctx_of(w, peer);
-    gpurma_port_fifo_t *f = gpurma_port_win(w)->ports[k]->fifo;
-    rc = wait_done(w, k, pos);
-    /* Once executed, the slot is freed even when the proxy reported an error. */
-    if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) > pos) {
-        uint64_t result = gpurma_port_take_result(f, pos);
-        if (!rc && old)
-            *old = result;
-    }
-    return rc;
-}
-
-/* Everything pushed to context k so far is complete. */
-static int flush_ctx(struct gpurma_win_s *w, int k)
-{
-    gpurma_port_t *port = gpurma_port_win(w)->ports[k];
-    uint64_t head = __atomic_load_n(port->fifo->head_ptr, __ATOMIC_ACQUIRE);
-    return head ? wait_done(w, k, head - 1) : proxy_errors(port);
-}
-
-static int port_flush(struct gpurma_win_s *w, int peer)
-{
-    if (peer != GPURMA_ALL_PEERS)
-        return flush_ctx(w, ctx_of(w, peer));
-    int rc = GPURMA_SUCCESS;
-    for (uint32_t k = 0; k < gpurma_port_win(w)->nports && !rc; k++)
-        rc = flush_ctx(w, (int)k);
-    return rc;
-}
-
-/* QUIET through each of the given contexts, then waits for all of them. */
-static int quiet_ports(struct gpurma_ctx_s *ctx, gpurma_port_t *const *ports, int n)
-{
-    uint64_t pos[GPURMA_DEV_MAX_PORTS];
-    int rc = GPURMA_SUCCESS;
-    for (int k = 0; k < n; k++) {
-        gpurma_port_desc_t d = gpurma_port_desc_sync(GPURMA_PORT_OP_QUIET);
-        if (ports[k] && gpurma_port_push(ports[k]->fifo, &d, &pos[k]))
-            return gpurma_set_error(GPURMA_ERR_TIMEOUT,
-                                    "rank %d: the FIFO of port context %d stayed full", ctx->rank,
-                                    k);
-    }
-    for (int k = 0; k < n && !rc; k++) {
-        if (!ports[k])
-            continue;
-        if (port_wait(ports[k], pos[k]))
-            return gpurma_set_error(GPURMA_ERR_TIMEOUT,
-                                    "rank %d: port operations of context %d not completed after "
-                                    "%llu ms",
-                                    ctx->rank, k,
-                                    (unsigned long long)(ctx->timeout_ns / 1000000));
-        rc = proxy_errors(ports[k]);
-    }
-    return rc;
-}
-
-static int port_quiet(struct gpurma_win_s *w)
-{
-    gpurma_port_win_t *pw = gpurma_port_win(w);
-    return quiet_ports(w->ctx, pw->ports, (int)pw->nports);
-}
-
-/* Remote completion to one peer: QUIET through the one context serving it. */
-static int port_flush_remote(struct gpurma_win_s *w, int peer)
-{
-    gpurma_port_t *port = gpurma_port_win(w)->ports[ctx_of(w, peer)];
-    return quiet_ports(w->ctx, &port, 1);
-}
-
-int gpurma_port_quiet_all(struct gpurma_ctx_s *ctx)
-{
-    gpurma_port_t *ports[GPURMA_DEV_MAX_PORTS];
-    for (int k = 0; k < GPURMA_DEV_MAX_PORTS; k++)
-        ports[k] = __atomic_load_n(&ctx->ports[k], __ATOMIC_ACQUIRE);
-    return quiet_ports(ctx, ports, GPURMA_DEV_MAX_PORTS);
-}
-
-void gpurma_port_flush_all(struct gpurma_ctx_s *ctx)
-{
+    uint64_t n = 0;
     for (int k = 0; k < GPURMA_DEV_MAX_PORTS; k++) {
         gpurma_port_t *port = __atomic_load_n(&ctx->ports[k], __ATOMIC_ACQUIRE);
-        uint64_t head = port ? __atomic_load_n(port->fifo->head_ptr, __ATOMIC_ACQUIRE) : 0;
-        if (head && port_wait(port, head - 1))
-            GPURMA_LOG(GPURMA_LOG_WARN, GPURMA_SUB_PORT,
-                       "rank %d: port context %d did not finish its operations", ctx->rank, k);
+        if (port)
+            n += __atomic_load_n(&port->descriptors, __ATOMIC_ACQUIRE);
     }
+    return n;
 }
-
-/* Each context executes in order, and one peer is served by one context;
- * the transport is told to keep that order. */
-static int port_fence(struct gpurma_win_s *w)
-{
-    int rc = GPURMA_SUCCESS;
-    for (uint32_t k = 0; k < gpurma_port_win(w)->nports && !rc; k++) {
-        gpurma_port_desc_t d = gpurma_port_desc_sync(GPURMA_PORT_OP_FENCE);
-        rc = push_to(w, (int)k, &d, NULL);
-    }
-    return rc;
-}
-
-/* ---------------------------------------------------- the engine's life */
-
-/* Peers this node does not map (other nodes; every peer of private memory
- * on a team spanning nodes) are only reached here (UCX); peers on the node
- * only when the engine is forced (the mem engine is faster). */
-static int port_reach(const struct gpurma_win_s *w, int peer, int forced)
-{
-    if (w->peers[peer].path == GPURMA_DEV_PATH_NONE && w->gpu)
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "rank %d: team rank %d is on another node: windows in GPU "
-                                "memory reach only this node (copy engine) in this version",
-                                w->ctx->rank, peer);
-    if (w->peers[peer].path == GPURMA_DEV_PATH_NONE)
-        return 10;
-    return forced ? 10 : 1;
-}
-
-/* The transport that prefers peer most (earlier ones win ties), or -1. */
-static int transport_of(const struct gpurma_win_s *w, int peer)
-{
-    int best = -1, best_pref = 0;
-    for (int i = 0; i < gpurma_port_nxports; i++) {
-        const gpurma_port_xport_t *t = gpurma_port_xports[i];
-        int pref = t->reach ? t->reach(w, peer) : 0;
-        if (pref > best_pref) {
-            best = i;
-            best_pref = pref;
-        }
-    }
-    return best;
-}
-
-static int is_port_peer(const struct gpurma_win_s *w, int i)
-{
-    return w->engines && w->engines[i] && w->engines[i]->kind == GPURMA_ENGINE_PORT;
-}
-
-/* Registers the window with its proxy contexts, spreads its peers over
- * them, and exchanges UCX addresses and keys when the team spans nodes
- * (collective: entered by every rank of such a team, with its failure so
- * far). Also fills the kernels' view of the FIFOs in the device handle. */
-static int port_connect(struct gpurma_win_s *w, const gpurma_exchange_t *ex, int rc)
-{
-    int any = 0;
-    for (int i = 0; i < w->size; i++)
-        any |= is_port_peer(w, i);
-    if (!any && !w->spans_nodes)
-        return rc;
-    gpurma_port_win_t *pw = calloc(1, sizeof(*pw));
-    if (pw && !(pw->xport = calloc((size_t)w->size, 1))) {
-        free(pw);
-        pw = NULL;
-    }
-    if (!pw && !rc)
-        rc = gpurma_set_error(GPURMA_ERR_NO_MEMORY, "port engine: out of memory");
-    w->engine_state[GPURMA_ENGINE_PORT] = pw;
-    for (uint32_t k = 0; !rc && any && k < w->contexts; k++) {
-        gpurma_port_t *port = NULL;
-        rc = gpurma_port_get(w->ctx, (int)k, &port);
-        if (!rc)
-            rc = gpurma_port_win_register(port, w, &pw->ids[k]);
-        if (!rc) {
-            pw->ports[k] = port;
-            w->dev.ports[k] = port->dev_fifo ? port->dev_fifo : port->fifo;
-            w->dev.port_win_ids[k] = pw->ids[k];
-            pw->nports = w->dev.nports = k + 1;
-        }
-    }
-    /* Peers on this node spread over the contexts; peers of transports
-     * with state of their own (UCX's worker) stay with context 0. */
-    for (int i = 0, next = 0; !rc && i < w->size; i++) {
-        if (!is_port_peer(w, i))
-            continue;
-        int x = transport_of(w, i);
-        if (x < 0) {
-            rc = gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                  "rank %d: no port transport reaches team rank %d",
-                                  w->ctx->rank, i);
-            break;
-        }
-        pw->xport[i] = (uint8_t)x;
-        w->peers[i].port =
-            (int16_t)(gpurma_port_xports[x]->connect ? 0 : next++ % (int)pw->nports);
-    }
-    /* Every transport's window setup, entered by every rank (some are
-     * collective); context 0 holds their state. */
-    gpurma_port_t *port0 = pw ? pw->ports[0] : NULL;
-    for (int x = 0; x < gpurma_port_nxports; x++) {
-        const gpurma_port_xport_t *t = gpurma_port_xports[x];
-        if (t->connect) {
-            int xrc = t->connect(port0, port0 ? &port0->xstate[x] : NULL, w, ex, rc,
-                                 pw ? &pw->xwin[x] : NULL);
-            if (!rc)
-                rc = xrc;
-        }
-    }
-    return rc;
-}
-
-static void port_release(struct gpurma_win_s *w)
-{
-    gpurma_port_win_t *pw = gpurma_port_win(w);
-    if (!pw)
-        return;
-    /* Descriptors naming the window (a barrier's last signal, say) are
-     * executed before it leaves the proxy's table. */
-    if (pw->nports)
-        gpurma_port_flush_all(w->ctx);
-    for (uint32_t k = 0; k < pw->nports; k++)
-        gpurma_port_win_unregister(pw->ports[k], w);
-    for (int x = gpurma_port_nxports; x-- > 0;)
-        if (gpurma_port_xports[x]->release)
-            gpurma_port_xports[x]->release(pw->ports[0], pw->ports[0] ? xstate(pw->ports[0], x)
-                                                                     : NULL,
-                                           w, pw->xwin[x]);
-    free(pw->xport);
-    free(pw);
-    w->engine_state[GPURMA_ENGINE_PORT] = NULL;
-}
-
-
-const gpurma_engine_ops_t gpurma_engine_port_ops = {
-    .size       = sizeof(gpurma_engine_ops_t),
-    .kind       = GPURMA_ENGINE_PORT,
-    .caps       = GPURMA_ENGINE_CAP_REMOTE | GPURMA_ENGINE_CAP_PROXIED,
-    .reach      = port_reach,
-    .connect    = port_connect,
-    .release    = port_release,
-    .hooks      = &port_hooks,
-    .put        = port_put,
-    .get        = port_get,
-    .put_value  = port_put_value,
-    .signal     = port_signal,
-    .put_signal = port_put_signal,
-    .atomic     = port_atomic,
-    .flush      = port_flush,
-    .flush_remote = port_flush_remote,
-    .quiet      = port_quiet,
-    .fence      = port_fence,
-};
