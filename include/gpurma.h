@@ -151,7 +151,8 @@ typedef enum {
     GPURMA_ENGINE_AUTO   = 0,
     GPURMA_ENGINE_MEM    = 1, /* load/store into mapped peer memory */
     GPURMA_ENGINE_PORT   = 2, /* descriptor FIFO + proxy thread     */
-    GPURMA_ENGINE_SWITCH = 3, /* NVLink multicast, opt-in only      */
+    GPURMA_ENGINE_SWITCH = 3, /* forced only: the node's peers through mem's mappings; switch
+                                 objects (gpurma_switch.h), NVLink multicast opt-in */
     GPURMA_ENGINE_NONE   = -1 /* returned for an invalid query      */
 } gpurma_engine_t;
 

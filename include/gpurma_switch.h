@@ -24,6 +24,11 @@
  *             so today it is always refused). gpurma_switch_query says which
  *             one an object uses and why.
  *
+ * Forced on a window (GPURMA_ENGINE=switch, or the window's engine
+ * parameter), the switch is also the window's engine for point-to-point
+ * calls to the members on this node: they go through the same mappings as
+ * the mem engine's (multicast brings nothing to one peer).
+ *
  * Data written with ordinary puts or stores is seen by a reduce after the
  * usual synchronization (a barrier, or a signal); a broadcast is seen by
  * the members after it (gpurma_barrier on the host, or a fence and signal).

@@ -1,6 +1,8 @@
 /*
  * engine_gpu.c - host-initiated operations on device windows: the mem
- * engine when the window lives in GPU memory. Kernels reach the same memory
+ * engine's variant for windows in GPU memory, its own entry in the engine
+ * table (engines.c), chosen once when the window is created: nothing on
+ * the data path asks where the memory is. Kernels reach the same memory
  * with loads and stores (gpurma_device.h); the host cannot, so it copies
  * with cudaMemcpy to the peer's IPC mapping and updates signal slots and
  * atomics with one-thread kernels (src/gpu/gpu.c). Every call returns when its
@@ -20,6 +22,14 @@
 
 #include "gpu.h"
 #include "rma.h"
+
+static int gpu_reach(const struct gpurma_win_s *w, int peer, int forced)
+{
+    (void)forced;
+    if (!w->gpu || w->peers[peer].path == GPURMA_DEV_PATH_NONE)
+        return 0;
+    return 100; /* the mem engine's preference: nothing is faster */
+}
 
 static void count_completion(struct gpurma_win_s *w, uint32_t counter)
 {
@@ -71,34 +81,23 @@ static int gpu_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kin
                              v, compare, old);
 }
 
-/* Not an engine of its own: the mem engine hands device windows here. */
-const gpurma_engine_ops_t gpurma_engine_gpu_ops = {
-    .size       = sizeof(gpurma_engine_ops_t),
-    .kind       = GPURMA_ENGINE_MEM,
-    .put        = gpu_put,
-    .get        = gpu_get,
-    .put_value  = gpu_put_value,
-    .signal     = gpu_signal,
-    .put_signal = gpu_put_signal,
-    .atomic     = gpu_atomic,
-};
-
 /* ------------------------------------------- this rank's signal slots */
 
-int gpurma_gpu_win_signal_read(struct gpurma_win_s *w, uint32_t sig, uint64_t *value)
+static int gpu_signal_read(struct gpurma_win_s *w, uint32_t sig, uint64_t *value)
 {
     return gpurma_gpu_load_u64(w->gpu->device, &w->gpu->signals[sig].value, value);
 }
 
-int gpurma_gpu_win_signal_reset(struct gpurma_win_s *w, uint32_t sig)
+static int gpu_signal_reset(struct gpurma_win_s *w, uint32_t sig)
 {
     return gpurma_gpu_store_u64(w->gpu->device, &w->gpu->signals[sig].value, 0);
 }
 
 /* gpurma_wait_u64 for a slot in device memory: same bounds, same messages. */
-int gpurma_gpu_win_wait(struct gpurma_win_s *w, uint32_t sig, gpurma_cmp_t cmp, uint64_t value,
-                        const char *what)
+static int gpu_wait(struct gpurma_win_s *w, uint32_t sig, gpurma_cmp_t cmp, uint64_t value)
 {
+    char what[GPURMA_WAIT_WHAT_MAX];
+    gpurma_wait_what(what, sizeof(what), sig, cmp, value);
     struct gpurma_ctx_s *ctx = w->ctx;
     struct gpurma_team_s *team = w->team;
     gpurma_dev_signal_slot_t *slot = &w->gpu->signals[sig];
@@ -131,3 +130,19 @@ int gpurma_gpu_win_wait(struct gpurma_win_s *w, uint32_t sig, gpurma_cmp_t cmp, 
     }
 }
 
+/* Every host call returned complete: flush, quiet and fence keep the
+ * table's defaults (nothing pending). */
+const gpurma_engine_ops_t gpurma_engine_mem_gpu_ops = {
+    .size         = sizeof(gpurma_engine_ops_t),
+    .kind         = GPURMA_ENGINE_MEM,
+    .reach        = gpu_reach,
+    .put          = gpu_put,
+    .get          = gpu_get,
+    .put_value    = gpu_put_value,
+    .signal       = gpu_signal,
+    .put_signal   = gpu_put_signal,
+    .atomic       = gpu_atomic,
+    .wait         = gpu_wait,
+    .signal_read  = gpu_signal_read,
+    .signal_reset = gpu_signal_reset,
+};

@@ -12,13 +12,18 @@
 
 #include "rma.h"
 
-extern const gpurma_engine_ops_t gpurma_engine_mem_ops;    /* engine_mem.c */
-extern const gpurma_engine_ops_t gpurma_engine_port_ops;   /* port.c       */
-extern const gpurma_engine_ops_t gpurma_engine_switch_ops; /* switch/      */
+extern const gpurma_engine_ops_t gpurma_engine_mem_ops;     /* engine_mem.c */
+extern const gpurma_engine_ops_t gpurma_engine_mem_gpu_ops; /* engine_gpu.c */
+extern const gpurma_engine_ops_t gpurma_engine_port_ops;    /* port.c       */
+extern const gpurma_engine_ops_t gpurma_engine_switch_ops;  /* switch/      */
 
-/* In the order engines are asked for a peer (a forced one goes first). */
+/* In the order engines are asked for a peer (a forced one goes first).
+ * A forced kind is looked up by gpurma_engine_of_kind, which gives its
+ * first entry: when that one is for the other kind of memory, it reaches
+ * no peer and the peers go to the best entry, the kind's other one. */
 static const gpurma_engine_ops_t *const registered[] = {
-    &gpurma_engine_mem_ops,
+    &gpurma_engine_mem_ops,     /* windows in host memory */
+    &gpurma_engine_mem_gpu_ops, /* windows in GPU memory  */
     &gpurma_engine_port_ops,
     &gpurma_engine_switch_ops,
 };
@@ -79,6 +84,27 @@ static int no_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind
     (void)kind, (void)off, (void)v, (void)compare, (void)old;
     return unsupported(w, peer, "atomic");
 }
+/* This rank's own slots: named by the window's home engine, which the
+ * caller asked. */
+static int unsupported_here(const struct gpurma_win_s *w, uint32_t sig, const char *op)
+{
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "rank %d: %s on signal %u: engine %s cannot",
+                            w->ctx->rank, op, sig, gpurma_engine_name(w->home->kind));
+}
+static int no_wait(struct gpurma_win_s *w, uint32_t sig, gpurma_cmp_t cmp, uint64_t value)
+{
+    (void)cmp, (void)value;
+    return unsupported_here(w, sig, "wait");
+}
+static int no_signal_read(struct gpurma_win_s *w, uint32_t sig, uint64_t *value)
+{
+    (void)value;
+    return unsupported_here(w, sig, "signal_read");
+}
+static int no_signal_reset(struct gpurma_win_s *w, uint32_t sig)
+{
+    return unsupported_here(w, sig, "signal_reset");
+}
 /* Completion and ordering: an engine without them has nothing pending. */
 static int nothing_pending(struct gpurma_win_s *w)
 {
@@ -116,6 +142,9 @@ static void complete_table(void)
         DEFAULT(quiet, nothing_pending);
         DEFAULT(fence, nothing_pending);
         DEFAULT(flush_remote, flush_remote_by_quiet);
+        DEFAULT(wait, no_wait);
+        DEFAULT(signal_read, no_signal_read);
+        DEFAULT(signal_reset, no_signal_reset);
     }
 }
 
@@ -139,6 +168,15 @@ const gpurma_engine_ops_t *gpurma_engine_of_kind(gpurma_engine_t kind)
         if (gpurma_engine_at(i)->kind == kind)
             return &completed[i];
     return NULL;
+}
+
+const gpurma_engine_ops_t *gpurma_engine_home(int on_gpu)
+{
+    pthread_once(&completed_once, complete_table);
+    for (int i = 0; i < NENGINES; i++)
+        if (registered[i] == (on_gpu ? &gpurma_engine_mem_gpu_ops : &gpurma_engine_mem_ops))
+            return &completed[i];
+    return NULL; /* not reached: both are registered */
 }
 
 GPURMA_API const char *gpurma_engine_name(gpurma_engine_t engine)

@@ -182,26 +182,13 @@ GPURMA_API gpurma_status_t gpurma_wait_until(gpurma_win_t w, uint32_t sig, gpurm
     if ((unsigned)cmp > GPURMA_CMP_LE)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: wait_until: unknown compare %d",
                                 w->ctx->rank, (int)cmp);
-    gpurma_dev_signal_slot_t *slot = &w->dev.signals[sig];
-    /* Already there: no need to build the text that only errors use. */
-    if (!w->gpu && gpurma_dev_compare(__atomic_load_n(&slot->value, __ATOMIC_ACQUIRE), cmp, value))
-        return GPURMA_SUCCESS;
-    char what[96];
-    snprintf(what, sizeof(what), "wait_until(signal %u %s %llu)", sig, cmp_names[cmp],
+    return w->home->wait(w, sig, cmp, value);
+}
+
+void gpurma_wait_what(char *buf, size_t len, uint32_t sig, gpurma_cmp_t cmp, uint64_t value)
+{
+    snprintf(buf, len, "wait_until(signal %u %s %llu)", sig, cmp_names[cmp],
              (unsigned long long)value);
-    if (w->gpu) /* slots in device memory: polled by copies (engine_gpu.c) */
-        return gpurma_gpu_win_wait(w, sig, cmp, value, what);
-    rc = gpurma_wait_u64(w->team, &slot->value, cmp, value, what, -1);
-    if (rc == GPURMA_ERR_TIMEOUT) {
-        uint32_t origin = __atomic_load_n(&slot->last_origin, __ATOMIC_RELAXED);
-        char text[512];
-        snprintf(text, sizeof(text), "%s", gpurma_error_text());
-        if (origin == UINT32_MAX)
-            gpurma_set_error(rc, "%s; no rank has signalled it yet", text);
-        else
-            gpurma_set_error(rc, "%s; last signalled by team rank %u", text, origin);
-    }
-    return rc;
 }
 
 GPURMA_API gpurma_status_t gpurma_signal_read(gpurma_win_t w, uint32_t sig, uint64_t *value)
@@ -211,11 +198,7 @@ GPURMA_API gpurma_status_t gpurma_signal_read(gpurma_win_t w, uint32_t sig, uint
         rc = gpurma_check_signal(w, "signal_read", sig);
     if (!rc && !value)
         rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG, "signal_read: value is NULL");
-    if (!rc && w->gpu)
-        return gpurma_gpu_win_signal_read(w, sig, value);
-    if (!rc)
-        *value = __atomic_load_n(&w->dev.signals[sig].value, __ATOMIC_ACQUIRE);
-    return rc;
+    return rc ? rc : w->home->signal_read(w, sig, value);
 }
 
 GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t w, uint32_t sig)
@@ -223,11 +206,7 @@ GPURMA_API gpurma_status_t gpurma_signal_reset(gpurma_win_t w, uint32_t sig)
     int rc = gpurma_win_check(w);
     if (!rc)
         rc = gpurma_check_signal(w, "signal_reset", sig);
-    if (!rc && w->gpu)
-        return gpurma_gpu_win_signal_reset(w, sig);
-    if (!rc)
-        __atomic_store_n(&w->dev.signals[sig].value, 0, __ATOMIC_RELEASE);
-    return rc;
+    return rc ? rc : w->home->signal_reset(w, sig);
 }
 
 static int atomic_common(gpurma_win_t w, const char *op, gpurma_atomic_kind_t kind, int peer,

@@ -64,7 +64,12 @@ struct gpurma_win_s;
  * after a failed or partial connect.
  *
  * Data operations get checked arguments only (ops.c); counter is
- * GPURMA_NO_COUNTER or a counter index to bump at local completion. */
+ * GPURMA_NO_COUNTER or a counter index to bump at local completion.
+ *
+ * One kind may have several entries, each for one kind of window memory
+ * (the mem engine: host memory, engine_mem.c; GPU memory, engine_gpu.c):
+ * reach() says 0 for windows of the other kind, so the choice is made once
+ * per window and never on the data path. */
 typedef struct gpurma_engine_ops {
     size_t          size;
     gpurma_engine_t kind; /* the name is gpurma_engine_name(kind) */
@@ -93,6 +98,11 @@ typedef struct gpurma_engine_ops {
     int (*flush_remote)(struct gpurma_win_s *w, int peer);
     int (*quiet)(struct gpurma_win_s *w);
     int (*fence)(struct gpurma_win_s *w);
+    /* This rank's own signal slots, called on the window's home engine
+     * (struct gpurma_win_s): sig is checked, cmp is known. */
+    int (*wait)(struct gpurma_win_s *w, uint32_t sig, gpurma_cmp_t cmp, uint64_t value);
+    int (*signal_read)(struct gpurma_win_s *w, uint32_t sig, uint64_t *value);
+    int (*signal_reset)(struct gpurma_win_s *w, uint32_t sig);
 } gpurma_engine_ops_t;
 
 /* The registered engines (engines.c), with every slot filled: n of them,
@@ -100,10 +110,14 @@ typedef struct gpurma_engine_ops {
 const gpurma_engine_ops_t *gpurma_engine_at(int i);
 int gpurma_engine_count(void);
 const gpurma_engine_ops_t *gpurma_engine_of_kind(gpurma_engine_t kind);
+/* The engine of this rank's own memory: the mem engine's entry for host
+ * (on_gpu 0) or GPU memory. */
+const gpurma_engine_ops_t *gpurma_engine_home(int on_gpu);
 
-/* The mem engine's host side for windows in GPU memory (engine_gpu.c),
- * which the mem engine hands device windows to. */
-extern const gpurma_engine_ops_t gpurma_engine_gpu_ops;
+/* What a wait on this rank's signal sig names in its messages (ops.c);
+ * engines build it only once the wait does not return at once. */
+#define GPURMA_WAIT_WHAT_MAX 96
+void gpurma_wait_what(char *buf, size_t len, uint32_t sig, gpurma_cmp_t cmp, uint64_t value);
 
 /* A mapping of a peer's shared segment, to undo at free. */
 typedef struct gpurma_win_map {
@@ -133,6 +147,9 @@ struct gpurma_win_s {
     uint32_t                   num_signals, num_counters;
     gpurma_dev_peer_t         *peers;      /* [size]               */
     const gpurma_engine_ops_t **engines;   /* [size]               */
+    /* The engine of this rank's memory (gpurma_engine_home), chosen at
+     * creation: it serves this rank's signal slots. */
+    const gpurma_engine_ops_t  *home;
     gpurma_win_map_t          *maps;       /* [size]               */
     pid_t                     *pids;       /* [size]               */
     uint64_t                  *remote_base;/* [size] created windows: owner's address */
@@ -199,12 +216,6 @@ int gpurma_cma_xfer(struct gpurma_win_s *w, int peer, int is_put, size_t off, vo
 int gpurma_cma_probe(struct gpurma_win_s *w, int peer);
 int gpurma_cma_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
                       uint64_t v, uint64_t compare, uint64_t *old);
-
-/* This rank's signal slots of a device window (engine_gpu.c). */
-int gpurma_gpu_win_wait(struct gpurma_win_s *w, uint32_t sig, gpurma_cmp_t cmp, uint64_t value,
-                        const char *what);
-int gpurma_gpu_win_signal_read(struct gpurma_win_s *w, uint32_t sig, uint64_t *value);
-int gpurma_gpu_win_signal_reset(struct gpurma_win_s *w, uint32_t sig);
 
 /* POSIX shared memory: segments 0600 with unguessable names. */
 #define GPURMA_SHM_NAME_MAX 48

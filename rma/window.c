@@ -395,6 +395,7 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     w->num_counters = ncnt;
     w->contexts = ncontexts;
     w->bytes = size;
+    w->home = gpurma_engine_home(on_gpu);
     if (!rc) {
         w->peers = calloc((size_t)w->size, sizeof(*w->peers));
         w->engines = calloc((size_t)w->size, sizeof(*w->engines));

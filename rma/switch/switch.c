@@ -1,6 +1,7 @@
 /*
  * switch.c - switch objects: a range of a window, the same offset in every
  * member, with device-side reduce and broadcast (include/gpurma_switch.h).
+ * The switch as a window's engine is switch_engine.c.
  *
  * The emulated switch needs nothing beyond the window: its peer table
  * already maps every member's memory where the code runs (host backend:
@@ -16,13 +17,10 @@
 
 #include "switch.h"
 
-/* Forced on a window: the switch serves switch objects over a window
- * (gpurma_switch_create), never a peer's put/get; say so, and why its
- * multicast path would not run here either. */
 static void switch_release(struct gpurma_switch_s *sw);
 
 /* A window's switches go with it (its free has passed a barrier). */
-static void switch_engine_release(struct gpurma_win_s *w)
+void gpurma_switch_release_win(struct gpurma_win_s *w)
 {
     pthread_mutex_lock(&w->ctx->lock);
     struct gpurma_switch_s *sw = w->engine_state[GPURMA_ENGINE_SWITCH];
@@ -35,40 +33,21 @@ static void switch_engine_release(struct gpurma_win_s *w)
     }
 }
 
-static int switch_reach(const struct gpurma_win_s *w, int peer, int forced)
-{
-    (void)w, (void)peer;
-    if (!forced)
-        return 0;
-    char why[256] = "";
-    if (gpurma_switch_refusal())
-        snprintf(why, sizeof(why), "; %s", gpurma_error_text());
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                            "the switch engine serves switch objects (gpurma_switch_create), "
-                            "not a window's put/get%s",
-                            why);
-}
-
-const gpurma_engine_ops_t gpurma_engine_switch_ops = {
-    .size    = sizeof(gpurma_engine_ops_t),
-    .kind    = GPURMA_ENGINE_SWITCH,
-    .reach   = switch_reach,
-    .release = switch_engine_release,
-};
-
 int gpurma_switch_refusal(void)
 {
-    const char *v;
-    if (gpurma_config()->disable_switch)
+    const gpurma_config_t *cfg = gpurma_config();
+    if (cfg->disable_switch)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "switch multicast refused: GPURMA_DISABLE_SWITCH is set");
-    if ((v = getenv("NCCL_NVLS_ENABLE")) && !strcmp(v, "0"))
+    if (!strcmp(cfg->nccl_nvls_enable, "0"))
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "switch multicast refused: NCCL_NVLS_ENABLE=0 is set");
-    if ((v = getenv("NVSHMEM_DISABLE_NVLS")) && strcmp(v, "0"))
+    /* Its default is "0": set to anything else, even empty, it refuses. */
+    if (strcmp(cfg->nvshmem_disable_nvls, "0"))
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "switch multicast refused: NVSHMEM_DISABLE_NVLS=%s is set", v);
-    if (!gpurma_config()->switch_enable)
+                                "switch multicast refused: NVSHMEM_DISABLE_NVLS=%s is set",
+                                cfg->nvshmem_disable_nvls);
+    if (!cfg->switch_enable)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "switch multicast not enabled: it is opt-in (set GPURMA_SWITCH=1)");
     return GPURMA_SUCCESS;

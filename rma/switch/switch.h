@@ -1,6 +1,8 @@
 /*
  * switch.h - the switch engine's host side (rma/switch/). Not installed.
  *
+ * switch_engine.c: the switch as a window's engine (point-to-point
+ * operations through the mem engine's mappings);
  * switch.c: the switch object (create, free, query, device handle), the
  * emulated setup (the window's own peer table) and the refusal rules;
  * switch_mc.c: the NVLink multicast setup, reached only when nothing
@@ -27,9 +29,14 @@ struct gpurma_switch_s {
     struct gpurma_switch_s  *next;
 };
 
-/* The switch engine in the engine table. It serves switch objects, not
- * put/get: every per-peer data slot is NULL. */
+/* The switch engine in the engine table (switch_engine.c): forced on a
+ * window, it serves the peers of this node through the mem engine's
+ * mappings. */
 extern const gpurma_engine_ops_t gpurma_engine_switch_ops;
+
+/* Releases the switches still over window w (its release, after the
+ * window's free passed a barrier). */
+void gpurma_switch_release_win(struct gpurma_win_s *w);
 
 /* Whether the hardware (multicast) path may be tried, by the environment
  * alone and before any driver call: GPURMA_SUCCESS, or

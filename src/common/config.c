@@ -26,8 +26,12 @@
 #define GPURMA_CFG_ENTRY(field_, name_, type_, def_, accepts_, help_)                      \
     {.env = "GPURMA_" #name_, .type = GPURMA_CFG_##type_, .def = def_, .help = help_,     \
      accepts_},
-static gpurma_config_entry_t entries[] = {GPURMA_CONFIG_TABLE(GPURMA_CFG_ENTRY)};
+#define GPURMA_CFG_FOREIGN_ENTRY(field_, name_, type_, def_, accepts_, help_)              \
+    {.env = #name_, .type = GPURMA_CFG_##type_, .def = def_, .help = help_, accepts_},
+static gpurma_config_entry_t entries[] = {
+    GPURMA_CONFIG_TABLE(GPURMA_CFG_ENTRY) GPURMA_CONFIG_FOREIGN_TABLE(GPURMA_CFG_FOREIGN_ENTRY)};
 #undef GPURMA_CFG_ENTRY
+#undef GPURMA_CFG_FOREIGN_ENTRY
 #define NUM_ENTRIES (sizeof(entries) / sizeof(entries[0]))
 
 static gpurma_config_t config;
@@ -226,6 +230,7 @@ static void config_load(void)
 #define GPURMA_CFG_STORE(field, name, type, def, accepts, help) \
     STORE_##type(field, parsed[i]) i++;
     GPURMA_CONFIG_TABLE(GPURMA_CFG_STORE)
+    GPURMA_CONFIG_FOREIGN_TABLE(GPURMA_CFG_STORE)
 #undef GPURMA_CFG_STORE
     gpurma_log_configure(&config);
 }

@@ -77,7 +77,7 @@
       GPURMA_CFG_RANGE(1, GPURMA_DEV_MAX_PORTS, "proxy contexts"),                                           \
       "Proxy contexts (threads) a port-engine window spreads its peers over")     \
     X(disable_switch, DISABLE_SWITCH, BOOL, "0", GPURMA_CFG_ANY,                          \
-      "Refuse the switch engine")                                                         \
+      "Refuse the switch engine's NVLink multicast path (its emulation stays)")           \
     X(switch_enable, SWITCH, BOOL, "0", GPURMA_CFG_ANY,                                   \
       "Opt in to the switch engine's NVLink multicast path (refused when GPURMA_DISABLE_SWITCH, NCCL_NVLS_ENABLE=0 or NVSHMEM_DISABLE_NVLS is set)") \
     X(coll_algo,    COLL_ALGO,    ENUM, "auto",                                           \
@@ -86,5 +86,14 @@
     X(coll_slot_bytes, COLL_SLOT_BYTES, INT, "131072",                                    \
       GPURMA_CFG_RANGE(1024, 67108864, "bytes"),                                          \
       "Collectives: bytes per peer and step in a team's scratch window (larger pieces go in several steps)")
+
+/* Other projects' variables that gpurma honours, under their own names (no
+ * GPURMA_ prefix), as those projects read them: free text, so that a value
+ * they accept never fails gpurma_init. */
+#define GPURMA_CONFIG_FOREIGN_TABLE(X)                                                    \
+    X(nccl_nvls_enable, NCCL_NVLS_ENABLE, STR, "", GPURMA_CFG_ANY,                        \
+      "NCCL's: 0 refuses the switch engine's NVLink multicast path")                      \
+    X(nvshmem_disable_nvls, NVSHMEM_DISABLE_NVLS, STR, "0", GPURMA_CFG_ANY,               \
+      "NVSHMEM's: any value but 0 refuses the switch engine's NVLink multicast path")
 
 #endif

@@ -34,6 +34,7 @@ typedef enum {
 #define GPURMA_CFG_FIELD(field, name, type, def, accepts, help) GPURMA_CFG_MEMBERS_##type(field)
 typedef struct {
     GPURMA_CONFIG_TABLE(GPURMA_CFG_FIELD)
+    GPURMA_CONFIG_FOREIGN_TABLE(GPURMA_CFG_FIELD)
 } gpurma_config_t;
 #undef GPURMA_CFG_FIELD
 

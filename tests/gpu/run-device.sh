@@ -364,6 +364,11 @@ run2 ll_stress_port 90 "$(prog test_gpu_ll_stress)" 500
 run2 stream_port 120 "$(prog test_gpu_stream)"
 # Host subarrays as one descriptor each: the copy engine's 2-D/3-D copies.
 run2 port_subarray 120 "$(prog test_gpu_port_subarray)"
+# The switch engine forced: host calls through the mem engine's GPU entry,
+# kernels by load/store (multicast stays refused: NCCL_NVLS_ENABLE=0 above).
+RUN_ENV=GPURMA_ENGINE=switch
+run2 rma_switch 180 "$(prog test_gpu_rma)"
+run2 signal_order_switch 90 "$(prog test_gpu_signal_order)" 1000
 RUN_ENV=
 # The whole host-backend suite through the port engine, on this machine too.
 (cd "$build" && for t in "$top"/tests/mp/test_*.c; do

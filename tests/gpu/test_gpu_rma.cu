@@ -524,8 +524,10 @@ int main(void)
     CK(cudaPointerGetAttributes(&a, base));
     EXPECT(a.type == cudaMemoryTypeDevice, "win_allocate in a GPU context gave host memory");
     const char *forced = getenv("GPURMA_ENGINE");
-    gpurma_engine_t want =
-        forced && !strcmp(forced, "port") ? GPURMA_ENGINE_PORT : GPURMA_ENGINE_MEM;
+    gpurma_engine_t want = !forced                     ? GPURMA_ENGINE_MEM
+                           : !strcmp(forced, "port")   ? GPURMA_ENGINE_PORT
+                           : !strcmp(forced, "switch") ? GPURMA_ENGINE_SWITCH
+                                                       : GPURMA_ENGINE_MEM;
     EXPECT(gpurma_win_engine(win, peer) == want, "engine %s, expected %s",
            gpurma_engine_name(gpurma_win_engine(win, peer)), gpurma_engine_name(want));
     gpurma_dev_win_t dw;

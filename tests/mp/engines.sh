@@ -1,14 +1,18 @@
 #!/bin/sh
-# engines.sh MODE - the multi-process suite again, through the port engine:
-#   port   GPURMA_ENGINE=port: the proxy with its memcpy transport, one node,
-#          peers spread over two proxy contexts (GPURMA_PORT_CONTEXTS=2)
-#   nodes  the ranks split over two "nodes": the proxy with UCX
+# engines.sh MODE - the multi-process suite again, through another engine:
+#   port    GPURMA_ENGINE=port: the proxy with its memcpy transport, one node,
+#           peers spread over two proxy contexts (GPURMA_PORT_CONTEXTS=2)
+#   nodes   the ranks split over two "nodes": the proxy with UCX
+#   switch  GPURMA_ENGINE=switch: the switch engine, one node, through the
+#           mem engine's mappings (multicast stays off: the host backend
+#           and the default environment refuse it)
 # Ranks 2 and 4 only (each rank has a proxy thread, and CI has 2 cores);
 # atomics, one proxy round trip each, at 2 ranks only across nodes.
-# engines-port.sh and engines-nodes.sh are the Automake tests that call it.
+# engines-port.sh, engines-nodes.sh and engines-switch.sh are the Automake
+# tests that call it.
 here=$(cd "$(dirname "$0")" && pwd)
 build=${top_builddir:-.}
-mode=${1:?usage: engines.sh port|nodes}
+mode=${1:?usage: engines.sh port|nodes|switch}
 if test $mode = nodes && test "${HAVE_UCX:-yes}" = no; then
     echo "SKIP: no UCX in this build"
     exit 77
@@ -20,6 +24,8 @@ for mode in $mode; do
         name=$(basename "$prog" .mp)
         if test $mode = port; then
             GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_TEST_RANKS="2 4" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1
+        elif test $mode = switch; then
+            GPURMA_ENGINE=switch GPURMA_TEST_RANKS="2 4" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1
         else
             ranks="2 4"
             test $name = test_atomics && ranks=2

@@ -211,8 +211,6 @@ static void bad_windows(void)
     gpurma_win_params_t p;
     memset(&p, 0, sizeof(p));
     p.field_mask = GPURMA_WIN_FIELD_ENGINE;
-    p.engine = GPURMA_ENGINE_SWITCH;
-    EXPECT_ERR(GPURMA_ERR_UNSUPPORTED, gpurma_win_allocate(t_world, WIN_LEN, &p, NULL, &w));
     p.engine = (gpurma_engine_t)42;
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_win_allocate(t_world, WIN_LEN, &p, NULL, &w));
     p.field_mask = GPURMA_WIN_FIELD_MEM_KIND;

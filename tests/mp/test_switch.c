@@ -12,11 +12,15 @@
  * 2. Broadcast from every rank, in turn, with every element size; every
  *    member checks its whole window (data and poison).
  * 3. Bad input: errors, and nothing written; stale and zeroed handles.
- * 4. Refusal: with GPURMA_SWITCH=1 (set here) and NCCL_NVLS_ENABLE=0, or
- *    NVSHMEM_DISABLE_NVLS=1, or (argument "disable") GPURMA_DISABLE_SWITCH=1,
- *    the switch is emulated and its query names the variable; a request
- *    for multicast fails with GPURMA_ERR_UNSUPPORTED naming it. Windows
- *    served by the port engine are refused.
+ * 4. Refusal: with GPURMA_SWITCH=1 (set here) and, by the argument,
+ *    GPURMA_DISABLE_SWITCH=1 ("disable"), NCCL_NVLS_ENABLE=0 ("nccl") or
+ *    NVSHMEM_DISABLE_NVLS=1 ("nvshmem"), or none of them (the host backend
+ *    refuses), the switch is emulated and its query names the variable; a
+ *    request for multicast fails with GPURMA_ERR_UNSUPPORTED naming it.
+ *    Windows served by the port engine are refused.
+ * 5. The switch as a window's engine (forced by the window's parameters):
+ *    it serves every member; put_signal, get and fetch_add through it land
+ *    exactly, and a switch over such a window broadcasts into every member.
  */
 #include <pthread.h>
 
@@ -446,32 +450,12 @@ static void expect_refused(const char *var)
              "%s: the refusal does not name it: \"%s\"", var, gpurma_last_error_message(t_ctx));
 }
 
-static void test_refusal(int disabled)
+/* The environment is read once, at init: main sets it for the mode, and
+ * refuser names the variable that must be named (NULL: none refuses, the
+ * host backend does). */
+static void test_refusal(const char *refuser)
 {
-    const char *nccl = getenv("NCCL_NVLS_ENABLE"), *nvshmem = getenv("NVSHMEM_DISABLE_NVLS");
-    char saved_nccl[64] = "", saved_nvshmem[64] = "";
-    if (nccl)
-        snprintf(saved_nccl, sizeof(saved_nccl), "%s", nccl);
-    if (nvshmem)
-        snprintf(saved_nvshmem, sizeof(saved_nvshmem), "%s", nvshmem);
-    unsetenv("NCCL_NVLS_ENABLE");
-    unsetenv("NVSHMEM_DISABLE_NVLS");
-    if (disabled) {
-        /* first in the order: named even with the others set */
-        setenv("NCCL_NVLS_ENABLE", "0", 1);
-        setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
-        expect_refused("GPURMA_DISABLE_SWITCH");
-    } else {
-        setenv("NCCL_NVLS_ENABLE", "0", 1);
-        expect_refused("NCCL_NVLS_ENABLE");
-        setenv("NCCL_NVLS_ENABLE", "1", 1);
-        setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
-        expect_refused("NVSHMEM_DISABLE_NVLS");
-        unsetenv("NCCL_NVLS_ENABLE");
-        unsetenv("NVSHMEM_DISABLE_NVLS");
-        /* nothing in the environment refuses: the host backend does */
-        expect_refused("host");
-    }
+    expect_refused(refuser ? refuser : "host");
     /* the emulated switch asked for by name says so */
     gpurma_switch_params_t p = {GPURMA_SWITCH_FIELD_REQUEST, GPURMA_SWITCH_REQUEST_EMULATED};
     gpurma_switch_t s;
@@ -481,12 +465,6 @@ static void test_refusal(int disabled)
     T_ASSERT(info.mode == GPURMA_SWITCH_EMULATED && contains(info.reason, "requested"),
              "emulated request: mode %d reason \"%s\"", (int)info.mode, info.reason);
     CHECK(gpurma_switch_free(&s));
-    unsetenv("NCCL_NVLS_ENABLE");
-    unsetenv("NVSHMEM_DISABLE_NVLS");
-    if (saved_nccl[0] || nccl)
-        setenv("NCCL_NVLS_ENABLE", saved_nccl, 1);
-    if (saved_nvshmem[0] || nvshmem)
-        setenv("NVSHMEM_DISABLE_NVLS", saved_nvshmem, 1);
 
     /* members served by the port engine are not reachable by load/store */
     gpurma_win_params_t wp;
@@ -503,17 +481,131 @@ static void test_refusal(int disabled)
     }
 }
 
+/* ------------------------------------------- 5. the switch as an engine */
+
+enum { SWE_PUT = 310, SWE_GET = 311 };
+#define SWE_LEN 4099 /* odd: no access happens to be aligned by luck */
+
+/* A window forced on the switch engine: every member on this node is
+ * served by it, point-to-point calls land through the mem engine's
+ * mappings, and a switch over the window broadcasts into every member. */
+static void test_switch_window(void)
+{
+    gpurma_win_params_t wp;
+    memset(&wp, 0, sizeof(wp));
+    wp.field_mask = GPURMA_WIN_FIELD_ENGINE;
+    wp.engine = GPURMA_ENGINE_SWITCH;
+    gpurma_win_t sw_win;
+    void *base;
+    CHECK(gpurma_win_allocate(t_world, SWE_LEN, &wp, &base, &sw_win));
+    unsigned char *m = base;
+    for (int i = 0; i < t_size; i++)
+        T_ASSERT(gpurma_win_engine(sw_win, i) == GPURMA_ENGINE_SWITCH,
+                 "forced switch window: team rank %d is served by engine %d", i,
+                 (int)gpurma_win_engine(sw_win, i));
+    /* put_signal to the next rank at an odd offset and length */
+    int next = (t_rank + 1) % t_size, prev = (t_rank + t_size - 1) % t_size;
+    size_t off = 3 + (size_t)t_rank, n = SWE_LEN - 2 * off;
+    unsigned char *src = t_malloc(SWE_LEN), *want = t_malloc(SWE_LEN);
+    memset(m, T_POISON, SWE_LEN);
+    CHECK(gpurma_signal_reset(sw_win, 0));
+    CHECK(gpurma_barrier(t_world));
+    t_fill(src, n, t_seed(SWE_PUT, (uint64_t)t_rank, 0));
+    CHECK(gpurma_put_signal(sw_win, next, off, src, n, 0, GPURMA_SIGNAL_ADD, 1));
+    CHECK(gpurma_wait_until(sw_win, 0, GPURMA_CMP_EQ, 1));
+    uint64_t sig = 0;
+    CHECK(gpurma_signal_read(sw_win, 0, &sig));
+    T_ASSERT(sig == 1, "signal after one put_signal: %llu", (unsigned long long)sig);
+    size_t poff = 3 + (size_t)prev, pn = SWE_LEN - 2 * poff;
+    t_fill(want, pn, t_seed(SWE_PUT, (uint64_t)prev, 0));
+    t_verify_window(m, SWE_LEN, poff, want, pn, "put_signal through the switch engine", prev);
+    /* get what the previous rank received, back from it */
+    CHECK(gpurma_barrier(t_world));
+    size_t qoff = 3 + (size_t)((prev + t_size - 1) % t_size), qn = SWE_LEN - 2 * qoff;
+    unsigned char *got = t_malloc(SWE_LEN);
+    memset(got, T_POISON, SWE_LEN);
+    CHECK(gpurma_get(sw_win, prev, got + 1, qoff, qn));
+    CHECK(gpurma_quiet(sw_win));
+    t_fill(want, qn, t_seed(SWE_PUT, (uint64_t)((prev + t_size - 1) % t_size), 0));
+    t_verify(got + 1, want, qn, "get through the switch engine", prev, qoff);
+    t_verify_fill(got, T_POISON, 1, "get: byte before the destination", prev, 0);
+    t_verify_fill(got + 1 + qn, T_POISON, SWE_LEN - 1 - qn, "get: bytes after the destination",
+                  prev, qoff + qn);
+    /* atomics: every rank adds its rank + 1 to rank 0's word at offset 8 */
+    CHECK(gpurma_barrier(t_world));
+    uint64_t zero = 0, old;
+    if (t_rank == 0)
+        memcpy(m + 8, &zero, 8);
+    CHECK(gpurma_barrier(t_world));
+    CHECK(gpurma_atomic_fetch_add(sw_win, 0, 8, (uint64_t)t_rank + 1, &old));
+    CHECK(gpurma_barrier(t_world));
+    CHECK(gpurma_atomic_fetch_add(sw_win, 0, 8, 0, &old));
+    T_ASSERT(old == (uint64_t)t_size * (uint64_t)(t_size + 1) / 2,
+             "fetch_add through the switch engine: %llu", (unsigned long long)old);
+    CHECK(gpurma_win_free(&sw_win));
+    free(src);
+    free(want);
+    free(got);
+}
+
+/* The switch over a window forced on the switch engine: broadcasts as in
+ * test_broadcast, on that window. */
+static void test_switch_window_broadcast(void)
+{
+    gpurma_win_params_t wp;
+    memset(&wp, 0, sizeof(wp));
+    wp.field_mask = GPURMA_WIN_FIELD_ENGINE;
+    wp.engine = GPURMA_ENGINE_SWITCH;
+    gpurma_win_t saved_win = win;
+    unsigned char *saved_mem = mem;
+    gpurma_dev_switch_t saved_dsw = dsw;
+    void *base;
+    gpurma_switch_t s;
+    CHECK(gpurma_win_allocate(t_world, WIN_LEN, &wp, &base, &win));
+    mem = base;
+    CHECK(gpurma_switch_create(win, RANGE_OFF, RANGE_LEN, NULL, &s));
+    CHECK(gpurma_switch_device(s, &dsw));
+    test_broadcast();
+    CHECK(gpurma_switch_free(&s));
+    CHECK(gpurma_win_free(&win));
+    win = saved_win;
+    mem = saved_mem;
+    dsw = saved_dsw;
+}
+
 int main(int argc, char **argv)
 {
-    int disabled = argc > 1 && !strcmp(argv[1], "disable");
+    /* The mode says which variable refuses multicast (read once, at init):
+     * none (the host backend refuses), "disable" (GPURMA_DISABLE_SWITCH,
+     * first in the order: named even with the two others set), "nccl"
+     * (NCCL_NVLS_ENABLE=0) or "nvshmem" (NVSHMEM_DISABLE_NVLS=1, with
+     * NCCL_NVLS_ENABLE=1, which does not refuse). */
+    const char *mode = argc > 1 ? argv[1] : "";
+    const char *refuser = NULL;
     /* The host backend whatever the machine: the refusal cases unset
      * NCCL_NVLS_ENABLE and NVSHMEM_DISABLE_NVLS, which must never leave a
      * GPU's multicast checks to the driver (test_gpu_switch covers GPUs,
      * with them set). Opt in: the host backend must refuse anyway. */
     setenv("GPURMA_DEVICE", "host", 1);
     setenv("GPURMA_SWITCH", "1", 1);
-    if (disabled)
+    unsetenv("NCCL_NVLS_ENABLE");
+    unsetenv("NVSHMEM_DISABLE_NVLS");
+    if (!strcmp(mode, "disable")) {
         setenv("GPURMA_DISABLE_SWITCH", "1", 1);
+        setenv("NCCL_NVLS_ENABLE", "0", 1);
+        setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+        refuser = "GPURMA_DISABLE_SWITCH";
+    } else if (!strcmp(mode, "nccl")) {
+        setenv("NCCL_NVLS_ENABLE", "0", 1);
+        refuser = "NCCL_NVLS_ENABLE";
+    } else if (!strcmp(mode, "nvshmem")) {
+        setenv("NCCL_NVLS_ENABLE", "1", 1);
+        setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+        refuser = "NVSHMEM_DISABLE_NVLS";
+    } else if (mode[0]) {
+        fprintf(stderr, "test_switch: unknown mode %s (disable, nccl or nvshmem)\n", mode);
+        return 2;
+    }
     t_init("test_switch", 0);
     void *base;
     CHECK(gpurma_win_allocate(t_world, WIN_LEN, NULL, &base, &win));
@@ -535,18 +627,20 @@ int main(int argc, char **argv)
         CHECK(rc);
         CHECK(gpurma_switch_free(&probe));
     }
-    test_refusal(disabled);
+    test_refusal(refuser);
     CHECK(gpurma_switch_create(win, RANGE_OFF, RANGE_LEN, NULL, &sw));
     CHECK(gpurma_switch_device(sw, &dsw));
     gpurma_switch_info_t info;
     CHECK(gpurma_switch_query(sw, &info));
     T_ASSERT(info.mode == GPURMA_SWITCH_EMULATED, "host backend: mode %d", (int)info.mode);
-    if (!disabled) {
+    if (!refuser) {
         test_reduce();
         test_broadcast();
+        test_switch_window();
+        test_switch_window_broadcast();
     }
     test_bad_input();
     CHECK(gpurma_switch_free(&sw));
     CHECK(gpurma_win_free(&win));
-    return t_finish(disabled ? "GPURMA_DISABLE_SWITCH=1" : "");
+    return t_finish(refuser ? refuser : "");
 }

@@ -28,8 +28,12 @@ static int failures;
 /* ------------------------------------------------------------ one child per case */
 
 #define VAR_NAME(field, name, type, def, accepts, help) "GPURMA_" #name,
-static const char *const table_vars[] = {GPURMA_CONFIG_TABLE(VAR_NAME)};
+#define FOREIGN_VAR_NAME(field, name, type, def, accepts, help) #name,
+static const char *const table_vars[] = {GPURMA_CONFIG_TABLE(VAR_NAME)
+                                             GPURMA_CONFIG_FOREIGN_TABLE(FOREIGN_VAR_NAME)};
+static const char *const foreign_vars[] = {GPURMA_CONFIG_FOREIGN_TABLE(FOREIGN_VAR_NAME)};
 #undef VAR_NAME
+#undef FOREIGN_VAR_NAME
 #define NUM_TABLE_VARS (int)(sizeof(table_vars) / sizeof(table_vars[0]))
 
 /* Runs body in a child whose environment holds none of the table's variables
@@ -268,6 +272,18 @@ static int check_case(const void *arg)
     return failures;
 }
 
+static int check_foreign(const void *arg)
+{
+    (void)arg;
+    const gpurma_config_t *cfg = gpurma_config();
+    EXPECT(gpurma_config_check() == GPURMA_SUCCESS);
+    EXPECT(!strcmp(cfg->nccl_nvls_enable, "0"));
+    EXPECT(!strcmp(cfg->nvshmem_disable_nvls, "anything"));
+    const gpurma_config_entry_t *e = entry("NVSHMEM_DISABLE_NVLS");
+    EXPECT(e && e->is_set && !e->invalid && !strcmp(e->def, "0"));
+    return failures;
+}
+
 /* No variable set: every default is valid and in the fields. */
 static int check_defaults(const void *arg)
 {
@@ -283,6 +299,7 @@ static int check_defaults(const void *arg)
     }
     EXPECT(gpurma_config_check() == GPURMA_SUCCESS);
     EXPECT(cfg->timeout_ms == 60000 && cfg->liveness_ms == 20 && cfg->spin_us == 50);
+    EXPECT(!strcmp(cfg->nccl_nvls_enable, "") && !strcmp(cfg->nvshmem_disable_nvls, "0"));
     EXPECT(cfg->num_signals == 64 && cfg->num_counters == 16 && cfg->port_contexts == 1);
     EXPECT(!strcmp(cfg->engine, "auto") && cfg->engine_index == 0);
     EXPECT(!strcmp(cfg->bootstrap, "auto") && !strcmp(cfg->device, "auto"));
@@ -363,6 +380,11 @@ static void run_parsing_cases(void)
     expect_child("several invalid values", check_several_invalid, NULL, several);
     const char *public_env[] = {"GPURMA_TIMEOUT_MS", "12abc", NULL};
     expect_child("public error message", check_public_error, NULL, public_env);
+    /* Other projects' variables: whatever those projects accept is no
+     * error of ours; the fields hold the text as set. */
+    const char *foreign_env[] = {"NCCL_NVLS_ENABLE", "0", "NVSHMEM_DISABLE_NVLS", "anything",
+                                 NULL};
+    expect_child("other projects' variables", check_foreign, NULL, foreign_env);
     char long_value[1000];
     memset(long_value, 'x', sizeof(long_value) - 1);
     long_value[sizeof(long_value) - 1] = '\0';
@@ -395,7 +417,10 @@ int main(void)
     const gpurma_config_entry_t *e = gpurma_config_entries(&n);
     EXPECT(n >= 10);
     for (int i = 0; i < n; i++) {
-        EXPECT(!strncmp(e[i].env, "GPURMA_", 7));
+        int foreign = 0;
+        for (size_t k = 0; k < sizeof(foreign_vars) / sizeof(foreign_vars[0]); k++)
+            foreign |= !strcmp(e[i].env, foreign_vars[k]);
+        EXPECT(foreign || !strncmp(e[i].env, "GPURMA_", 7));
         EXPECT(e[i].help && strlen(e[i].help) > 10);
         EXPECT(e[i].def != NULL && e[i].value != NULL);
         if (!strcmp(e[i].env, "GPURMA_TIMEOUT_MS")) {
