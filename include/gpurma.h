@@ -147,13 +147,21 @@ GPURMA_API gpurma_status_t gpurma_team_check_peers(gpurma_team_t team);
 
 /* -------------------------------------------------------------- windows */
 
+/* Every engine kind, X(KIND, name, value) in value order: the enum below,
+ * gpurma_engine_name() and the words GPURMA_ENGINE accepts are made from
+ * this one list. */
+#define GPURMA_ENGINE_LIST(X)                                                   \
+    X(AUTO,   auto,   0) /* chosen per peer                   */                 \
+    X(MEM,    mem,    1) /* load/store into mapped peer memory */                \
+    X(PORT,   port,   2) /* descriptor FIFO + proxy thread     */                \
+    X(SWITCH, switch, 3) /* NVLink multicast, opt-in only      */
+
+#define GPURMA_ENGINE_KIND_VALUE(kind, name, value) GPURMA_ENGINE_##kind = value,
 typedef enum {
-    GPURMA_ENGINE_AUTO   = 0,
-    GPURMA_ENGINE_MEM    = 1, /* load/store into mapped peer memory */
-    GPURMA_ENGINE_PORT   = 2, /* descriptor FIFO + proxy thread     */
-    GPURMA_ENGINE_SWITCH = 3, /* NVLink multicast, opt-in only      */
-    GPURMA_ENGINE_NONE   = -1 /* returned for an invalid query      */
+    GPURMA_ENGINE_LIST(GPURMA_ENGINE_KIND_VALUE)
+    GPURMA_ENGINE_NONE = -1 /* returned for an invalid query */
 } gpurma_engine_t;
+#undef GPURMA_ENGINE_KIND_VALUE
 
 typedef enum {
     GPURMA_MEM_AUTO   = 0, /* device memory when a GPU is in use, else host */

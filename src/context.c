@@ -24,23 +24,14 @@ static int exchange_over_bootstrap(const gpurma_exchange_t *ex, const void *mine
     return gpurma_bootstrap_allgather(ex->arg, mine, all, len);
 }
 
-/* The device asked for: the init parameter, else GPURMA_DEVICE. */
+/* The device asked for: the init parameter, else GPURMA_DEVICE (read and
+ * checked once, with the rest of the configuration). */
 static int requested_device(const gpurma_init_params_t *p, int *want)
 {
-    const char *env = gpurma_config()->device;
-    *want = GPURMA_DEVICE_AUTO;
-    if (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE)) {
+    if (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE))
         *want = p->device;
-    } else if (!strcasecmp(env, "host")) {
-        *want = GPURMA_DEVICE_HOST;
-    } else if (strcasecmp(env, "auto")) {
-        char *end;
-        long v = strtol(env, &end, 10);
-        if (*end || v < 0)
-            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                    "GPURMA_DEVICE=%s is not auto, host or a GPU ordinal", env);
-        *want = (int)v;
-    }
+    else
+        *want = (int)gpurma_config()->device_value;
     return GPURMA_SUCCESS;
 }
 

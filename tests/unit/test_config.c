@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gpurma_internal.h"
+#include "config_section.h"
 
 static int failures;
 
@@ -27,9 +27,36 @@ static int failures;
 
 /* ------------------------------------------------------------ one child per case */
 
+/* A section of this program's own, as a component declares one. */
+#define TEST_CONFIG(X)                                                                    \
+    X(count, GPURMA_TEST_SECTION_COUNT, INT, "5", GPURMA_CFG_RANGE(1, 9, "things"),       \
+      "A section's integer, for test_config")                                             \
+    X(mode, GPURMA_TEST_SECTION_MODE, ENUM, "slow", GPURMA_CFG_ONE_OF("slow", "fast"),    \
+      "A section's word, for test_config")
+GPURMA_CONFIG_SECTION(test, TEST_CONFIG)
+
+/* One registered by hand after the configuration was read, as a library
+ * loaded later (dlopen) registers its own. */
+#define LATE_CONFIG(X)                                                                    \
+    X(flag, GPURMA_TEST_LATE_FLAG, BOOL, "0", GPURMA_CFG_ANY,                             \
+      "A late section's flag, for test_config")
+static int late_flag = -1;
+static void late_store(const gpurma_config_value_t *values)
+{
+    late_flag = (int)values[0].num;
+}
+static const gpurma_config_entry_t late_rows[] = {LATE_CONFIG(GPURMA_CFG_SECTION_ENTRY)};
+static gpurma_config_section_t late_section = {
+    .name = "late", .rows = late_rows, .num_rows = 1, .store = late_store};
+
 #define VAR_NAME(field, name, type, def, accepts, help) "GPURMA_" #name,
-static const char *const table_vars[] = {GPURMA_CONFIG_TABLE(VAR_NAME)};
+#define SECTION_VAR_NAME(field, name, type, def, accepts, help) #name,
+/* The core table, the library's sections and this program's. */
+static const char *const table_vars[] = {GPURMA_CONFIG_TABLE(VAR_NAME)
+    "GPURMA_BOOTSTRAP", "GPURMA_MPI_PLUGIN", "GPURMA_UID_TOKEN",
+    TEST_CONFIG(SECTION_VAR_NAME)};
 #undef VAR_NAME
+#undef SECTION_VAR_NAME
 #define NUM_TABLE_VARS (int)(sizeof(table_vars) / sizeof(table_vars[0]))
 
 /* Runs body in a child whose environment holds none of the table's variables
@@ -80,7 +107,9 @@ static int64_t number_field(const gpurma_config_t *c, const char *var)
     if (!strcmp(var, "GPURMA_NUM_COUNTERS"))   return c->num_counters;
     if (!strcmp(var, "GPURMA_PORT_CONTEXTS"))  return c->port_contexts;
     if (!strcmp(var, "GPURMA_DISABLE_SWITCH")) return c->disable_switch;
-    if (!strcmp(var, "GPURMA_BOOTSTRAP"))      return c->bootstrap_index;
+    if (!strcmp(var, "GPURMA_DEVICE"))         return c->device_value;
+    if (!strcmp(var, "GPURMA_TEST_SECTION_COUNT")) return test_config()->count;
+    if (!strcmp(var, "GPURMA_TEST_SECTION_MODE"))  return test_config()->mode_index;
     if (!strcmp(var, "GPURMA_ENGINE"))         return c->engine_index;
     if (!strcmp(var, "GPURMA_LOG_LEVEL"))      return c->log_level_index;
     if (!strcmp(var, "GPURMA_LOG_SUBSYS"))     return (int64_t)c->log_subsys_mask;
@@ -90,12 +119,12 @@ static int64_t number_field(const gpurma_config_t *c, const char *var)
 /* The parsed field of a variable that holds text. */
 static const char *text_field(const gpurma_config_t *c, const char *var)
 {
-    if (!strcmp(var, "GPURMA_BOOTSTRAP"))  return c->bootstrap;
     if (!strcmp(var, "GPURMA_ENGINE"))     return c->engine;
     if (!strcmp(var, "GPURMA_LOG_LEVEL"))  return c->log_level;
     if (!strcmp(var, "GPURMA_LOG_SUBSYS")) return c->log_subsys;
     if (!strcmp(var, "GPURMA_DEVICE"))     return c->device;
     if (!strcmp(var, "GPURMA_NODE_ID"))    return c->node_id;
+    if (!strcmp(var, "GPURMA_TEST_SECTION_MODE")) return test_config()->mode;
     return NULL;
 }
 
@@ -185,10 +214,14 @@ static const config_case_t cases[] = {
     BAD(ENGINE, "mem,port"),
     BAD(ENGINE, "me"),
     BAD(ENGINE, "memory"),
-    OK(BOOTSTRAP, "uid", 2, "uid"),
-    OK(BOOTSTRAP, "Single", 4, "single"),
+    /* bootstrap.c's section: its words come from the list of bootstraps. */
+    OK(BOOTSTRAP, "uid", -1, NULL),
+    OK(BOOTSTRAP, "Single", -1, NULL),
+    OK(BOOTSTRAP, "MPI", -1, NULL),
     BAD_SAYS(BOOTSTRAP, "tcp",
-             "GPURMA_BOOTSTRAP=tcp: expected one of auto, pmix, uid, mpi, single"),
+             "GPURMA_BOOTSTRAP=tcp: expected one of auto, mpi, pmix, uid, single"),
+    BAD(BOOTSTRAP, ""),
+    OK(UID_TOKEN, "s3cret", -1, NULL),
     OK(LOG_LEVEL, "error", GPURMA_LOG_ERROR, "error"),
     OK(LOG_LEVEL, "DEBUG", GPURMA_LOG_DEBUG, "debug"),
     OK(LOG_LEVEL, "trace", GPURMA_LOG_TRACE, "trace"),
@@ -208,11 +241,12 @@ static const config_case_t cases[] = {
     BAD(LOG_SUBSYS, "init,,port"),
     BAD(LOG_SUBSYS, "init port"),
 
-    OK(DEVICE, "auto", -1, "auto"),
-    OK(DEVICE, "HOST", -1, "HOST"),
-    OK(DEVICE, "0", -1, "0"),
-    OK(DEVICE, "7", -1, "7"),
-    OK(DEVICE, "2147483647", -1, "2147483647"),
+    OK(DEVICE, "auto", -1, "auto"), /* -1 is GPURMA_DEVICE_AUTO: checked in check_defaults */
+    OK(DEVICE, "HOST", GPURMA_DEVICE_HOST, "HOST"),
+    OK(DEVICE, "0", 0, "0"),
+    OK(DEVICE, "7", 7, "7"),
+    OK(DEVICE, "010", 10, "010"),
+    OK(DEVICE, "2147483647", 2147483647, "2147483647"),
     BAD_SAYS(DEVICE, "-3", "GPURMA_DEVICE=-3: expected auto, host or a GPU ordinal (0 or more)"),
     BAD(DEVICE, "abc"),
     BAD(DEVICE, ""),
@@ -222,6 +256,14 @@ static const config_case_t cases[] = {
     BAD(DEVICE, " 1"),
     BAD(DEVICE, "2147483648"),
     BAD(DEVICE, "99999999999999999999"),
+
+    /* A section declared in this file, parsed and checked with the core. */
+    OK(TEST_SECTION_COUNT, "7", 7, NULL),
+    BAD_SAYS(TEST_SECTION_COUNT, "10",
+             "GPURMA_TEST_SECTION_COUNT=10: expected an integer from 1 to 9 (things)"),
+    OK(TEST_SECTION_MODE, "FAST", 1, "fast"),
+    BAD_SAYS(TEST_SECTION_MODE, "medium",
+             "GPURMA_TEST_SECTION_MODE=medium: expected one of slow, fast"),
 
     OK(NODE_ID, "", -1, ""),          /* free text */
     OK(NODE_ID, "rack 3, node 7", -1, "rack 3, node 7"),
@@ -276,6 +318,8 @@ static int check_defaults(const void *arg)
     int n;
     const gpurma_config_entry_t *e = gpurma_config_entries(&n);
     EXPECT(n == NUM_TABLE_VARS);
+    for (int k = 0; k < NUM_TABLE_VARS; k++)
+        EXPECT(entry(table_vars[k]) != NULL);
     for (int i = 0; i < n; i++) {
         EXPECT(!e[i].is_set && !e[i].invalid && !strcmp(e[i].value, e[i].def));
         char accepts[256];
@@ -285,7 +329,9 @@ static int check_defaults(const void *arg)
     EXPECT(cfg->timeout_ms == 60000 && cfg->liveness_ms == 20 && cfg->spin_us == 50);
     EXPECT(cfg->num_signals == 64 && cfg->num_counters == 16 && cfg->port_contexts == 1);
     EXPECT(!strcmp(cfg->engine, "auto") && cfg->engine_index == 0);
-    EXPECT(!strcmp(cfg->bootstrap, "auto") && !strcmp(cfg->device, "auto"));
+    EXPECT(!strcmp(cfg->device, "auto") && cfg->device_value == GPURMA_DEVICE_AUTO);
+    EXPECT(test_config()->count == 5 && !strcmp(test_config()->mode, "slow"));
+    EXPECT(test_config_section.invalid == 0 && test_config_section.entries != NULL);
     EXPECT(!strcmp(cfg->log_level, "warn") && cfg->log_level_index == GPURMA_LOG_WARN);
     EXPECT(cfg->log_subsys_mask == 1u << GPURMA_SUB_COUNT && gpurma_log_mask == ~0u);
     EXPECT(gpurma_log_threshold == GPURMA_LOG_WARN);
@@ -338,6 +384,28 @@ static int check_long_value(const void *arg)
     return failures;
 }
 
+/* A section registered once the configuration was read is read at once:
+ * its value lands in its field and an invalid one fails the check. */
+static int check_late_section(const void *arg)
+{
+    int valid = *(const int *)arg;
+    int n0, n1;
+    EXPECT(gpurma_config_check() == GPURMA_SUCCESS);
+    gpurma_config_entries(&n0);
+    gpurma_config_register(&late_section);
+    gpurma_config_register(&late_section); /* once only */
+    const gpurma_config_entry_t *e = gpurma_config_entries(&n1);
+    EXPECT(n1 == n0 + 1 && !strcmp(e[n1 - 1].env, "GPURMA_TEST_LATE_FLAG"));
+    EXPECT(gpurma_config_section_read(&late_section) == !valid);
+    if (valid) {
+        EXPECT(late_flag == 1 && gpurma_config_check() == GPURMA_SUCCESS);
+    } else {
+        EXPECT(late_flag == 0 && gpurma_config_check() == GPURMA_ERR_INVALID_ARG);
+        EXPECT(!strncmp(gpurma_error_text(), "GPURMA_TEST_LATE_FLAG=sometimes: expected", 41));
+    }
+    return failures;
+}
+
 /* Runs body in a child (see in_child) and counts a failure under the name what. */
 static void expect_child(const char *what, int (*body)(const void *), const void *arg,
                          const char *const *env)
@@ -368,6 +436,11 @@ static void run_parsing_cases(void)
     long_value[sizeof(long_value) - 1] = '\0';
     const char *long_env[] = {"GPURMA_ENGINE", long_value, NULL};
     expect_child("long value", check_long_value, NULL, long_env);
+    static const int late_valid = 1, late_invalid = 0;
+    const char *late_on[] = {"GPURMA_TEST_LATE_FLAG", "on", NULL};
+    expect_child("late section", check_late_section, &late_valid, late_on);
+    const char *late_bad[] = {"GPURMA_TEST_LATE_FLAG", "sometimes", NULL};
+    expect_child("late section, invalid", check_late_section, &late_invalid, late_bad);
 }
 
 /* ------------------------------------------------------------------ main */
