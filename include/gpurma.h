@@ -114,6 +114,10 @@ GPURMA_API int gpurma_node_rank(gpurma_ctx_t ctx);
 GPURMA_API int gpurma_node_size(gpurma_ctx_t ctx);
 /* Name of the bootstrap in use ("pmix", "uid", "mpi", "single"). */
 GPURMA_API const char *gpurma_bootstrap_name(gpurma_ctx_t ctx);
+/* The GPU this context uses: *device receives its ordinal, or
+ * GPURMA_DEVICE_HOST for the host backend (what GPURMA_DEVICE or the init
+ * parameter chose, resolved: never GPURMA_DEVICE_AUTO). */
+GPURMA_API gpurma_status_t gpurma_device_in_use(gpurma_ctx_t ctx, int *device);
 
 GPURMA_API const char *gpurma_strerror(gpurma_status_t status);
 /* Detailed text of the last error status returned to the calling thread

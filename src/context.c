@@ -273,6 +273,17 @@ GPURMA_API const char *gpurma_bootstrap_name(gpurma_ctx_t ctx)
     return GPURMA_QUERY(gpurma_ctx_check(ctx)) ? NULL : ctx->bs->ops->name;
 }
 
+GPURMA_API gpurma_status_t gpurma_device_in_use(gpurma_ctx_t ctx, int *device)
+{
+    int rc = gpurma_ctx_check(ctx);
+    if (rc)
+        return rc;
+    if (!device)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "gpurma_device_in_use: device is NULL");
+    *device = ctx->device;
+    return GPURMA_SUCCESS;
+}
+
 GPURMA_API const char *gpurma_last_error_message(gpurma_ctx_t ctx)
 {
     /* Messages are per thread: a thread's last failed call is what it
