@@ -16,10 +16,9 @@
 
 #include "checked.h"
 #include "gpu.h"
-#include "gpu_driver.h"
 #include "gpurma_internal.h"
 
-#include <cuda_runtime_api.h>
+#include "gpu_runtime.h"
 
 #define GPURMA_MAX_GPUS 64
 
@@ -82,7 +81,7 @@ int gpurma_gpu_is_device_ptr(const void *p)
         (void)cudaGetLastError();
         return 0;
     }
-    return a.type == cudaMemoryTypeDevice;
+    return GPURMA_GPU_PTR_TYPE(a) == cudaMemoryTypeDevice;
 }
 
 /* One non-blocking stream per device for the library's own work, created
@@ -232,6 +231,7 @@ int gpurma_gpu_atomic(int device, uint64_t *p, int kind, uint64_t value, uint64_
 
 int gpurma_gpu_stream_begin(int device, void *stream)
 {
+    (void)stream; /* checked below where the runtime can say whose it is */
     int rc = set_device(device);
     if (rc)
         return rc;
@@ -295,7 +295,7 @@ static const void *kernel_readable(int device, const void *src)
         (void)cudaGetLastError();
         return NULL;
     }
-    switch (a.type) {
+    switch (GPURMA_GPU_PTR_TYPE(a)) {
     case cudaMemoryTypeDevice:
         return a.device == device ? src : NULL;
     case cudaMemoryTypeManaged:
@@ -639,7 +639,7 @@ static int device_of(const void *p)
         (void)cudaGetLastError();
         return -1;
     }
-    return a.type == cudaMemoryTypeDevice ? a.device : -1;
+    return GPURMA_GPU_PTR_TYPE(a) == cudaMemoryTypeDevice ? a.device : -1;
 }
 
 int gpurma_gpu_stream_copy_peer(void *stream, void *dst, const void *src, size_t n)

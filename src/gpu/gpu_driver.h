@@ -15,6 +15,10 @@
 
 #include <cuda.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* X(name, CUDA version of the signature, (parameters)) */
 #define GPURMA_DRIVER_CALLS(X)                                                                \
     X(cuDeviceGet, 12000, (CUdevice *, int))                                                  \
@@ -63,5 +67,9 @@ typedef enum {
 int gpurma_driver_need(gpurma_driver_call_t call, const char *who);
 /* (name is not macro-expanded: cuda.h maps some names to their _v2.) */
 #define GPURMA_DRIVER_NEED(name, who) gpurma_driver_need(GPURMA_DRIVER_##name, who)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -11,9 +11,9 @@
 
 #include <cstdio>
 
-#include <cuda_runtime_api.h>
 
 #include "gpurma_device.h"
+#include "gpu_runtime.h"
 extern "C" { /* the core's headers are C */
 #include "gpu.h"
 #include "gpurma_internal.h"
