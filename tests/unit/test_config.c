@@ -406,6 +406,23 @@ static int check_late_section(const void *arg)
     return failures;
 }
 
+/* GPURMA_DEVICE=host, read once by the configuration, is what init uses. */
+static int check_device_in_use(const void *arg)
+{
+    (void)arg;
+    gpurma_ctx_t ctx = NULL;
+    int device = 12345;
+    EXPECT(gpurma_device_in_use(NULL, &device) != GPURMA_SUCCESS && device == 12345);
+    EXPECT(gpurma_init(NULL, &ctx) == GPURMA_SUCCESS && ctx != NULL);
+    if (!ctx)
+        return failures;
+    EXPECT(gpurma_device_in_use(ctx, &device) == GPURMA_SUCCESS &&
+           device == GPURMA_DEVICE_HOST);
+    EXPECT(gpurma_device_in_use(ctx, NULL) == GPURMA_ERR_INVALID_ARG);
+    EXPECT(gpurma_finalize(ctx) == GPURMA_SUCCESS);
+    return failures;
+}
+
 /* Runs body in a child (see in_child) and counts a failure under the name what. */
 static void expect_child(const char *what, int (*body)(const void *), const void *arg,
                          const char *const *env)
@@ -441,6 +458,8 @@ static void run_parsing_cases(void)
     expect_child("late section", check_late_section, &late_valid, late_on);
     const char *late_bad[] = {"GPURMA_TEST_LATE_FLAG", "sometimes", NULL};
     expect_child("late section, invalid", check_late_section, &late_invalid, late_bad);
+    const char *host_env[] = {"GPURMA_DEVICE", "host", "GPURMA_BOOTSTRAP", "single", NULL};
+    expect_child("device in use", check_device_in_use, NULL, host_env);
 }
 
 /* ------------------------------------------------------------------ main */
