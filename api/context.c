@@ -24,23 +24,14 @@ static int exchange_over_bootstrap(const gpurma_exchange_t *ex, const void *mine
     return gpurma_bootstrap_allgather(ex->arg, mine, all, len);
 }
 
-/* The device asked for: the init parameter, else GPURMA_DEVICE. */
+/* The device asked for: the init parameter, else GPURMA_DEVICE (read and
+ * checked once, with the rest of the configuration). */
 static int requested_device(const gpurma_init_params_t *p, int *want)
 {
-    const char *env = gpurma_config()->device;
-    *want = GPURMA_DEVICE_AUTO;
-    if (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE)) {
+    if (p && (p->field_mask & GPURMA_INIT_FIELD_DEVICE))
         *want = p->device;
-    } else if (!strcasecmp(env, "host")) {
-        *want = GPURMA_DEVICE_HOST;
-    } else if (strcasecmp(env, "auto")) {
-        char *end;
-        long v = strtol(env, &end, 10);
-        if (*end || v < 0)
-            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                    "GPURMA_DEVICE=%s is not auto, host or a GPU ordinal", env);
-        *want = (int)v;
-    }
+    else
+        *want = (int)gpurma_config()->device_value;
     return GPURMA_SUCCESS;
 }
 
@@ -280,6 +271,17 @@ GPURMA_API int gpurma_node_size(gpurma_ctx_t ctx)
 GPURMA_API const char *gpurma_bootstrap_name(gpurma_ctx_t ctx)
 {
     return GPURMA_QUERY(gpurma_ctx_check(ctx)) ? NULL : ctx->bs->ops->name;
+}
+
+GPURMA_API gpurma_status_t gpurma_device_in_use(gpurma_ctx_t ctx, int *device)
+{
+    int rc = gpurma_ctx_check(ctx);
+    if (rc)
+        return rc;
+    if (!device)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "gpurma_device_in_use: device is NULL");
+    *device = ctx->device;
+    return GPURMA_SUCCESS;
 }
 
 GPURMA_API const char *gpurma_last_error_message(gpurma_ctx_t ctx)

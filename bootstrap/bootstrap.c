@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
-#include "gpurma_internal.h"
+#include "config_section.h"
 #include "mpi_plugin.h"
 
 /* Fixed size so the identity allgather needs no length exchange: a host name
@@ -142,8 +142,21 @@ out:
 
 /* ------------------------------------------------------------- selection */
 
-/* Automatic selection tries them in this order. */
+/* Every bootstrap, in the order automatic selection tries them: this list
+ * makes the table below and the words GPURMA_BOOTSTRAP accepts. Adding one
+ * is its file (a gpurma_bootstrap_<name> entry), a word here and the build
+ * list. */
 #define GPURMA_BOOTSTRAPS(X) X(mpi) X(pmix) X(uid) X(single)
+
+#define BOOTSTRAP_WORD(name) #name,
+#define BOOTSTRAP_CONFIG(X)                                                               \
+    X(bootstrap, GPURMA_BOOTSTRAP, ENUM, "auto",                                          \
+      GPURMA_CFG_ONE_OF_EACH("auto", GPURMA_BOOTSTRAPS(BOOTSTRAP_WORD)),                  \
+      "Bootstrap (auto: mpi when init gets a communicator, else pmix, uid or single from " \
+      "the environment)")                                                                 \
+    X(mpi_plugin, GPURMA_MPI_PLUGIN, STR, "", GPURMA_CFG_ANY,                             \
+      "Path of libgpurma_bootstrap_mpi.so (default: next to libgpurma)")
+GPURMA_CONFIG_SECTION(bootstrap, BOOTSTRAP_CONFIG)
 
 #define DECLARE_BOOTSTRAP(name) extern const gpurma_bootstrap_entry_t gpurma_bootstrap_##name;
 GPURMA_BOOTSTRAPS(DECLARE_BOOTSTRAP)
@@ -169,7 +182,7 @@ static const gpurma_bootstrap_entry_t *find_bootstrap(const char *name)
 static int choose_bootstrap(const char *name, gpurma_bootstrap_args_t *args,
                             const gpurma_bootstrap_entry_t **chosen)
 {
-    const char *env = gpurma_config()->bootstrap;
+    const char *env = bootstrap_config()->bootstrap;
     const char *requested = NULL;
     if (name && name[0] && strcasecmp(name, "auto")) {
         requested = name;
@@ -321,7 +334,7 @@ int gpurma_bootstrap_barrier(gpurma_bootstrap_t *bs)
  * library finds its own plugin without LD_LIBRARY_PATH. */
 static void *load_mpi_plugin(char *tried, size_t tried_len)
 {
-    const char *configured = gpurma_config()->mpi_plugin;
+    const char *configured = bootstrap_config()->mpi_plugin;
     if (configured && configured[0]) {
         snprintf(tried, tried_len, "%s (GPURMA_MPI_PLUGIN)", configured);
         return dlopen(configured, RTLD_NOW | RTLD_LOCAL);

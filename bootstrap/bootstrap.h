@@ -107,6 +107,8 @@ int gpurma_bootstrap_detect(const char **name, const char **why);
 
 /* Whether environment variable name is set and not empty (for detect). */
 int gpurma_bootstrap_env_set(const char *name);
+/* The pmix entry's detect (pmix_detect.c), shared by pmix.c and pmix_none.c. */
+int gpurma_bootstrap_pmix_detect(const gpurma_bootstrap_args_t *args, const char **why);
 
 /* Same as bs->ops->allgather but checks peer_failed first. */
 int gpurma_bootstrap_allgather(gpurma_bootstrap_t *bs, const void *mine, void *all, size_t len);

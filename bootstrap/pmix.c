@@ -7,6 +7,9 @@
  * issued nonblocking and waited for here, so that the wait honours
  * timeout_ms and stops as soon as the event handler reports a dead peer,
  * whatever the server does with PMIX_TIMEOUT.
+ *
+ * Built only with PMIx (configure --with-pmix); pmix_none.c stands in
+ * otherwise, and pmix_detect.c recognizes a PMIx launch in both builds.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -19,7 +22,6 @@
 #include "bootstrap.h"
 #include "gpurma_internal.h"
 
-#ifdef HAVE_PMIX
 #include <pmix.h>
 #include <pthread.h>
 
@@ -454,30 +456,9 @@ static int pmix_open(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **o
     *out = bs;
     return 0;
 }
-#else
-/* Built without PMIx: a PMIx launch is still recognized, so that it fails
- * clearly instead of running every process as a job of its own. */
-static int pmix_open(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **out)
-{
-    (void)out;
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                            "bootstrap 'pmix' chosen (%s) but gpurma was built without PMIx "
-                            "(configure --with-pmix); set GPURMA_BOOTSTRAP to another bootstrap",
-                            args->why);
-}
-#endif /* HAVE_PMIX */
-
-static int pmix_detect(const gpurma_bootstrap_args_t *args, const char **why)
-{
-    (void)args;
-    if (!gpurma_bootstrap_env_set("PMIX_RANK") && !gpurma_bootstrap_env_set("PMIX_NAMESPACE"))
-        return 0;
-    *why = "PMIX_RANK/PMIX_NAMESPACE are set (launched by mpirun or srun --mpi=pmix)";
-    return 1;
-}
 
 const gpurma_bootstrap_entry_t gpurma_bootstrap_pmix = {
     .name   = "pmix",
-    .detect = pmix_detect,
+    .detect = gpurma_bootstrap_pmix_detect,
     .open   = pmix_open,
 };

@@ -44,12 +44,21 @@
 #include <unistd.h>
 
 #include "bootstrap.h"
-#include "gpurma_internal.h"
+#include "config_section.h"
 #include "uid_rendezvous.h"
 #include "uid_sock.h"
 #include "uid_wire.h"
 
 #define UID_DEFAULT_PORT "29500" /* torchrun's default */
+
+/* The uid bootstrap's own option. RANK, WORLD_SIZE, MASTER_ADDR and
+ * MASTER_PORT are not options but the launcher's rendezvous: they are read
+ * when the bootstrap opens, because a layer above (the NVSHMEM unique-id
+ * init) sets them just before. */
+#define UID_CONFIG(X)                                                                     \
+    X(token, GPURMA_UID_TOKEN, STR, "", GPURMA_CFG_ANY,                                   \
+      "Shared secret for the uid bootstrap; connections without it are rejected")
+GPURMA_CONFIG_SECTION(uid, UID_CONFIG)
 
 enum { LINK_LIVE = 0, LINK_GONE, LINK_DEAD };
 
@@ -577,7 +586,7 @@ static void uid_finalize(gpurma_bootstrap_t *bs)
 static void uid_opened(gpurma_bootstrap_t *bs)
 {
     static int warned;
-    if (bs->num_nodes > 1 && bs->rank == 0 && !gpurma_config()->uid_token[0] &&
+    if (bs->num_nodes > 1 && bs->rank == 0 && !uid_config()->token[0] &&
         !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         GPURMA_WARN(GPURMA_SUB_BOOT,
                     "uid bootstrap: this job spans %d hosts and GPURMA_UID_TOKEN is not set: "
@@ -756,7 +765,7 @@ static int uid_open(const gpurma_bootstrap_args_t *args, gpurma_bootstrap_t **ou
         rc = read_launch_env(&env);
         if (rc)
             return rc;
-        gpurma_uid_job_token(gpurma_config()->uid_token, env.addr, env.port, env.size, token);
+        gpurma_uid_job_token(uid_config()->token, env.addr, env.port, env.size, token);
     }
     int rank = env.rank, size = env.size;
     const char *addr = env.addr, *port = env.port;

@@ -14,7 +14,6 @@
 
 #include <cstdio>
 
-#include <cuda_runtime_api.h>
 
 #include "gpurma_coll_device.h"
 #include "gpurma/detail/coll_direct.h"
@@ -22,6 +21,7 @@ extern "C" {
 #include "coll_internal.h"
 #include "gpurma_internal.h"
 }
+#include "gpu_launch.h"
 
 /* 512 threads per block move 8 KiB per round with 16-byte vectors. */
 #define GPURMA_COLL_THREADS 512
@@ -101,17 +101,17 @@ gpurma_k_coll_v(gpurma_dev_coll_t c, void *recv, const void *send, coll_v_table<
 }
 
 template <int CAP>
-static cudaError_t launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, void *recv,
-                            const void *send, const size_t *const arrays[4], int n,
-                            size_t max_count, int dtype, int algo)
+static int launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, void *recv,
+                    const void *send, const size_t *const arrays[4], int n, size_t max_count,
+                    int dtype, int algo)
 {
     coll_v_table<CAP> t;
     for (int k = 0; k < 4; k++)
         for (int r = 0; r < n; r++)
             t.v[k * n + r] = arrays[k][r];
-    gpurma_k_coll_v<CAP><<<parts, GPURMA_COLL_THREADS, 0, (cudaStream_t)stream>>>(
-        *c, recv, send, t, n, max_count, dtype, algo);
-    return cudaGetLastError();
+    return gpurma_gpu_launch("alltoallv kernel launch", gpurma_k_coll_v<CAP>, parts,
+                             GPURMA_COLL_THREADS, stream, *c, recv, send, t, n, max_count, dtype,
+                             algo);
 }
 
 extern "C" int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
@@ -122,19 +122,14 @@ extern "C" int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, un
 {
     const size_t *const arrays[4] = {send_counts, send_displs, recv_counts, recv_displs};
     const int n = c->size;
-    cudaError_t e;
     if (n <= 8)
-        e = launch_v<8>(stream, c, parts, recv, send, arrays, n, max_count, dtype, algo);
-    else if (n <= 64)
-        e = launch_v<64>(stream, c, parts, recv, send, arrays, n, max_count, dtype, algo);
-    else if (n <= GPURMA_COLL_V_MAX_RANKS)
-        e = launch_v<GPURMA_COLL_V_MAX_RANKS>(stream, c, parts, recv, send, arrays, n, max_count,
-                                              dtype, algo);
-    else
-        return gpurma_set_error(GPURMA_ERR_INTERNAL, "alltoallv kernel: team of %d ranks", n);
-    if (e == cudaSuccess)
-        return GPURMA_SUCCESS;
-    return gpurma_set_error(GPURMA_ERR_GPU, "alltoallv kernel launch: %s", cudaGetErrorString(e));
+        return launch_v<8>(stream, c, parts, recv, send, arrays, n, max_count, dtype, algo);
+    if (n <= 64)
+        return launch_v<64>(stream, c, parts, recv, send, arrays, n, max_count, dtype, algo);
+    if (n <= GPURMA_COLL_V_MAX_RANKS)
+        return launch_v<GPURMA_COLL_V_MAX_RANKS>(stream, c, parts, recv, send, arrays, n,
+                                                 max_count, dtype, algo);
+    return gpurma_set_error(GPURMA_ERR_INTERNAL, "alltoallv kernel: team of %d ranks", n);
 }
 
 /* Zero-copy allreduce on registered buffers (coll_direct.h): blocks
@@ -150,36 +145,22 @@ extern "C" int gpurma_coll_launch_direct(void *stream, const gpurma_dev_coll_t *
                                          unsigned blocks, const gpurma_dcoll__direct_t *d,
                                          size_t count, int dtype, int op)
 {
-    gpurma_k_coll_direct<<<blocks, GPURMA_COLL_THREADS, 0, (cudaStream_t)stream>>>(
-        *c, *d, count, dtype, op);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return GPURMA_SUCCESS;
-    return gpurma_set_error(GPURMA_ERR_GPU, "zero-copy allreduce kernel launch: %s",
-                            cudaGetErrorString(e));
+    return gpurma_gpu_launch("zero-copy allreduce kernel launch", gpurma_k_coll_direct, blocks,
+                             GPURMA_COLL_THREADS, stream, *c, *d, count, dtype, op);
 }
 
 extern "C" int gpurma_coll_preload_kernels(void)
 {
-    cudaFuncAttributes a;
-    if (cudaFuncGetAttributes(&a, gpurma_k_coll) == cudaSuccess &&
-        cudaFuncGetAttributes(&a, gpurma_k_coll_direct) == cudaSuccess &&
-        cudaFuncGetAttributes(&a, gpurma_k_coll_v<8>) == cudaSuccess &&
-        cudaFuncGetAttributes(&a, gpurma_k_coll_v<64>) == cudaSuccess &&
-        cudaFuncGetAttributes(&a, gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>) == cudaSuccess)
-        return GPURMA_SUCCESS;
-    return gpurma_set_error(GPURMA_ERR_GPU, "loading the collectives' kernel: %s",
-                            cudaGetErrorString(cudaGetLastError()));
+    return gpurma_gpu_load("loading the collectives' kernels", gpurma_k_coll,
+                           gpurma_k_coll_direct, gpurma_k_coll_v<8>, gpurma_k_coll_v<64>,
+                           gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>);
 }
 
 extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
                                   int kind, void *recv, const void *send, size_t count, int dtype,
                                   int op, int root, int algo)
 {
-    gpurma_k_coll<<<parts, GPURMA_COLL_THREADS, 0, (cudaStream_t)stream>>>(
-        *c, kind, recv, send, count, dtype, op, root, algo);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return GPURMA_SUCCESS;
-    return gpurma_set_error(GPURMA_ERR_GPU, "collective kernel launch: %s", cudaGetErrorString(e));
+    return gpurma_gpu_launch("collective kernel launch", gpurma_k_coll, parts,
+                             GPURMA_COLL_THREADS, stream, *c, kind, recv, send, count, dtype, op,
+                             root, algo);
 }

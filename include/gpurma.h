@@ -114,6 +114,10 @@ GPURMA_API int gpurma_node_rank(gpurma_ctx_t ctx);
 GPURMA_API int gpurma_node_size(gpurma_ctx_t ctx);
 /* Name of the bootstrap in use ("pmix", "uid", "mpi", "single"). */
 GPURMA_API const char *gpurma_bootstrap_name(gpurma_ctx_t ctx);
+/* The GPU this context uses: *device receives its ordinal, or
+ * GPURMA_DEVICE_HOST for the host backend (what GPURMA_DEVICE or the init
+ * parameter chose, resolved: never GPURMA_DEVICE_AUTO). */
+GPURMA_API gpurma_status_t gpurma_device_in_use(gpurma_ctx_t ctx, int *device);
 
 GPURMA_API const char *gpurma_strerror(gpurma_status_t status);
 /* Detailed text of the last error status returned to the calling thread
@@ -147,14 +151,22 @@ GPURMA_API gpurma_status_t gpurma_team_check_peers(gpurma_team_t team);
 
 /* -------------------------------------------------------------- windows */
 
+/* Every engine kind, X(KIND, name, value) in value order: the enum below,
+ * gpurma_engine_name() and the words GPURMA_ENGINE accepts are made from
+ * this one list. */
+#define GPURMA_ENGINE_LIST(X)                                                   \
+    X(AUTO,   auto,   0) /* chosen per peer                   */                 \
+    X(MEM,    mem,    1) /* load/store into mapped peer memory */                \
+    X(PORT,   port,   2) /* descriptor FIFO + proxy thread     */                \
+    X(SWITCH, switch, 3) /* forced only: the node's peers through mem's mappings;  \
+                            switch objects (gpurma_switch.h), multicast opt-in */
+
+#define GPURMA_ENGINE_KIND_VALUE(kind, name, value) GPURMA_ENGINE_##kind = value,
 typedef enum {
-    GPURMA_ENGINE_AUTO   = 0,
-    GPURMA_ENGINE_MEM    = 1, /* load/store into mapped peer memory */
-    GPURMA_ENGINE_PORT   = 2, /* descriptor FIFO + proxy thread     */
-    GPURMA_ENGINE_SWITCH = 3, /* forced only: the node's peers through mem's mappings; switch
-                                 objects (gpurma_switch.h), NVLink multicast opt-in */
-    GPURMA_ENGINE_NONE   = -1 /* returned for an invalid query      */
+    GPURMA_ENGINE_LIST(GPURMA_ENGINE_KIND_VALUE)
+    GPURMA_ENGINE_NONE = -1 /* returned for an invalid query */
 } gpurma_engine_t;
+#undef GPURMA_ENGINE_KIND_VALUE
 
 typedef enum {
     GPURMA_MEM_AUTO   = 0, /* device memory when a GPU is in use, else host */

@@ -21,7 +21,9 @@
 #define GPURMA_WIN_MAGIC  GPURMA_DEV_HOST_WIN_LIVE /* live window */
 #define GPURMA_NO_COUNTER UINT32_MAX
 
-#define GPURMA_ENGINE_KINDS 4 /* gpurma_engine_t values: auto, mem, port, switch */
+/* gpurma_engine_t values, from gpurma.h's list of kinds. */
+#define GPURMA_ENGINE_COUNT_ONE(kind, name, value) +1
+#define GPURMA_ENGINE_KINDS (0 GPURMA_ENGINE_LIST(GPURMA_ENGINE_COUNT_ONE))
 
 /* Every GPURMA_WIN_FIELD_* bit; others in a field_mask are refused. */
 #define GPURMA_WIN_FIELDS_KNOWN                                                        \

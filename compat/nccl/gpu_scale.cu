@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "gpurma/nccl/nccl.h"
+#include "gpu_launch.h"
 
 template <typename T>
 __global__ void scale_kernel(T *dst, const T *src, size_t n, T scalar, const T *scalar_dev)
@@ -20,21 +21,20 @@ __global__ void scale_kernel(T *dst, const T *src, size_t n, T scalar, const T *
 
 template <typename T>
 static int launch(void *dst, const void *src, size_t n, T scalar, const void *scalar_dev,
-                  cudaStream_t stream)
+                  void *stream)
 {
     size_t blocks = (n + 255) / 256;
     if (blocks > 1024)
         blocks = 1024;
-    scale_kernel<T><<<(unsigned)blocks, 256, 0, stream>>>((T *)dst, (const T *)src, n, scalar,
-                                                          (const T *)scalar_dev);
-    return cudaGetLastError() != cudaSuccess;
+    return gpurma_gpu_launch_raw(scale_kernel<T>, (unsigned)blocks, 256, stream, (T *)dst,
+                                 (const T *)src, n, scalar, (const T *)scalar_dev) != 0;
 }
 
 extern "C" int gpurma_nccl_gpu_scale_async(void *dst, const void *src, size_t count,
                                            ncclDataType_t dtype, double scalar,
                                            const void *scalar_dev, void *stream)
 {
-    cudaStream_t s = (cudaStream_t)stream;
+    void *s = stream;
     switch (dtype) {
     case ncclInt8:     return launch<int8_t>(dst, src, count, (int8_t)scalar, scalar_dev, s);
     case ncclUint8:    return launch<uint8_t>(dst, src, count, (uint8_t)scalar, scalar_dev, s);

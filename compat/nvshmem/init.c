@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checked.h"
+#include "config_section.h"
 #include "nvshmem_internal.h"
 
 gpurma_nvshmemi_lib_t gpurma_nvshmemi_lib = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -252,18 +253,19 @@ void gpurma_nvshmemi_prepare_stream_barrier(gpurma_team_t team)
     (void)gpurma_barrier_on_stream(team, NULL);
 }
 
-/* NVSHMEM_SYMMETRIC_SIZE: bytes, with an optional K, M, G or T suffix. */
-static int heap_size_from_env(size_t *out)
+/* NVSHMEM_SYMMETRIC_SIZE, as NVSHMEM reads it: bytes, with an optional K, M,
+ * G or T suffix (and B); empty means the default. */
+static int symmetric_size_ok(const char *v, int64_t *bytes)
 {
-    const char *v = getenv("NVSHMEM_SYMMETRIC_SIZE");
-    *out = GPURMA_NVSHMEMI_DEFAULT_HEAP;
-    if (!v || !*v)
-        return 0;
+    if (!*v) {
+        *bytes = (int64_t)GPURMA_NVSHMEMI_DEFAULT_HEAP;
+        return 1;
+    }
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
     if (errno || end == v || v[0] == '-')
-        return -1;
+        return 0;
     unsigned shift = 0;
     switch (toupper((unsigned char)*end)) {
     case 'K': shift = 10; end++; break;
@@ -274,22 +276,18 @@ static int heap_size_from_env(size_t *out)
     }
     if (toupper((unsigned char)*end) == 'B')
         end++;
-    if (*end || n > (SIZE_MAX >> shift) || !n)
-        return -1;
-    *out = (size_t)n << shift;
-    return 0;
+    if (*end || n > (SIZE_MAX >> shift) || n > ((uint64_t)INT64_MAX >> shift) || !n)
+        return 0;
+    *bytes = (int64_t)(n << shift);
+    return 1;
 }
 
-/* GPURMA_DEVICE as the units' updaters need it (see the state's device). */
-static int device_from_env(void)
-{
-    const char *v = getenv("GPURMA_DEVICE");
-    if (v && !strcmp(v, "host"))
-        return GPURMA_DEVICE_HOST;
-    if (v && isdigit((unsigned char)*v))
-        return atoi(v);
-    return GPURMA_DEVICE_AUTO;
-}
+/* The layer's own variables: NVSHMEM's names, read with gpurma's. */
+#define NVSHMEM_LAYER_CONFIG(X)                                                           \
+    X(symmetric_size, NVSHMEM_SYMMETRIC_SIZE, STR, "1G",                                  \
+      GPURMA_CFG_CHECKED(symmetric_size_ok, "a size in bytes, optionally with K, M, G or T"), \
+      "NVSHMEM layer: bytes of symmetric heap per PE, as in NVSHMEM")
+GPURMA_CONFIG_SECTION(nvshmem_layer, NVSHMEM_LAYER_CONFIG)
 
 static int fail_init(const char *why, gpurma_status_t rc)
 {
@@ -376,12 +374,13 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
         p.bootstrap = "uid";
     }
     size_t user_bytes, sync_bytes, total;
-    if (heap_size_from_env(&user_bytes)) {
+    if (gpurma_config_section_read(&nvshmem_layer_config_section)) {
         fprintf(stderr, "gpurma NVSHMEM layer: init: NVSHMEM_SYMMETRIC_SIZE=%s is not a "
                         "size (bytes, optionally with K, M, G or T)\n",
-                getenv("NVSHMEM_SYMMETRIC_SIZE"));
+                nvshmem_layer_config_section.entries[0].value);
         return NVSHMEMX_ERROR_INVALID_VALUE;
     }
+    user_bytes = (size_t)nvshmem_layer_config()->symmetric_size_value;
     gpurma_status_t rc = gpurma_init(&p, &L->ctx);
     if (rc != GPURMA_SUCCESS)
         return fail_init("gpurma_init", rc);
@@ -407,7 +406,10 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
     s->my_pe = gpurma_rank(L->ctx);
     s->n_pes = n;
     s->node_rank = gpurma_node_rank(L->ctx);
-    s->device = s->heap_host ? GPURMA_DEVICE_HOST : device_from_env();
+    int device = GPURMA_DEVICE_HOST;
+    if (!s->heap_host && gpurma_device_in_use(L->ctx, &device) != GPURMA_SUCCESS)
+        return fail_init("gpurma_device_in_use", GPURMA_ERR_INTERNAL);
+    s->device = device;
     s->heap_base = base;
     s->heap_size = total;
     s->sync_bytes = sync_bytes;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "switch.h"
+#include "config_section.h"
 
 static void switch_release(struct gpurma_switch_s *sw);
 
@@ -33,20 +34,31 @@ void gpurma_switch_release_win(struct gpurma_win_s *w)
     }
 }
 
+/* NCCL's and NVSHMEM's own switches for NVLink multicast: a job that turns
+ * it off for them turns it off for gpurma too. Free text, so that any
+ * value NCCL or NVSHMEM accept never fails gpurma_init. */
+#define SWITCH_CONFIG(X)                                                                  \
+    X(nccl_nvls_enable, NCCL_NVLS_ENABLE, STR, "", GPURMA_CFG_ANY,                        \
+      "NCCL's: 0 refuses the switch engine's NVLink multicast path")                      \
+    X(nvshmem_disable_nvls, NVSHMEM_DISABLE_NVLS, STR, "0", GPURMA_CFG_ANY,               \
+      "NVSHMEM's: any value but 0 refuses the switch engine's NVLink multicast path")
+GPURMA_CONFIG_SECTION(switch, SWITCH_CONFIG)
+
 int gpurma_switch_refusal(void)
 {
     const gpurma_config_t *cfg = gpurma_config();
+    const switch_config_t *foreign = switch_config();
     if (cfg->disable_switch)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "switch multicast refused: GPURMA_DISABLE_SWITCH is set");
-    if (!strcmp(cfg->nccl_nvls_enable, "0"))
+    if (!strcmp(foreign->nccl_nvls_enable, "0"))
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "switch multicast refused: NCCL_NVLS_ENABLE=0 is set");
     /* Its default is "0": set to anything else, even empty, it refuses. */
-    if (strcmp(cfg->nvshmem_disable_nvls, "0"))
+    if (strcmp(foreign->nvshmem_disable_nvls, "0"))
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "switch multicast refused: NVSHMEM_DISABLE_NVLS=%s is set",
-                                cfg->nvshmem_disable_nvls);
+                                foreign->nvshmem_disable_nvls);
     if (!cfg->switch_enable)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "switch multicast not enabled: it is opt-in (set GPURMA_SWITCH=1)");

@@ -5,8 +5,8 @@
  * Reached only after gpurma_switch_refusal() allowed it (GPURMA_SWITCH=1,
  * and none of GPURMA_DISABLE_SWITCH, NCCL_NVLS_ENABLE=0,
  * NVSHMEM_DISABLE_NVLS), so no driver call happens unless the user opted
- * in. The driver is reached through the runtime's
- * cudaGetDriverEntryPointByVersion: libgpurma never links libcuda.
+ * in. The driver is reached through gpu_driver.h's table: libgpurma never
+ * links libcuda. Built with CUDA only (switch_mc_none.c otherwise).
  *
  * Setup, collective over the window's team:
  *   check   device window; CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED; the
@@ -40,30 +40,11 @@
 #include "config.h"
 #endif
 
-#ifndef HAVE_CUDA
-
-int gpurma_switch_mc_check(struct gpurma_switch_s *sw)
-{
-    (void)sw;
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                            "switch multicast: this libgpurma was built without CUDA, so "
-                            "windows are in host memory (host backend)");
-}
-int gpurma_switch_mc_setup(struct gpurma_switch_s *sw)
-{
-    (void)sw;
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                            "switch multicast: this libgpurma was built without CUDA, so "
-                            "windows are in host memory (host backend)");
-}
-void gpurma_switch_mc_release(struct gpurma_switch_s *sw) { sw->mc = NULL; }
-
-#else
-
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include "gpu.h"
+#include "gpu_driver.h"
 
 struct gpurma_switch_mc {
     CUdevice                     dev;
@@ -77,52 +58,9 @@ struct gpurma_switch_mc {
     int                          fd;      /* exported or imported handle    */
 };
 
-/* The driver calls used here, with their CUDA 12 signatures. */
-#define MC_DRIVER_CALLS(X)                                                                    \
-    X(cuDeviceGet, (CUdevice *, int))                                                         \
-    X(cuDeviceGetAttribute, (int *, CUdevice_attribute, CUdevice))                            \
-    X(cuMemRetainAllocationHandle, (CUmemGenericAllocationHandle *, void *))                  \
-    X(cuMemGetAddressRange, (CUdeviceptr *, size_t *, CUdeviceptr))                           \
-    X(cuMemRelease, (CUmemGenericAllocationHandle))                                           \
-    X(cuMulticastGetGranularity, (size_t *, const CUmulticastObjectProp *,                    \
-                                  CUmulticastGranularity_flags))                              \
-    X(cuMulticastCreate, (CUmemGenericAllocationHandle *, const CUmulticastObjectProp *))     \
-    X(cuMulticastAddDevice, (CUmemGenericAllocationHandle, CUdevice))                         \
-    X(cuMulticastBindMem, (CUmemGenericAllocationHandle, size_t, CUmemGenericAllocationHandle, \
-                           size_t, size_t, unsigned long long))                               \
-    X(cuMulticastUnbind, (CUmemGenericAllocationHandle, CUdevice, size_t, size_t))            \
-    X(cuMemExportToShareableHandle, (void *, CUmemGenericAllocationHandle,                    \
-                                     CUmemAllocationHandleType, unsigned long long))          \
-    X(cuMemImportFromShareableHandle, (CUmemGenericAllocationHandle *, void *,                \
-                                       CUmemAllocationHandleType))                            \
-    X(cuMemAddressReserve, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long))  \
-    X(cuMemAddressFree, (CUdeviceptr, size_t))                                                \
-    X(cuMemMap, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)) \
-    X(cuMemUnmap, (CUdeviceptr, size_t))                                                      \
-    X(cuMemSetAccess, (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t))
-
-#define MC_DECLARE(name, args) static CUresult(*p_##name) args;
-MC_DRIVER_CALLS(MC_DECLARE)
-#undef MC_DECLARE
-
-/* Resolves one entry point; GPURMA_ERR_UNSUPPORTED when the driver lacks it. */
-static int resolve(const char *name, void **fn)
-{
-    if (*fn)
-        return GPURMA_SUCCESS;
-    enum cudaDriverEntryPointQueryResult q;
-    cudaError_t e = cudaGetDriverEntryPointByVersion(name, fn, 12010, cudaEnableDefault, &q);
-    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !*fn) {
-        *fn = NULL;
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "switch multicast: the driver has no %s (CUDA 12.1 or newer "
-                                "is needed)", name);
-    }
-    return GPURMA_SUCCESS;
-}
-
-#define RESOLVE(name) resolve(#name, (void **)&p_##name)
-
+/* The driver's entry points come from gpu_driver.h's table, resolved when
+ * this path first needs them. */
+#define RESOLVE(name) gpurma_driver_need(GPURMA_DRIVER_##name, "switch multicast")
 static int drv_error(CUresult r, const char *what)
 {
     return gpurma_set_error(GPURMA_ERR_GPU, "switch multicast: %s failed (CUresult %d)", what,
@@ -142,11 +80,11 @@ int gpurma_switch_mc_check(struct gpurma_switch_s *sw)
     if (rc)
         return rc;
     CUdevice dev;
-    CUresult r = p_cuDeviceGet(&dev, w->gpu->device);
+    CUresult r = gpurma_driver.cuDeviceGet(&dev, w->gpu->device);
     if (r != CUDA_SUCCESS)
         return drv_error(r, "cuDeviceGet");
     int mc = 0;
-    r = p_cuDeviceGetAttribute(&mc, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, dev);
+    r = gpurma_driver.cuDeviceGetAttribute(&mc, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, dev);
     if (r != CUDA_SUCCESS || !mc)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "switch multicast: GPU %d reports no multicast support "
@@ -163,7 +101,7 @@ int gpurma_switch_mc_check(struct gpurma_switch_s *sw)
     sw->mc = m;
     char *at = w->peers[w->rank].base + sw->offset;
     /* Only VMM allocations have a generic allocation handle to bind. */
-    r = p_cuMemRetainAllocationHandle(&m->mem, at);
+    r = gpurma_driver.cuMemRetainAllocationHandle(&m->mem, at);
     if (r != CUDA_SUCCESS)
         return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                 "switch multicast: the window's GPU memory is not VMM-backed "
@@ -172,7 +110,7 @@ int gpurma_switch_mc_check(struct gpurma_switch_s *sw)
     m->have_mem = 1;
     CUdeviceptr base = 0;
     size_t len = 0;
-    r = p_cuMemGetAddressRange(&base, &len, (CUdeviceptr)(uintptr_t)at);
+    r = gpurma_driver.cuMemGetAddressRange(&base, &len, (CUdeviceptr)(uintptr_t)at);
     if (r != CUDA_SUCCESS)
         return drv_error(r, "cuMemGetAddressRange");
     m->mem_off = (size_t)((CUdeviceptr)(uintptr_t)at - base);
@@ -220,9 +158,10 @@ int gpurma_switch_mc_setup(struct gpurma_switch_s *sw)
     struct gpurma_win_s *w = sw->win;
     struct gpurma_switch_mc *m = sw->mc;
     int rc = GPURMA_SUCCESS;
-#define MC_RESOLVE_ALL(name, args) if (!rc) rc = resolve(#name, (void **)&p_##name);
-    MC_DRIVER_CALLS(MC_RESOLVE_ALL)
-#undef MC_RESOLVE_ALL
+    /* This path uses every entry of the table; they are looked up, not
+     * called, until each phase below runs. */
+    for (int c = 0; !rc && c < GPURMA_DRIVER_NUM_CALLS; c++)
+        rc = gpurma_driver_need((gpurma_driver_call_t)c, "switch multicast");
     CUmulticastObjectProp prop;
     memset(&prop, 0, sizeof(prop));
     prop.numDevices = (unsigned)w->size;
@@ -231,7 +170,7 @@ int gpurma_switch_mc_setup(struct gpurma_switch_s *sw)
     if (!rc && !m)
         rc = gpurma_set_error(GPURMA_ERR_INTERNAL, "switch multicast: checks did not run");
     CUresult r;
-    if (!rc && (r = p_cuMulticastGetGranularity(&m->gran, &prop, CU_MULTICAST_GRANULARITY_MINIMUM)))
+    if (!rc && (r = gpurma_driver.cuMulticastGetGranularity(&m->gran, &prop, CU_MULTICAST_GRANULARITY_MINIMUM)))
         rc = drv_error(r, "cuMulticastGetGranularity");
     if (!rc && (!sw->bytes || sw->bytes % m->gran || m->mem_off % m->gran))
         rc = gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
@@ -243,11 +182,11 @@ int gpurma_switch_mc_setup(struct gpurma_switch_s *sw)
     /* create and export (rank 0) */
     mc_wire_t mine = {0, (int32_t)getpid(), -1, 0};
     if (!rc && w->rank == 0) {
-        if ((r = p_cuMulticastCreate(&m->mcobj, &prop)))
+        if ((r = gpurma_driver.cuMulticastCreate(&m->mcobj, &prop)))
             rc = drv_error(r, "cuMulticastCreate");
         else
             m->have_mc = 1;
-        if (!rc && (r = p_cuMemExportToShareableHandle(&m->fd, m->mcobj,
+        if (!rc && (r = gpurma_driver.cuMemExportToShareableHandle(&m->fd, m->mcobj,
                                                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)))
             rc = drv_error(r, "cuMemExportToShareableHandle");
         mine.fd = m->fd;
@@ -270,25 +209,25 @@ int gpurma_switch_mc_setup(struct gpurma_switch_s *sw)
             rc = gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                                   "switch multicast: cannot take team rank 0's handle "
                                   "(pidfd_getfd: %s)", strerror(errno));
-        else if ((r = p_cuMemImportFromShareableHandle(&m->mcobj, (void *)(uintptr_t)m->fd,
+        else if ((r = gpurma_driver.cuMemImportFromShareableHandle(&m->mcobj, (void *)(uintptr_t)m->fd,
                                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)))
             rc = drv_error(r, "cuMemImportFromShareableHandle");
         else
             m->have_mc = 1;
     }
     free(all);
-    if (!rc && (r = p_cuMulticastAddDevice(m->mcobj, m->dev)))
+    if (!rc && (r = gpurma_driver.cuMulticastAddDevice(m->mcobj, m->dev)))
         rc = drv_error(r, "cuMulticastAddDevice");
     else if (!rc)
         m->added = 1;
     rc = agree(sw, rc); /* every GPU added before anyone binds */
-    if (!rc && (r = p_cuMulticastBindMem(m->mcobj, 0, m->mem, m->mem_off, m->size, 0)))
+    if (!rc && (r = gpurma_driver.cuMulticastBindMem(m->mcobj, 0, m->mem, m->mem_off, m->size, 0)))
         rc = drv_error(r, "cuMulticastBindMem");
     else if (!rc)
         m->bound = 1;
-    if (!rc && (r = p_cuMemAddressReserve(&m->va, m->size, m->gran, 0, 0)))
+    if (!rc && (r = gpurma_driver.cuMemAddressReserve(&m->va, m->size, m->gran, 0, 0)))
         rc = drv_error(r, "cuMemAddressReserve");
-    if (!rc && (r = p_cuMemMap(m->va, m->size, 0, m->mcobj, 0))) {
+    if (!rc && (r = gpurma_driver.cuMemMap(m->va, m->size, 0, m->mcobj, 0))) {
         rc = drv_error(r, "cuMemMap");
     } else if (!rc) {
         m->mapped = 1;
@@ -297,7 +236,7 @@ int gpurma_switch_mc_setup(struct gpurma_switch_s *sw)
         ad.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
         ad.location.id = (int)m->dev;
         ad.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        if ((r = p_cuMemSetAccess(m->va, m->size, &ad, 1)))
+        if ((r = gpurma_driver.cuMemSetAccess(m->va, m->size, &ad, 1)))
             rc = drv_error(r, "cuMemSetAccess");
     }
     rc = agree(sw, rc);
@@ -314,19 +253,17 @@ void gpurma_switch_mc_release(struct gpurma_switch_s *sw)
         return;
     sw->dev.mc = NULL;
     if (m->mapped)
-        p_cuMemUnmap(m->va, m->size);
+        gpurma_driver.cuMemUnmap(m->va, m->size);
     if (m->va)
-        p_cuMemAddressFree(m->va, m->size);
+        gpurma_driver.cuMemAddressFree(m->va, m->size);
     if (m->bound)
-        p_cuMulticastUnbind(m->mcobj, m->dev, 0, m->size);
+        gpurma_driver.cuMulticastUnbind(m->mcobj, m->dev, 0, m->size);
     if (m->have_mc)
-        p_cuMemRelease(m->mcobj);
+        gpurma_driver.cuMemRelease(m->mcobj);
     if (m->have_mem)
-        p_cuMemRelease(m->mem);
+        gpurma_driver.cuMemRelease(m->mem);
     if (m->fd >= 0)
         close(m->fd);
     free(m);
     sw->mc = NULL;
 }
-
-#endif /* HAVE_CUDA */

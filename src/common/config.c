@@ -1,5 +1,6 @@
 /*
- * config.c - environment variables, parsed once from the X-macro table.
+ * config.c - environment variables, parsed once from the X-macro table and
+ * the sections components register (config_section.h).
  *
  * Each value is parsed strictly against its entry: a number is the whole text
  * and lies in the entry's range, a word is one of the entry's words. A value
@@ -7,6 +8,7 @@
  * (called by gpurma_init) reports it: a misspelt setting stops the job instead
  * of running it with a value nobody asked for.
  */
+#include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,27 +16,37 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gpurma_internal.h"
+#include "config_section.h"
 #include "gpurma/detail/dev_types.h"
 
-/* The table's accepts column, as initializers of gpurma_config_entry_t. */
-#define GPURMA_CFG_RANGE(lo, hi, u)   .min = (lo), .max = (hi), .unit = (u)
-#define GPURMA_CFG_ONE_OF(...)        .values = (const char *const[]){__VA_ARGS__, NULL}
-#define GPURMA_CFG_CHECKED(fn, words) .check = (fn), .accepts = (words)
-#define GPURMA_CFG_ANY                .values = NULL
-
-#define GPURMA_CFG_ENTRY(field_, name_, type_, def_, accepts_, help_)                      \
-    {.env = "GPURMA_" #name_, .type = GPURMA_CFG_##type_, .def = def_, .help = help_,     \
-     accepts_},
-#define GPURMA_CFG_FOREIGN_ENTRY(field_, name_, type_, def_, accepts_, help_)              \
-    {.env = #name_, .type = GPURMA_CFG_##type_, .def = def_, .help = help_, accepts_},
-static gpurma_config_entry_t entries[] = {
-    GPURMA_CONFIG_TABLE(GPURMA_CFG_ENTRY) GPURMA_CONFIG_FOREIGN_TABLE(GPURMA_CFG_FOREIGN_ENTRY)};
-#undef GPURMA_CFG_ENTRY
-#undef GPURMA_CFG_FOREIGN_ENTRY
-#define NUM_ENTRIES (sizeof(entries) / sizeof(entries[0]))
-
+/* The core table is the first section; components add theirs. */
 static gpurma_config_t config;
+static void core_store(const gpurma_config_value_t *values)
+{
+    gpurma_config_t *out = &config;
+    int i = 0;
+    GPURMA_CONFIG_TABLE(GPURMA_CFG_STORE)
+}
+static const gpurma_config_entry_t core_rows[] = {GPURMA_CONFIG_TABLE(GPURMA_CFG_CORE_ENTRY)};
+static gpurma_config_section_t core_section = {
+    .name     = "core",
+    .rows     = core_rows,
+    .num_rows = (int)(sizeof(core_rows) / sizeof(core_rows[0])),
+    .store    = core_store,
+};
+
+/* Every entry, core first, then the sections in the order they registered
+ * (gpurma-info reads them as one array). */
+#define MAX_ENTRIES 160
+static gpurma_config_entry_t entries[MAX_ENTRIES];
+static int num_entries;
+
+/* Sections, core first; guarded by sections_lock, which is held while
+ * they are read. */
+static gpurma_config_section_t *sections = &core_section;
+static pthread_mutex_t sections_lock = PTHREAD_MUTEX_INITIALIZER;
+static int loaded;
+
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static int  invalid_count;
 static char first_invalid[400]; /* message for the first invalid variable */
@@ -43,11 +55,7 @@ static char first_invalid[400]; /* message for the first invalid variable */
 static const char *const bool_words[] = {"1", "0", "yes", "no", "true", "false", "on", "off",
                                          NULL};
 
-typedef struct {
-    int64_t     num;  /* INT, BOOL; ENUM: index of the word */
-    uint64_t    mask; /* LIST: bit per word present */
-    const char *text; /* STR, LIST: the text; ENUM: the word in lower case */
-} parsed_t;
+typedef gpurma_config_value_t parsed_t;
 
 static int digit_value(char c, unsigned base)
 {
@@ -146,7 +154,7 @@ static int parse_value(const gpurma_config_entry_t *e, const char *text, parsed_
     case GPURMA_CFG_LIST:
         return parse_list(e->values, text, &p->mask);
     case GPURMA_CFG_STR:
-        return !e->check || e->check(text);
+        return !e->check || e->check(text, &p->num);
     }
     return 0;
 }
@@ -185,13 +193,18 @@ const char *gpurma_config_accepts(const gpurma_config_entry_t *e, char *buf, siz
     return buf;
 }
 
-int gpurma_config_device_ok(const char *s)
+int gpurma_config_device_ok(const char *s, int64_t *device)
 {
-    if (!strcasecmp(s, "auto") || !strcasecmp(s, "host"))
+    if (!strcasecmp(s, "auto") || !strcasecmp(s, "host")) {
+        *device = tolower((unsigned char)s[0]) == 'a' ? GPURMA_DEVICE_AUTO : GPURMA_DEVICE_HOST;
         return 1;
-    /* Decimal only: an ordinal is read with base 10 where the GPU is chosen. */
+    }
+    /* Decimal only: "010" is GPU 10, as a user who counts GPUs means it. */
     size_t n = strspn(s, "0123456789");
-    return n > 0 && !s[n] && n <= 10 && strtoll(s, NULL, 10) <= INT_MAX;
+    if (!n || s[n] || n > 10 || strtoll(s, NULL, 10) > INT_MAX)
+        return 0;
+    *device = strtoll(s, NULL, 10);
+    return 1;
 }
 
 static void record_invalid(const gpurma_config_entry_t *e)
@@ -206,33 +219,69 @@ static void record_invalid(const gpurma_config_entry_t *e)
              gpurma_config_accepts(e, accepts, sizeof(accepts)));
 }
 
-static void config_load(void)
+/* Reads one section's variables into entries[] and its fields. Called with
+ * sections_lock held. */
+static void read_section(gpurma_config_section_t *sec)
 {
-    parsed_t parsed[NUM_ENTRIES];
-    for (size_t k = 0; k < NUM_ENTRIES; k++) {
-        gpurma_config_entry_t *e = &entries[k];
+    if (sec->num_rows > MAX_ENTRIES - num_entries) {
+        /* A build with more rows than MAX_ENTRIES: refuse to start rather
+         * than run with a component's variables unread. */
+        if (!invalid_count++)
+            snprintf(first_invalid, sizeof(first_invalid), "configuration section '%s' does "
+                     "not fit (more than %d variables in all)", sec->name, MAX_ENTRIES);
+        sec->invalid = sec->num_rows;
+        return;
+    }
+    gpurma_config_entry_t *mine = &entries[num_entries];
+    parsed_t parsed[MAX_ENTRIES];
+    for (int k = 0; k < sec->num_rows; k++) {
+        gpurma_config_entry_t *e = &mine[k];
+        *e = sec->rows[k];
         const char *v = getenv(e->env);
         e->is_set = v != NULL;
         e->value = v ? v : e->def;
         if (parse_value(e, e->value, &parsed[k]))
             continue;
         e->invalid = 1;
+        sec->invalid++;
         record_invalid(e);
         if (!parse_value(e, e->def, &parsed[k])) /* a table bug; test_config guards */
             memset(&parsed[k], 0, sizeof(parsed[k]));
     }
-    size_t i = 0;
-#define STORE_INT(f, p)  config.f = (p).num;
-#define STORE_BOOL(f, p) config.f = (int)(p).num;
-#define STORE_STR(f, p)  config.f = (p).text;
-#define STORE_ENUM(f, p) config.f = (p).text; config.f##_index = (int)(p).num;
-#define STORE_LIST(f, p) config.f = (p).text; config.f##_mask = (p).mask;
-#define GPURMA_CFG_STORE(field, name, type, def, accepts, help) \
-    STORE_##type(field, parsed[i]) i++;
-    GPURMA_CONFIG_TABLE(GPURMA_CFG_STORE)
-    GPURMA_CONFIG_FOREIGN_TABLE(GPURMA_CFG_STORE)
-#undef GPURMA_CFG_STORE
+    num_entries += sec->num_rows;
+    sec->entries = mine;
+    sec->store(parsed);
+}
+
+static void config_load(void)
+{
+    pthread_mutex_lock(&sections_lock);
+    for (gpurma_config_section_t *sec = sections; sec; sec = sec->next)
+        read_section(sec);
+    loaded = 1;
+    pthread_mutex_unlock(&sections_lock);
     gpurma_log_configure(&config);
+}
+
+void gpurma_config_register(gpurma_config_section_t *section)
+{
+    pthread_mutex_lock(&sections_lock);
+    gpurma_config_section_t **tail = &sections;
+    while (*tail && *tail != section)
+        tail = &(*tail)->next;
+    if (!*tail) {
+        section->next = NULL;
+        *tail = section;
+        if (loaded) /* a library loaded later (dlopen) */
+            read_section(section);
+    }
+    pthread_mutex_unlock(&sections_lock);
+}
+
+int gpurma_config_section_read(const gpurma_config_section_t *section)
+{
+    gpurma_config();
+    return section->invalid;
 }
 
 const gpurma_config_t *gpurma_config(void)
@@ -256,6 +305,8 @@ int gpurma_config_check(void)
 const gpurma_config_entry_t *gpurma_config_entries(int *n)
 {
     gpurma_config();
-    *n = (int)NUM_ENTRIES;
+    pthread_mutex_lock(&sections_lock);
+    *n = num_entries;
+    pthread_mutex_unlock(&sections_lock);
     return entries;
 }

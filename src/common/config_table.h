@@ -1,18 +1,26 @@
 /*
- * config_table.h - every environment variable gpurma reads, in one table.
+ * config_table.h - the core's environment variables, in one table.
  *
  * X(field, NAME, type, default, accepts, help): the variable is GPURMA_<NAME>;
- * field is the member of gpurma_config_t; accepts says which values are valid:
+ * field is the member of gpurma_config_t; accepts says which values are valid
+ * (the macros are in config_section.h):
  *
  *   INT   GPURMA_CFG_RANGE(min, max, unit): a decimal or 0x-hex integer in
  *         [min, max], nothing else (no suffix, sign only when min < 0)
  *   BOOL  GPURMA_CFG_ANY: 1/0, yes/no, true/false, on/off (any case)
  *   ENUM  GPURMA_CFG_ONE_OF("a", "b", ...): one of the words (any case); the
- *         field holds the word as written here, field_index its position
+ *         field holds the word as written here, field_index its position.
+ *         GPURMA_CFG_ONE_OF_EACH(words) takes words each followed by a comma,
+ *         as a plug-in list generates them
  *   LIST  GPURMA_CFG_ONE_OF(...): a comma list of the words; field_mask has
  *         bit i set for word i
- *   STR   GPURMA_CFG_ANY (free text) or GPURMA_CFG_CHECKED(fn, words): fn(text)
- *         says whether text is valid, words say what is
+ *   STR   GPURMA_CFG_ANY (free text) or GPURMA_CFG_CHECKED(fn, words):
+ *         fn(text, &value) says whether text is valid and may store what it
+ *         read in field_value; words say what is valid
+ *
+ * A component's own variables are not here: it declares them in its own
+ * file with the same columns (config_section.h), and they are parsed,
+ * checked and printed with these.
  *
  * A value that does not parse leaves the default in the field and makes
  * gpurma_config_check() fail. gpurma-info prints this table with the values
@@ -23,8 +31,10 @@
 
 /* In the order of gpurma_log_level_t and gpurma_log_subsys_t. */
 #define GPURMA_LOG_LEVEL_NAMES  "error", "warn", "info", "debug", "trace"
-/* In gpurma_engine_t's order; gpurma_engine_name() uses the same list. */
-#define GPURMA_ENGINE_NAMES     "auto", "mem", "port", "switch"
+/* From gpurma.h's list of engine kinds, each followed by a comma;
+ * gpurma_engine_name() uses the same list. */
+#define GPURMA_ENGINE_WORD(kind, name, value) #name,
+#define GPURMA_ENGINE_NAMES     GPURMA_ENGINE_LIST(GPURMA_ENGINE_WORD)
 /* GPURMA_COLL_ALGO_NAMES: made from the algorithms' list, in gpurma_coll_algo_t's order. */
 #include "gpurma/detail/coll_algos.h"
 #define GPURMA_LOG_SUBSYS_NAMES "init", "boot", "win", "rma", "mem", "port"
@@ -33,11 +43,8 @@
 #define GPURMA_CFG_TIMEOUT_MS_MAX 604800000
 
 #define GPURMA_CONFIG_TABLE(X)                                                            \
-    X(bootstrap,    BOOTSTRAP,    ENUM, "auto",                                           \
-      GPURMA_CFG_ONE_OF("auto", "pmix", "uid", "mpi", "single"),                          \
-      "Bootstrap (auto: mpi when init gets a communicator, else pmix, uid or single from the environment)")                                          \
     X(engine,       ENGINE,       ENUM, "auto",                                           \
-      GPURMA_CFG_ONE_OF(GPURMA_ENGINE_NAMES),                                 \
+      GPURMA_CFG_ONE_OF_EACH(GPURMA_ENGINE_NAMES),                                        \
       "Engine for every window (auto: chosen per peer); window params override")                                 \
     X(device,       DEVICE,       STR,  "auto",                                           \
       GPURMA_CFG_CHECKED(gpurma_config_device_ok, "auto, host or a GPU ordinal (0 or more)"), \
@@ -59,14 +66,10 @@
       "Default local-completion counters per window")                                     \
     X(node_id,      NODE_ID,      STR,  "",     GPURMA_CFG_ANY,                           \
       "Override the node identity (makes ranks on one host act as separate nodes)")      \
-    X(uid_token,    UID_TOKEN,    STR,  "",     GPURMA_CFG_ANY,                           \
-      "Shared secret for the uid bootstrap; connections without it are rejected")         \
     X(uid_iface,    UID_ADDR,     STR,  "",     GPURMA_CFG_ANY,                           \
       "Address the uid bootstrap root listens on (default MASTER_ADDR)")                  \
     X(ucx_net_devices, UCX_NET_DEVICES, STR, "", GPURMA_CFG_ANY,                          \
       "Network devices of the port engine's UCX (as UCX_NET_DEVICES; default: the interface toward the bootstrap's job address (uid), else UCX's choice; all: every device)") \
-    X(mpi_plugin,   MPI_PLUGIN,   STR,  "",     GPURMA_CFG_ANY,                           \
-      "Path of libgpurma_bootstrap_mpi.so (default: next to libgpurma)")                  \
     X(liveness_ms,  LIVENESS_MS,  INT,  "20",                                             \
       GPURMA_CFG_RANGE(1, 60000, "milliseconds"),                                         \
       "How often waits check that node peers are alive (ms)")                             \
@@ -86,14 +89,5 @@
     X(coll_slot_bytes, COLL_SLOT_BYTES, INT, "131072",                                    \
       GPURMA_CFG_RANGE(1024, 67108864, "bytes"),                                          \
       "Collectives: bytes per peer and step in a team's scratch window (larger pieces go in several steps)")
-
-/* Other projects' variables that gpurma honours, under their own names (no
- * GPURMA_ prefix), as those projects read them: free text, so that a value
- * they accept never fails gpurma_init. */
-#define GPURMA_CONFIG_FOREIGN_TABLE(X)                                                    \
-    X(nccl_nvls_enable, NCCL_NVLS_ENABLE, STR, "", GPURMA_CFG_ANY,                        \
-      "NCCL's: 0 refuses the switch engine's NVLink multicast path")                      \
-    X(nvshmem_disable_nvls, NVSHMEM_DISABLE_NVLS, STR, "0", GPURMA_CFG_ANY,               \
-      "NVSHMEM's: any value but 0 refuses the switch engine's NVLink multicast path")
 
 #endif

@@ -25,18 +25,17 @@ typedef enum {
     GPURMA_CFG_INT, GPURMA_CFG_STR, GPURMA_CFG_BOOL, GPURMA_CFG_ENUM, GPURMA_CFG_LIST
 } gpurma_cfg_type_t;
 
-/* The members each type gives gpurma_config_t (see config_table.h). */
+/* The members each type gives gpurma_config_t (see config_table.h) and a
+ * component's own configuration struct (config_section.h). */
 #define GPURMA_CFG_MEMBERS_INT(f)  int64_t f;
-#define GPURMA_CFG_MEMBERS_STR(f)  const char *f;
+#define GPURMA_CFG_MEMBERS_STR(f)  const char *f; int64_t f##_value;
 #define GPURMA_CFG_MEMBERS_BOOL(f) int f;
 #define GPURMA_CFG_MEMBERS_ENUM(f) const char *f; int f##_index;
 #define GPURMA_CFG_MEMBERS_LIST(f) const char *f; uint64_t f##_mask;
-#define GPURMA_CFG_FIELD(field, name, type, def, accepts, help) GPURMA_CFG_MEMBERS_##type(field)
+#define GPURMA_CFG_MEMBER(field, name, type, def, accepts, help) GPURMA_CFG_MEMBERS_##type(field)
 typedef struct {
-    GPURMA_CONFIG_TABLE(GPURMA_CFG_FIELD)
-    GPURMA_CONFIG_FOREIGN_TABLE(GPURMA_CFG_FIELD)
+    GPURMA_CONFIG_TABLE(GPURMA_CFG_MEMBER)
 } gpurma_config_t;
-#undef GPURMA_CFG_FIELD
 
 typedef struct {
     const char       *env;   /* full variable name, e.g. "GPURMA_TIMEOUT_MS" */
@@ -47,7 +46,9 @@ typedef struct {
     int64_t            min, max;       /* INT */
     const char        *unit;           /* INT */
     const char *const *values;         /* ENUM, LIST: NULL-terminated */
-    int              (*check)(const char *text); /* STR: nonzero when valid */
+    /* STR: nonzero when text is valid; may store what it read in *value
+     * (the field's f_value), so that no user of the value parses it again. */
+    int              (*check)(const char *text, int64_t *value);
     const char        *accepts;        /* STR with check: the valid values in words */
     /* Filled when the environment is read. */
     int               is_set;  /* found in the environment */
@@ -55,17 +56,27 @@ typedef struct {
     int               invalid; /* value rejected: the field holds the default */
 } gpurma_config_entry_t;
 
+/* One parsed value, as a table row's field receives it. */
+typedef struct {
+    int64_t     num;  /* INT, BOOL; ENUM: index of the word; STR: what check read */
+    uint64_t    mask; /* LIST: bit per word present */
+    const char *text; /* STR, LIST: the text; ENUM: the word as the table writes it */
+} gpurma_config_value_t;
+
 /* Parsed once (thread-safe); later calls return the same object. */
 const gpurma_config_t *gpurma_config(void);
 /* GPURMA_SUCCESS, or GPURMA_ERR_INVALID_ARG with the calling thread's error
- * message naming the first invalid variable, its value and what it accepts. */
+ * message naming the first invalid variable, its value and what it accepts.
+ * Covers the core table and every registered section (config_section.h). */
 int gpurma_config_check(void);
-/* For gpurma-info: the table with values; *n receives the count. */
+/* For gpurma-info: the core table, then each registered section, with
+ * their values; *n receives the count. */
 const gpurma_config_entry_t *gpurma_config_entries(int *n);
 /* What an entry accepts, in words ("an integer from 1 to 10 (ms)"); returns buf. */
 const char *gpurma_config_accepts(const gpurma_config_entry_t *e, char *buf, size_t len);
-/* GPURMA_DEVICE's values: auto, host or a GPU ordinal. */
-int gpurma_config_device_ok(const char *text);
+/* GPURMA_DEVICE's values: auto, host or a GPU ordinal; *device receives
+ * GPURMA_DEVICE_AUTO, GPURMA_DEVICE_HOST or the ordinal. */
+int gpurma_config_device_ok(const char *text, int64_t *device);
 
 /* ------------------------------------------------------------------ logging */
 

@@ -2,9 +2,12 @@
  * gpu.h - the GPU runtime as the core sees it. Builds without CUDA or ROCm,
  * and machines without a driver, see zero GPUs and run the host backend.
  *
- * With HAVE_CUDA everything here goes through the CUDA runtime (cudart),
- * which reaches the driver itself: libgpurma never links libcuda. Without
- * it the functions below exist but report that no GPU is usable.
+ * The build selects one implementation: gpu_cuda.c over the CUDA runtime
+ * (cudart, which reaches the driver itself: libgpurma never links libcuda;
+ * the driver calls it needs are gpu_driver.h's table), gpu_hip.c over the
+ * HIP runtime (the same source, names mapped by gpu_runtime.h), or
+ * gpu_none.c, where the functions exist but report that no GPU is usable.
+ * Kernels are launched through gpu_launch.h.
  *
  * Layer 2, src/gpu/: includes only src/common/ and include/. Every CUDA or
  * HIP runtime call of the layers above goes through this header.
@@ -148,8 +151,8 @@ int gpurma_gpu_stream_barrier(void *stream, const gpurma_dev_win_t *w);
 void gpurma_gpu_capture_relax(int *saved);
 void gpurma_gpu_capture_restore(int saved);
 
-#ifdef HAVE_CUDA
-/* Kernels of gpu_kernels.cu; the stream is a cudaStream_t. */
+/* Kernels of gpu_kernels.cu (gpu_kernels_hip.hip in a HIP build), for the
+ * shim's own runtime file; the stream is the runtime's stream. */
 int gpurma_gpu_preload_kernels(void);
 int gpurma_gpu_launch_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
                              int op, uint64_t value);
@@ -170,7 +173,6 @@ int gpurma_gpu_launch_packets(void *stream, uint64_t *dst, const void *src, size
 int gpurma_gpu_launch_barrier(void *stream, const gpurma_dev_win_t *w, gpurma_gpu_fault_t *fault);
 /* Largest put_signal_on_stream done by one kernel (one block copies). */
 #define GPURMA_GPU_STREAM_FUSED_MAX (64u << 10)
-#endif
 
 /* ---------------------------------------------------------------------
  * For the port engine: its FIFOs and its copy engine transport. */

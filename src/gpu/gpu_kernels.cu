@@ -11,13 +11,14 @@
 
 #include <cstdio>
 
-#include <cuda_runtime_api.h>
 
 #include "gpurma_device.h"
+#include "gpu_runtime.h"
 extern "C" { /* the core's headers are C */
 #include "gpu.h"
 #include "gpurma_internal.h"
 }
+#include "gpu_launch.h"
 
 __global__ void gpurma_k_signal(gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
                                 uint64_t value)
@@ -145,12 +146,10 @@ __global__ void gpurma_k_barrier(gpurma_dev_win_t w, gpurma_gpu_fault_t *fault)
     }
 }
 
-static int launch_status(const char *what)
+extern "C" int gpurma_gpu_launch_failed(const char *what, int err)
 {
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        return GPURMA_SUCCESS;
-    return gpurma_set_error(GPURMA_ERR_GPU, "%s kernel launch: %s", what, cudaGetErrorString(e));
+    return gpurma_set_error(GPURMA_ERR_GPU, "%s: %s", what,
+                            gpurma_gpu_rt_error_string((gpurma_gpu_error_t)err));
 }
 
 /* With lazy module loading (the CUDA default), the first launch of a kernel
@@ -159,26 +158,16 @@ static int launch_status(const char *what)
  * that kernel, forever. Load ours when the GPU is selected instead. */
 extern "C" int gpurma_gpu_preload_kernels(void)
 {
-    cudaFuncAttributes a;
-    if (cudaFuncGetAttributes(&a, gpurma_k_signal) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_atomic) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_put_signal) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_put_value) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_wait) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_store_u64) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_fence) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_add_u64) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_packets) != cudaSuccess ||
-        cudaFuncGetAttributes(&a, gpurma_k_barrier) != cudaSuccess)
-        return launch_status("loading the library's");
-    return GPURMA_SUCCESS;
+    return gpurma_gpu_load("loading the library's kernels", gpurma_k_signal, gpurma_k_atomic,
+                           gpurma_k_put_signal, gpurma_k_put_value, gpurma_k_wait,
+                           gpurma_k_store_u64, gpurma_k_fence, gpurma_k_add_u64, gpurma_k_packets,
+                           gpurma_k_barrier);
 }
 
 extern "C" int gpurma_gpu_launch_signal(void *stream, gpurma_dev_signal_slot_t *slot,
                                         uint32_t origin, int op, uint64_t value)
 {
-    gpurma_k_signal<<<1, 1, 0, (cudaStream_t)stream>>>(slot, origin, op, value);
-    return launch_status("signal");
+    return gpurma_gpu_launch("signal kernel launch", gpurma_k_signal, 1, 1, stream, slot, origin, op, value);
 }
 
 extern "C" int gpurma_gpu_launch_atomic(void *stream, uint64_t *p, int kind, uint64_t value,
@@ -190,8 +179,7 @@ extern "C" int gpurma_gpu_launch_atomic(void *stream, uint64_t *p, int kind, uin
         (void)cudaGetLastError();
         dev_out = old_out; /* unified addressing: the host address works too */
     }
-    gpurma_k_atomic<<<1, 1, 0, (cudaStream_t)stream>>>(p, kind, value, compare, dev_out);
-    return launch_status("atomic");
+    return gpurma_gpu_launch("atomic kernel launch", gpurma_k_atomic, 1, 1, stream, p, kind, value, compare, dev_out);
 }
 
 extern "C" int gpurma_gpu_launch_put_signal(void *stream, char *dst, const void *src, size_t n,
@@ -204,40 +192,33 @@ extern "C" int gpurma_gpu_launch_put_signal(void *stream, char *dst, const void 
     unsigned threads = want >= 512 ? 512 : (unsigned)((want + 31) / 32 * 32);
     if (threads < 32)
         threads = 32;
-    gpurma_k_put_signal<<<1, threads, 0, (cudaStream_t)stream>>>(dst, src, n, slot, origin, op,
-                                                                 value);
-    return launch_status("put_signal");
+    return gpurma_gpu_launch("put_signal kernel launch", gpurma_k_put_signal, 1, threads, stream, dst, src, n, slot, origin, op, value);
 }
 
 extern "C" int gpurma_gpu_launch_put_value(void *stream, char *dst, uint64_t value, size_t bytes)
 {
-    gpurma_k_put_value<<<1, 1, 0, (cudaStream_t)stream>>>(dst, value, bytes);
-    return launch_status("put_value");
+    return gpurma_gpu_launch("put_value kernel launch", gpurma_k_put_value, 1, 1, stream, dst, value, bytes);
 }
 
 extern "C" int gpurma_gpu_launch_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig,
                                       int cmp, uint64_t value, gpurma_gpu_fault_t *fault)
 {
-    gpurma_k_wait<<<1, 1, 0, (cudaStream_t)stream>>>(*w, sig, cmp, value, fault);
-    return launch_status("wait_until");
+    return gpurma_gpu_launch("wait_until kernel launch", gpurma_k_wait, 1, 1, stream, *w, sig, cmp, value, fault);
 }
 
 extern "C" int gpurma_gpu_launch_store_u64(void *stream, uint64_t *p, uint64_t value)
 {
-    gpurma_k_store_u64<<<1, 1, 0, (cudaStream_t)stream>>>(p, value);
-    return launch_status("store");
+    return gpurma_gpu_launch("store kernel launch", gpurma_k_store_u64, 1, 1, stream, p, value);
 }
 
 extern "C" int gpurma_gpu_launch_fence(void *stream)
 {
-    gpurma_k_fence<<<1, 1, 0, (cudaStream_t)stream>>>();
-    return launch_status("fence");
+    return gpurma_gpu_launch("fence kernel launch", gpurma_k_fence, 1, 1, stream);
 }
 
 extern "C" int gpurma_gpu_launch_add_u64(void *stream, uint64_t *p, uint64_t value)
 {
-    gpurma_k_add_u64<<<1, 1, 0, (cudaStream_t)stream>>>(p, value);
-    return launch_status("counter");
+    return gpurma_gpu_launch("counter kernel launch", gpurma_k_add_u64, 1, 1, stream, p, value);
 }
 
 extern "C" int gpurma_gpu_launch_packets(void *stream, uint64_t *dst, const void *src,
@@ -245,14 +226,11 @@ extern "C" int gpurma_gpu_launch_packets(void *stream, uint64_t *dst, const void
 {
     size_t npk = gpurma_dev__packet_bytes(bytes, psize) / (size_t)psize;
     unsigned blocks = npk > 256 * 256 ? 256 : (unsigned)((npk + 255) / 256);
-    gpurma_k_packets<<<blocks ? blocks : 1, 256, 0, (cudaStream_t)stream>>>(dst, src, bytes, flag,
-                                                                          psize);
-    return launch_status("LL packets");
+    return gpurma_gpu_launch("LL packets kernel launch", gpurma_k_packets, blocks ? blocks : 1, 256, stream, dst, src, bytes, flag, psize);
 }
 
 extern "C" int gpurma_gpu_launch_barrier(void *stream, const gpurma_dev_win_t *w,
                                          gpurma_gpu_fault_t *fault)
 {
-    gpurma_k_barrier<<<1, 1, 0, (cudaStream_t)stream>>>(*w, fault);
-    return launch_status("barrier");
+    return gpurma_gpu_launch("barrier kernel launch", gpurma_k_barrier, 1, 1, stream, *w, fault);
 }

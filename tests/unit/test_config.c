@@ -12,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gpurma_internal.h"
+extern char **environ;
+
+#include "config_section.h"
 
 static int failures;
 
@@ -27,13 +29,36 @@ static int failures;
 
 /* ------------------------------------------------------------ one child per case */
 
+/* A section of this program's own, as a component declares one. */
+#define TEST_CONFIG(X)                                                                    \
+    X(count, GPURMA_TEST_SECTION_COUNT, INT, "5", GPURMA_CFG_RANGE(1, 9, "things"),       \
+      "A section's integer, for test_config")                                             \
+    X(mode, GPURMA_TEST_SECTION_MODE, ENUM, "slow", GPURMA_CFG_ONE_OF("slow", "fast"),    \
+      "A section's word, for test_config")
+GPURMA_CONFIG_SECTION(test, TEST_CONFIG)
+
+/* One registered by hand after the configuration was read, as a library
+ * loaded later (dlopen) registers its own. */
+#define LATE_CONFIG(X)                                                                    \
+    X(flag, GPURMA_TEST_LATE_FLAG, BOOL, "0", GPURMA_CFG_ANY,                             \
+      "A late section's flag, for test_config")
+static int late_flag = -1;
+static void late_store(const gpurma_config_value_t *values)
+{
+    late_flag = (int)values[0].num;
+}
+static const gpurma_config_entry_t late_rows[] = {LATE_CONFIG(GPURMA_CFG_SECTION_ENTRY)};
+static gpurma_config_section_t late_section = {
+    .name = "late", .rows = late_rows, .num_rows = 1, .store = late_store};
+
 #define VAR_NAME(field, name, type, def, accepts, help) "GPURMA_" #name,
-#define FOREIGN_VAR_NAME(field, name, type, def, accepts, help) #name,
+#define SECTION_VAR_NAME(field, name, type, def, accepts, help) #name,
+/* The core table, the library's sections and this program's. */
 static const char *const table_vars[] = {GPURMA_CONFIG_TABLE(VAR_NAME)
-                                             GPURMA_CONFIG_FOREIGN_TABLE(FOREIGN_VAR_NAME)};
-static const char *const foreign_vars[] = {GPURMA_CONFIG_FOREIGN_TABLE(FOREIGN_VAR_NAME)};
+    "GPURMA_BOOTSTRAP", "GPURMA_MPI_PLUGIN", "GPURMA_UID_TOKEN",
+    "NCCL_NVLS_ENABLE", "NVSHMEM_DISABLE_NVLS", TEST_CONFIG(SECTION_VAR_NAME)};
 #undef VAR_NAME
-#undef FOREIGN_VAR_NAME
+#undef SECTION_VAR_NAME
 #define NUM_TABLE_VARS (int)(sizeof(table_vars) / sizeof(table_vars[0]))
 
 /* Runs body in a child whose environment holds none of the table's variables
@@ -50,6 +75,18 @@ static int in_child(int (*body)(const void *), const void *arg, const char *cons
     if (pid == 0) {
         for (int i = 0; i < NUM_TABLE_VARS; i++)
             unsetenv(table_vars[i]);
+        /* And any other component's (sections this list does not know). */
+        for (int again = 1; again;) {
+            again = 0;
+            for (char **e = environ; *e; e++)
+                if (!strncmp(*e, "GPURMA_", 7)) {
+                    char name[256];
+                    snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
+                    unsetenv(name);
+                    again = 1;
+                    break;
+                }
+        }
         for (; env && env[0]; env += 2)
             setenv(env[0], env[1], 1);
         failures = 0;
@@ -84,7 +121,9 @@ static int64_t number_field(const gpurma_config_t *c, const char *var)
     if (!strcmp(var, "GPURMA_NUM_COUNTERS"))   return c->num_counters;
     if (!strcmp(var, "GPURMA_PORT_CONTEXTS"))  return c->port_contexts;
     if (!strcmp(var, "GPURMA_DISABLE_SWITCH")) return c->disable_switch;
-    if (!strcmp(var, "GPURMA_BOOTSTRAP"))      return c->bootstrap_index;
+    if (!strcmp(var, "GPURMA_DEVICE"))         return c->device_value;
+    if (!strcmp(var, "GPURMA_TEST_SECTION_COUNT")) return test_config()->count;
+    if (!strcmp(var, "GPURMA_TEST_SECTION_MODE"))  return test_config()->mode_index;
     if (!strcmp(var, "GPURMA_ENGINE"))         return c->engine_index;
     if (!strcmp(var, "GPURMA_LOG_LEVEL"))      return c->log_level_index;
     if (!strcmp(var, "GPURMA_LOG_SUBSYS"))     return (int64_t)c->log_subsys_mask;
@@ -94,12 +133,12 @@ static int64_t number_field(const gpurma_config_t *c, const char *var)
 /* The parsed field of a variable that holds text. */
 static const char *text_field(const gpurma_config_t *c, const char *var)
 {
-    if (!strcmp(var, "GPURMA_BOOTSTRAP"))  return c->bootstrap;
     if (!strcmp(var, "GPURMA_ENGINE"))     return c->engine;
     if (!strcmp(var, "GPURMA_LOG_LEVEL"))  return c->log_level;
     if (!strcmp(var, "GPURMA_LOG_SUBSYS")) return c->log_subsys;
     if (!strcmp(var, "GPURMA_DEVICE"))     return c->device;
     if (!strcmp(var, "GPURMA_NODE_ID"))    return c->node_id;
+    if (!strcmp(var, "GPURMA_TEST_SECTION_MODE")) return test_config()->mode;
     return NULL;
 }
 
@@ -189,10 +228,14 @@ static const config_case_t cases[] = {
     BAD(ENGINE, "mem,port"),
     BAD(ENGINE, "me"),
     BAD(ENGINE, "memory"),
-    OK(BOOTSTRAP, "uid", 2, "uid"),
-    OK(BOOTSTRAP, "Single", 4, "single"),
+    /* bootstrap.c's section: its words come from the list of bootstraps. */
+    OK(BOOTSTRAP, "uid", -1, NULL),
+    OK(BOOTSTRAP, "Single", -1, NULL),
+    OK(BOOTSTRAP, "MPI", -1, NULL),
     BAD_SAYS(BOOTSTRAP, "tcp",
-             "GPURMA_BOOTSTRAP=tcp: expected one of auto, pmix, uid, mpi, single"),
+             "GPURMA_BOOTSTRAP=tcp: expected one of auto, mpi, pmix, uid, single"),
+    BAD(BOOTSTRAP, ""),
+    OK(UID_TOKEN, "s3cret", -1, NULL),
     OK(LOG_LEVEL, "error", GPURMA_LOG_ERROR, "error"),
     OK(LOG_LEVEL, "DEBUG", GPURMA_LOG_DEBUG, "debug"),
     OK(LOG_LEVEL, "trace", GPURMA_LOG_TRACE, "trace"),
@@ -212,11 +255,12 @@ static const config_case_t cases[] = {
     BAD(LOG_SUBSYS, "init,,port"),
     BAD(LOG_SUBSYS, "init port"),
 
-    OK(DEVICE, "auto", -1, "auto"),
-    OK(DEVICE, "HOST", -1, "HOST"),
-    OK(DEVICE, "0", -1, "0"),
-    OK(DEVICE, "7", -1, "7"),
-    OK(DEVICE, "2147483647", -1, "2147483647"),
+    OK(DEVICE, "auto", -1, "auto"), /* -1 is GPURMA_DEVICE_AUTO: checked in check_defaults */
+    OK(DEVICE, "HOST", GPURMA_DEVICE_HOST, "HOST"),
+    OK(DEVICE, "0", 0, "0"),
+    OK(DEVICE, "7", 7, "7"),
+    OK(DEVICE, "010", 10, "010"),
+    OK(DEVICE, "2147483647", 2147483647, "2147483647"),
     BAD_SAYS(DEVICE, "-3", "GPURMA_DEVICE=-3: expected auto, host or a GPU ordinal (0 or more)"),
     BAD(DEVICE, "abc"),
     BAD(DEVICE, ""),
@@ -226,6 +270,14 @@ static const config_case_t cases[] = {
     BAD(DEVICE, " 1"),
     BAD(DEVICE, "2147483648"),
     BAD(DEVICE, "99999999999999999999"),
+
+    /* A section declared in this file, parsed and checked with the core. */
+    OK(TEST_SECTION_COUNT, "7", 7, NULL),
+    BAD_SAYS(TEST_SECTION_COUNT, "10",
+             "GPURMA_TEST_SECTION_COUNT=10: expected an integer from 1 to 9 (things)"),
+    OK(TEST_SECTION_MODE, "FAST", 1, "fast"),
+    BAD_SAYS(TEST_SECTION_MODE, "medium",
+             "GPURMA_TEST_SECTION_MODE=medium: expected one of slow, fast"),
 
     OK(NODE_ID, "", -1, ""),          /* free text */
     OK(NODE_ID, "rack 3, node 7", -1, "rack 3, node 7"),
@@ -275,12 +327,13 @@ static int check_case(const void *arg)
 static int check_foreign(const void *arg)
 {
     (void)arg;
-    const gpurma_config_t *cfg = gpurma_config();
     EXPECT(gpurma_config_check() == GPURMA_SUCCESS);
-    EXPECT(!strcmp(cfg->nccl_nvls_enable, "0"));
-    EXPECT(!strcmp(cfg->nvshmem_disable_nvls, "anything"));
+    /* The switch component's section: any text accepted and kept. */
     const gpurma_config_entry_t *e = entry("NVSHMEM_DISABLE_NVLS");
-    EXPECT(e && e->is_set && !e->invalid && !strcmp(e->def, "0"));
+    EXPECT(e && e->is_set && !e->invalid && !strcmp(e->def, "0") &&
+           !strcmp(e->value, "anything"));
+    e = entry("NCCL_NVLS_ENABLE");
+    EXPECT(e && e->is_set && !e->invalid && !strcmp(e->value, "0"));
     return failures;
 }
 
@@ -291,7 +344,9 @@ static int check_defaults(const void *arg)
     const gpurma_config_t *cfg = gpurma_config();
     int n;
     const gpurma_config_entry_t *e = gpurma_config_entries(&n);
-    EXPECT(n == NUM_TABLE_VARS);
+    EXPECT(n >= NUM_TABLE_VARS); /* more when a component adds a section */
+    for (int k = 0; k < NUM_TABLE_VARS; k++)
+        EXPECT(entry(table_vars[k]) != NULL);
     for (int i = 0; i < n; i++) {
         EXPECT(!e[i].is_set && !e[i].invalid && !strcmp(e[i].value, e[i].def));
         char accepts[256];
@@ -299,10 +354,11 @@ static int check_defaults(const void *arg)
     }
     EXPECT(gpurma_config_check() == GPURMA_SUCCESS);
     EXPECT(cfg->timeout_ms == 60000 && cfg->liveness_ms == 20 && cfg->spin_us == 50);
-    EXPECT(!strcmp(cfg->nccl_nvls_enable, "") && !strcmp(cfg->nvshmem_disable_nvls, "0"));
     EXPECT(cfg->num_signals == 64 && cfg->num_counters == 16 && cfg->port_contexts == 1);
     EXPECT(!strcmp(cfg->engine, "auto") && cfg->engine_index == 0);
-    EXPECT(!strcmp(cfg->bootstrap, "auto") && !strcmp(cfg->device, "auto"));
+    EXPECT(!strcmp(cfg->device, "auto") && cfg->device_value == GPURMA_DEVICE_AUTO);
+    EXPECT(test_config()->count == 5 && !strcmp(test_config()->mode, "slow"));
+    EXPECT(test_config_section.invalid == 0 && test_config_section.entries != NULL);
     EXPECT(!strcmp(cfg->log_level, "warn") && cfg->log_level_index == GPURMA_LOG_WARN);
     EXPECT(cfg->log_subsys_mask == 1u << GPURMA_SUB_COUNT && gpurma_log_mask == ~0u);
     EXPECT(gpurma_log_threshold == GPURMA_LOG_WARN);
@@ -355,6 +411,45 @@ static int check_long_value(const void *arg)
     return failures;
 }
 
+/* A section registered once the configuration was read is read at once:
+ * its value lands in its field and an invalid one fails the check. */
+static int check_late_section(const void *arg)
+{
+    int valid = *(const int *)arg;
+    int n0, n1;
+    EXPECT(gpurma_config_check() == GPURMA_SUCCESS);
+    gpurma_config_entries(&n0);
+    gpurma_config_register(&late_section);
+    gpurma_config_register(&late_section); /* once only */
+    const gpurma_config_entry_t *e = gpurma_config_entries(&n1);
+    EXPECT(n1 == n0 + 1 && !strcmp(e[n1 - 1].env, "GPURMA_TEST_LATE_FLAG"));
+    EXPECT(gpurma_config_section_read(&late_section) == !valid);
+    if (valid) {
+        EXPECT(late_flag == 1 && gpurma_config_check() == GPURMA_SUCCESS);
+    } else {
+        EXPECT(late_flag == 0 && gpurma_config_check() == GPURMA_ERR_INVALID_ARG);
+        EXPECT(!strncmp(gpurma_error_text(), "GPURMA_TEST_LATE_FLAG=sometimes: expected", 41));
+    }
+    return failures;
+}
+
+/* GPURMA_DEVICE=host, read once by the configuration, is what init uses. */
+static int check_device_in_use(const void *arg)
+{
+    (void)arg;
+    gpurma_ctx_t ctx = NULL;
+    int device = 12345;
+    EXPECT(gpurma_device_in_use(NULL, &device) != GPURMA_SUCCESS && device == 12345);
+    EXPECT(gpurma_init(NULL, &ctx) == GPURMA_SUCCESS && ctx != NULL);
+    if (!ctx)
+        return failures;
+    EXPECT(gpurma_device_in_use(ctx, &device) == GPURMA_SUCCESS &&
+           device == GPURMA_DEVICE_HOST);
+    EXPECT(gpurma_device_in_use(ctx, NULL) == GPURMA_ERR_INVALID_ARG);
+    EXPECT(gpurma_finalize(ctx) == GPURMA_SUCCESS);
+    return failures;
+}
+
 /* Runs body in a child (see in_child) and counts a failure under the name what. */
 static void expect_child(const char *what, int (*body)(const void *), const void *arg,
                          const char *const *env)
@@ -390,6 +485,13 @@ static void run_parsing_cases(void)
     long_value[sizeof(long_value) - 1] = '\0';
     const char *long_env[] = {"GPURMA_ENGINE", long_value, NULL};
     expect_child("long value", check_long_value, NULL, long_env);
+    static const int late_valid = 1, late_invalid = 0;
+    const char *late_on[] = {"GPURMA_TEST_LATE_FLAG", "on", NULL};
+    expect_child("late section", check_late_section, &late_valid, late_on);
+    const char *late_bad[] = {"GPURMA_TEST_LATE_FLAG", "sometimes", NULL};
+    expect_child("late section, invalid", check_late_section, &late_invalid, late_bad);
+    const char *host_env[] = {"GPURMA_DEVICE", "host", "GPURMA_BOOTSTRAP", "single", NULL};
+    expect_child("device in use", check_device_in_use, NULL, host_env);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -417,10 +519,9 @@ int main(void)
     const gpurma_config_entry_t *e = gpurma_config_entries(&n);
     EXPECT(n >= 10);
     for (int i = 0; i < n; i++) {
-        int foreign = 0;
-        for (size_t k = 0; k < sizeof(foreign_vars) / sizeof(foreign_vars[0]); k++)
-            foreign |= !strcmp(e[i].env, foreign_vars[k]);
-        EXPECT(foreign || !strncmp(e[i].env, "GPURMA_", 7));
+        /* Sections may read other projects' variables under their names. */
+        EXPECT(!strncmp(e[i].env, "GPURMA_", 7) || !strcmp(e[i].env, "NCCL_NVLS_ENABLE") ||
+               !strcmp(e[i].env, "NVSHMEM_DISABLE_NVLS") || !strncmp(e[i].env, "NVSHMEM_", 8));
         EXPECT(e[i].help && strlen(e[i].help) > 10);
         EXPECT(e[i].def != NULL && e[i].value != NULL);
         if (!strcmp(e[i].env, "GPURMA_TIMEOUT_MS")) {

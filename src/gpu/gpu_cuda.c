@@ -1,10 +1,9 @@
 /*
- * gpu.c - the CUDA runtime behind the core: discovery, device selection,
- * device memory of windows with CUDA IPC between the node's processes, and
- * the copies and small kernels of host-initiated operations on them.
- *
- * Without HAVE_CUDA, or on a machine without a driver, no GPU is seen and
- * the rest reports GPURMA_ERR_UNSUPPORTED (callers never get that far).
+ * gpu_cuda.c - the CUDA runtime behind the core: discovery, device
+ * selection, device memory of windows with CUDA IPC between the node's
+ * processes, and the copies and small kernels of host-initiated operations
+ * on them. Built with CUDA only (gpu_none.c otherwise); on a machine
+ * without a driver no GPU is seen and the host backend runs.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -19,133 +18,7 @@
 #include "gpu.h"
 #include "gpurma_internal.h"
 
-#ifndef HAVE_CUDA
-
-int gpurma_gpu_count(void) { return 0; }
-int gpurma_gpu_is_device_ptr(const void *p)
-{
-    (void)p;
-    return 0;
-}
-
-static int no_gpu(void)
-{
-    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "this libgpurma was built without CUDA");
-}
-
-int gpurma_gpu_use(int device)
-{
-    (void)device;
-    return no_gpu();
-}
-int gpurma_gpu_win_open(int device, void *user_data, size_t size, uint32_t nsig, uint32_t ncnt,
-                        int nranks, gpurma_gpu_win_t **out, gpurma_gpu_export_t *exp)
-{
-    (void)device, (void)user_data, (void)size, (void)nsig, (void)ncnt, (void)nranks, (void)exp;
-    *out = NULL;
-    return no_gpu();
-}
-int gpurma_gpu_win_map(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp, int self,
-                       char **data, gpurma_dev_signal_slot_t **signals)
-{
-    (void)g, (void)exp, (void)self, (void)data, (void)signals;
-    return no_gpu();
-}
-int gpurma_gpu_win_publish(gpurma_gpu_win_t *g, const gpurma_dev_peer_t *peers, int n)
-{
-    (void)g, (void)peers, (void)n;
-    return no_gpu();
-}
-void gpurma_gpu_win_close(gpurma_gpu_win_t *g) { (void)g; }
-int gpurma_gpu_copy(int device, void *dst, const void *src, size_t n)
-{
-    (void)device, (void)dst, (void)src, (void)n;
-    return no_gpu();
-}
-int gpurma_gpu_signal(int device, gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
-                      uint64_t value)
-{
-    (void)device, (void)slot, (void)origin, (void)op, (void)value;
-    return no_gpu();
-}
-int gpurma_gpu_atomic(int device, uint64_t *p, int kind, uint64_t value, uint64_t compare,
-                      uint64_t *old)
-{
-    (void)device, (void)p, (void)kind, (void)value, (void)compare, (void)old;
-    return no_gpu();
-}
-int gpurma_gpu_load_u64(int device, const uint64_t *p, uint64_t *value)
-{
-    (void)device, (void)p, (void)value;
-    return no_gpu();
-}
-int gpurma_gpu_store_u64(int device, uint64_t *p, uint64_t value)
-{
-    (void)device, (void)p, (void)value;
-    return no_gpu();
-}
-int gpurma_gpu_stream_begin(int device, void *stream)
-{
-    (void)device, (void)stream;
-    return no_gpu();
-}
-int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n)
-{
-    (void)stream, (void)dst, (void)src, (void)n;
-    return no_gpu();
-}
-int gpurma_gpu_stream_copy_2d(void *stream, void *dst, size_t dpitch, const void *src,
-                              size_t spitch, size_t width, size_t height)
-{
-    (void)stream, (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width, (void)height;
-    return no_gpu();
-}
-int gpurma_gpu_stream_put_signal(int device, void *stream, char *dst, const void *src, size_t n,
-                                 gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
-                                 uint64_t value)
-{
-    (void)device, (void)stream, (void)dst, (void)src, (void)n, (void)slot, (void)origin;
-    (void)op, (void)value;
-    return no_gpu();
-}
-int gpurma_gpu_stream_signal(void *stream, gpurma_dev_signal_slot_t *slot, uint32_t origin,
-                             int op, uint64_t value)
-{
-    (void)stream, (void)slot, (void)origin, (void)op, (void)value;
-    return no_gpu();
-}
-int gpurma_gpu_stream_put_value(void *stream, char *dst, uint64_t value, size_t bytes)
-{
-    (void)stream, (void)dst, (void)value, (void)bytes;
-    return no_gpu();
-}
-int gpurma_gpu_stream_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
-                           uint64_t value)
-{
-    (void)stream, (void)w, (void)sig, (void)cmp, (void)value;
-    return no_gpu();
-}
-int gpurma_gpu_stream_store_u64(void *stream, uint64_t *p, uint64_t value)
-{
-    (void)stream, (void)p, (void)value;
-    return no_gpu();
-}
-int gpurma_gpu_stream_fence(void *stream)
-{
-    (void)stream;
-    return no_gpu();
-}
-int gpurma_gpu_stream_barrier(void *stream, const gpurma_dev_win_t *w)
-{
-    (void)stream, (void)w;
-    return no_gpu();
-}
-void gpurma_gpu_capture_relax(int *saved) { *saved = 0; }
-void gpurma_gpu_capture_restore(int saved) { (void)saved; }
-
-#else /* HAVE_CUDA */
-
-#include <cuda_runtime_api.h>
+#include "gpu_runtime.h"
 
 #define GPURMA_MAX_GPUS 64
 
@@ -208,7 +81,7 @@ int gpurma_gpu_is_device_ptr(const void *p)
         (void)cudaGetLastError();
         return 0;
     }
-    return a.type == cudaMemoryTypeDevice;
+    return GPURMA_GPU_PTR_TYPE(a) == cudaMemoryTypeDevice;
 }
 
 /* One non-blocking stream per device for the library's own work, created
@@ -358,6 +231,7 @@ int gpurma_gpu_atomic(int device, uint64_t *p, int kind, uint64_t value, uint64_
 
 int gpurma_gpu_stream_begin(int device, void *stream)
 {
+    (void)stream; /* checked below where the runtime can say whose it is */
     int rc = set_device(device);
     if (rc)
         return rc;
@@ -421,7 +295,7 @@ static const void *kernel_readable(int device, const void *src)
         (void)cudaGetLastError();
         return NULL;
     }
-    switch (a.type) {
+    switch (GPURMA_GPU_PTR_TYPE(a)) {
     case cudaMemoryTypeDevice:
         return a.device == device ? src : NULL;
     case cudaMemoryTypeManaged:
@@ -498,26 +372,15 @@ void gpurma_gpu_capture_restore(int saved)
 
 /* ------------------------------------------------------------ windows */
 
-/* cuMemGetAddressRange, reached through the runtime (no libcuda link): the
- * IPC handle of a user's buffer names its whole allocation, so peers need
- * the buffer's offset in it. */
-typedef int (*mem_range_fn)(unsigned long long *base, size_t *size, unsigned long long p);
-
+/* The IPC handle of a user's buffer names its whole allocation, so peers
+ * need the buffer's offset in it. */
 static int allocation_base(void *p, char **base)
 {
-    static mem_range_fn fn;
-    if (!fn) {
-        void *f = NULL;
-        enum cudaDriverEntryPointQueryResult q;
-        cudaError_t e = cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000,
-                                                         cudaEnableDefault, &q);
-        if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !f)
-            return gpurma_set_error(GPURMA_ERR_GPU, "cuMemGetAddressRange is not available");
-        fn = (mem_range_fn)f;
-    }
-    unsigned long long b = 0;
+    if (GPURMA_DRIVER_NEED(cuMemGetAddressRange, "win_create"))
+        return gpurma_set_error(GPURMA_ERR_GPU, "cuMemGetAddressRange is not available");
+    CUdeviceptr b = 0;
     size_t len = 0;
-    if (fn(&b, &len, (unsigned long long)(uintptr_t)p) != 0)
+    if (gpurma_driver.cuMemGetAddressRange(&b, &len, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "win_create: %p is not inside a cudaMalloc allocation", p);
     *base = (char *)(uintptr_t)b;
@@ -705,11 +568,9 @@ void gpurma_gpu_win_close(gpurma_gpu_win_t *g)
     free(g);
 }
 
-#endif /* HAVE_CUDA */
 
 /* ------------------------------------------------ for the port engine */
 
-#ifdef HAVE_CUDA
 
 void *gpurma_gpu_host_alloc(size_t len)
 {
@@ -778,7 +639,7 @@ static int device_of(const void *p)
         (void)cudaGetLastError();
         return -1;
     }
-    return a.type == cudaMemoryTypeDevice ? a.device : -1;
+    return GPURMA_GPU_PTR_TYPE(a) == cudaMemoryTypeDevice ? a.device : -1;
 }
 
 int gpurma_gpu_stream_copy_peer(void *stream, void *dst, const void *src, size_t n)
@@ -803,43 +664,7 @@ int gpurma_gpu_pci_bus_id(int device, char *buf, size_t len)
     return 0;
 }
 
-#else /* !HAVE_CUDA */
-
-void *gpurma_gpu_host_alloc(size_t len)
-{
-    (void)len;
-    return NULL;
-}
-void gpurma_gpu_host_free(void *p) { (void)p; }
-uint64_t *gpurma_gpu_alloc_u64(void) { return NULL; }
-void gpurma_gpu_free(void *p) { (void)p; }
-int gpurma_gpu_stream_create(int device, void **stream)
-{
-    (void)device, (void)stream;
-    return no_gpu();
-}
-void gpurma_gpu_stream_destroy(void *stream) { (void)stream; }
-int gpurma_gpu_stream_sync(void *stream)
-{
-    (void)stream;
-    return no_gpu();
-}
-int gpurma_gpu_stream_copy_peer(void *stream, void *dst, const void *src, size_t n)
-{
-    (void)stream, (void)dst, (void)src, (void)n;
-    return no_gpu();
-}
-int gpurma_gpu_pci_bus_id(int device, char *buf, size_t len)
-{
-    (void)device, (void)buf, (void)len;
-    return -1;
-}
-
-#endif /* HAVE_CUDA */
-
 /* --------------------------------------- 2-D / 3-D copies (port engine) */
-
-#ifdef HAVE_CUDA
 
 /* Rows per plane of a side as cudaPitchedPtr counts them (its plane pitch
  * is pitch * ysize), or 0 when the plane pitch is no whole number of rows
@@ -862,6 +687,7 @@ static cudaError_t copy_3d(cudaStream_t s, void *dst, size_t dpitch, size_t drow
     struct cudaPitchedPtr d = {.ptr = dst, .pitch = dpitch, .xsize = width, .ysize = drows};
     struct cudaPitchedPtr f = {.ptr = (void *)(uintptr_t)src, .pitch = spitch, .xsize = width,
                                .ysize = srows};
+#ifndef GPURMA_GPU_HIP /* HIP has no 3-D peer copy; unified addresses serve below */
     if (ddev >= 0 && sdev >= 0 && ddev != sdev) {
         struct cudaMemcpy3DPeerParms p;
         memset(&p, 0, sizeof(p));
@@ -872,6 +698,9 @@ static cudaError_t copy_3d(cudaStream_t s, void *dst, size_t dpitch, size_t drow
         p.extent = ext;
         return cudaMemcpy3DPeerAsync(&p, s);
     }
+#else
+    (void)ddev, (void)sdev;
+#endif
     struct cudaMemcpy3DParms p;
     memset(&p, 0, sizeof(p));
     p.dstPtr = d;
@@ -901,16 +730,3 @@ int gpurma_gpu_stream_copy_3d(void *stream, void *dst, const size_t dst_pitch[2]
                         (const char *)src + z * src_pitch[1], spitch, height, width, height, 1);
     return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "2-D/3-D copy on the stream");
 }
-
-#else /* !HAVE_CUDA */
-
-int gpurma_gpu_stream_copy_3d(void *stream, void *dst, const size_t dst_pitch[2], const void *src,
-                              const size_t src_pitch[2], size_t width, size_t height,
-                              size_t depth)
-{
-    (void)stream, (void)dst, (void)dst_pitch, (void)src, (void)src_pitch, (void)width,
-        (void)height, (void)depth;
-    return no_gpu();
-}
-
-#endif /* HAVE_CUDA */
