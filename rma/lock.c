@@ -22,6 +22,8 @@
 
 #define LOCK_WORD_EXCLUSIVE ((uint64_t)1 << 32)
 
+static void locks_destroy(struct gpurma_win_s *w);
+
 int gpurma_win_locks_create(struct gpurma_win_s *w, const gpurma_win_params_t *p)
 {
     gpurma_win_params_t lp;
@@ -61,10 +63,11 @@ int gpurma_win_locks_create(struct gpurma_win_s *w, const gpurma_win_params_t *p
     }
     *(uint64_t *)lw->base = 0;
     w->lockwin = lw;
+    w->on_destroy = locks_destroy;
     return GPURMA_SUCCESS;
 }
 
-void gpurma_win_locks_destroy(struct gpurma_win_s *w)
+static void locks_destroy(struct gpurma_win_s *w)
 {
     if (w->lockwin) {
         gpurma_win_destroy(w->lockwin);

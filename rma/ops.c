@@ -9,54 +9,6 @@
 
 static const char *const cmp_names[] = {"==", "!=", ">", ">=", "<", "<="};
 
-int gpurma_check_peer(const struct gpurma_win_s *w, const char *op, int peer)
-{
-    int rc = gpurma_win_check(w);
-    if (rc)
-        return rc;
-    if (peer < 0 || peer >= w->size)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: %s to peer %d: the window's team has %d ranks",
-                                w->ctx->rank, op, peer, w->size);
-    return GPURMA_SUCCESS;
-}
-
-int gpurma_check_range(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
-                       size_t bytes, const void *buf)
-{
-    int rc = gpurma_check_peer(w, op, peer);
-    if (rc)
-        return rc;
-    if (bytes && !buf)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s of %zu bytes: buffer is NULL",
-                                w->ctx->rank, op, bytes);
-    uint64_t size = w->peers[peer].size;
-    if (off > size || bytes > size - off)
-        return gpurma_set_error(GPURMA_ERR_OUT_OF_BOUNDS,
-                                "rank %d: %s of %zu bytes at offset %zu on peer %d exceeds its "
-                                "window of %llu bytes",
-                                w->ctx->rank, op, bytes, off, peer, (unsigned long long)size);
-    return GPURMA_SUCCESS;
-}
-
-int gpurma_check_signal(const struct gpurma_win_s *w, const char *op, uint32_t sig)
-{
-    if (sig >= w->num_signals)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: %s: signal %u does not exist (window has %u)",
-                                w->ctx->rank, op, sig, w->num_signals);
-    return GPURMA_SUCCESS;
-}
-
-int gpurma_check_signal_op(const struct gpurma_win_s *w, const char *op, uint32_t sig,
-                           gpurma_signal_op_t sop)
-{
-    if (sop != GPURMA_SIGNAL_SET && sop != GPURMA_SIGNAL_ADD)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "rank %d: %s: unknown signal op %d",
-                                w->ctx->rank, op, (int)sop);
-    return gpurma_check_signal(w, op, sig);
-}
-
 static int check_counter(const struct gpurma_win_s *w, const char *op, uint32_t counter)
 {
     int rc = gpurma_win_check(w);

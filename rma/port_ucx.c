@@ -8,6 +8,8 @@
  * message (its signal included); others are their rows, issued back to
  * back, and the signal after the last.
  *
+ * The state and request tracking every part shares are in port_ucx_base.c.
+ *
  * Operations are executed under the port's exec_lock (the proxy thread,
  * or a waiting thread of the host backend). Built only with UCX: the
  * transport's entry in port_xports.c comes with this file.
@@ -18,75 +20,6 @@
 #include <string.h>
 
 #include "port_ucx.h"
-
-/* This transport's place in the port engine's list: where its state is
- * kept per context (port->xstate) and per window (xwin). */
-int gpurma_ucx_slot(void)
-{
-    static int slot = -1;
-    if (slot < 0)
-        for (int i = 0; i < gpurma_port_nxports; i++)
-            if (gpurma_port_xports[i] == &gpurma_port_xport_ucx)
-                slot = i;
-    return slot;
-}
-
-/* The context's UCX, or NULL: window creation opens it in an application
- * thread while the proxy thread is already running. */
-struct gpurma_port_ucx *gpurma_ucx_of(const gpurma_port_t *port)
-{
-    return (struct gpurma_port_ucx *)__atomic_load_n(&port->xstate[gpurma_ucx_slot()],
-                                                     __ATOMIC_ACQUIRE);
-}
-
-struct gpurma_port_ucx_win *gpurma_ucx_win(const struct gpurma_win_s *w)
-{
-    gpurma_port_win_t *pw = gpurma_port_win(w);
-    return pw ? (struct gpurma_port_ucx_win *)pw->xwin[gpurma_ucx_slot()] : NULL;
-}
-
-int gpurma_ucx_error(ucs_status_t st, const char *what)
-{
-    return gpurma_set_error(st == UCS_ERR_CONNECTION_RESET || st == UCS_ERR_ENDPOINT_TIMEOUT ||
-                                    st == UCS_ERR_UNREACHABLE
-                                ? GPURMA_ERR_PEER_FAILED
-                                : GPURMA_ERR_TRANSPORT,
-                            "UCX %s: %s", what, ucs_status_string(st));
-}
-
-/* Keeps a request until wait_local; reports immediate failures. */
-int gpurma_ucx_track(struct gpurma_port_ucx *u, ucs_status_ptr_t req, const char *what)
-{
-    if (u->stuck && UCS_PTR_IS_PTR(req)) {
-        ucp_request_free(req); /* released by UCX when it completes */
-        return gpurma_set_error(GPURMA_ERR_TIMEOUT,
-                                "UCX %s: earlier requests of this rank never completed (timeout); "
-                                "its UCX sends no more", what);
-    }
-    if (req == NULL)
-        return GPURMA_SUCCESS;
-    if (UCS_PTR_IS_ERR(req))
-        return gpurma_ucx_error(UCS_PTR_STATUS(req), what);
-    if (u->npending == u->cap) {
-        int cap = u->cap ? 2 * u->cap : 256;
-        void **p = realloc(u->pending, (size_t)cap * sizeof(void *));
-        if (!p) {
-            while (ucp_request_check_status(req) == UCS_INPROGRESS)
-                ucp_worker_progress(u->worker);
-            ucp_request_free(req);
-            return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "UCX: out of memory");
-        }
-        u->pending = p;
-        u->cap = cap;
-    }
-    u->pending[u->npending++] = req;
-    return GPURMA_SUCCESS;
-}
-
-ucp_ep_h gpurma_ucx_ep_of(gpurma_port_t *port, struct gpurma_win_s *w, int peer)
-{
-    return gpurma_ucx_of(port)->eps[w->team->world_ranks[peer]];
-}
 
 static int ucx_put(gpurma_port_t *port, struct gpurma_win_s *w, int peer, const void *src,
                         uint64_t dst_off, size_t n)
@@ -204,50 +137,6 @@ static int ucx_fence(gpurma_port_t *port, void *state)
     (void)state;
     ucs_status_t st = ucp_worker_fence(gpurma_ucx_of(port)->worker);
     return st == UCS_OK ? GPURMA_SUCCESS : gpurma_ucx_error(st, "worker_fence");
-}
-
-int gpurma_ucx_wait_local(gpurma_port_t *port)
-{
-    struct gpurma_port_ucx *u = gpurma_ucx_of(port);
-    if (!u)
-        return GPURMA_SUCCESS;
-    int rc = GPURMA_SUCCESS;
-    uint64_t start = gpurma_now_ns();
-    for (int i = 0; i < u->npending; i++) {
-        ucs_status_t st;
-        while ((st = ucp_request_check_status(u->pending[i])) == UCS_INPROGRESS) {
-            ucp_worker_progress(u->worker);
-            if (gpurma_now_ns() - start > port->ctx->timeout_ns) {
-                /* Leave it to UCX: cancel is not possible for RMA requests. */
-                st = UCS_ERR_TIMED_OUT;
-                break;
-            }
-        }
-        if (st != UCS_OK && !rc)
-            rc = gpurma_ucx_error(st, "request");
-        if (st == UCS_ERR_TIMED_OUT) {
-            /* UCX may still read the headers and buffers of what is left:
-             * nothing of them is reused, and this context's UCX sends no
-             * more (the job is past its timeout anyway). */
-            u->stuck = 1;
-            return rc;
-        }
-        ucp_request_free(u->pending[i]);
-    }
-    u->npending = 0;
-    u->nhdr = 0;
-    for (int i = 0; i < u->nstaged; i++)
-        free(u->staged[i]);
-    u->nstaged = 0;
-    /* The entries are free again once no reply is awaited, also when none
-     * was (every send failed at once, as to a target that is gone): left
-     * counted, the next atomics ran past the table into the fields after
-     * it (peer_flags), and later reads of those crashed. */
-    if (u->aopen)
-        rc = gpurma_ucx_wait_atomics(port, u, start, rc);
-    else
-        u->natomic = 0;
-    return rc;
 }
 
 static int ucx_quiet(gpurma_port_t *port, void *state)
@@ -435,7 +324,7 @@ static int ucx_complete(gpurma_port_t *port, void *state)
 }
 
 const gpurma_port_xport_t gpurma_port_xport_ucx = {
-    .name     = "UCX",
+    .name     = GPURMA_UCX_XPORT_NAME,
     .reach    = ucx_reach,
     .stop     = ucx_stop,
     .connect  = ucx_connect,

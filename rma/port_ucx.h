@@ -17,6 +17,9 @@
 
 #include "port.h"
 
+/* The transport's name in the port engine's list (port_ucx_base.c finds its slot by it). */
+#define GPURMA_UCX_XPORT_NAME "UCX"
+
 #define BLOB_SIZE 4096
 
 /* Active messages: ids, and the largest payload a put_signal carries. UCX

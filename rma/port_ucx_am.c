@@ -483,3 +483,48 @@ int gpurma_ucx_wait_atomics(gpurma_port_t *port, struct gpurma_port_ucx *u, uint
                               dead);
     return rc;
 }
+
+/* Local completion: every request in flight, then the atomics' replies. */
+int gpurma_ucx_wait_local(gpurma_port_t *port)
+{
+    struct gpurma_port_ucx *u = gpurma_ucx_of(port);
+    if (!u)
+        return GPURMA_SUCCESS;
+    int rc = GPURMA_SUCCESS;
+    uint64_t start = gpurma_now_ns();
+    for (int i = 0; i < u->npending; i++) {
+        ucs_status_t st;
+        while ((st = ucp_request_check_status(u->pending[i])) == UCS_INPROGRESS) {
+            ucp_worker_progress(u->worker);
+            if (gpurma_now_ns() - start > port->ctx->timeout_ns) {
+                /* Leave it to UCX: cancel is not possible for RMA requests. */
+                st = UCS_ERR_TIMED_OUT;
+                break;
+            }
+        }
+        if (st != UCS_OK && !rc)
+            rc = gpurma_ucx_error(st, "request");
+        if (st == UCS_ERR_TIMED_OUT) {
+            /* UCX may still read the headers and buffers of what is left:
+             * nothing of them is reused, and this context's UCX sends no
+             * more (the job is past its timeout anyway). */
+            u->stuck = 1;
+            return rc;
+        }
+        ucp_request_free(u->pending[i]);
+    }
+    u->npending = 0;
+    u->nhdr = 0;
+    for (int i = 0; i < u->nstaged; i++)
+        free(u->staged[i]);
+    u->nstaged = 0;
+    /* The entries are free again once no reply is awaited, also when none
+     * was (every send failed at once, as to a target that is gone): left
+     * counted, the next atomics ran past the table into the fields after
+     * it (peer_flags), and later reads of those crashed. */
+    if (u->aopen)
+        rc = gpurma_ucx_wait_atomics(port, u, start, rc);
+    else
+        u->natomic = 0;
+    return rc;
+}

@@ -176,6 +176,10 @@ struct gpurma_win_s {
      * (0, GPURMA_LOCK_SHARED or _EXCLUSIVE; negative while acquiring). */
     struct gpurma_win_s       *lockwin;
     int                       *lock_held;  /* [size]                */
+    /* Set by a layer that hangs state on the window (lock.c), run by
+     * gpurma_win_destroy before the window goes: window.c calls up
+     * through it and knows no such layer. */
+    void                     (*on_destroy)(struct gpurma_win_s *w);
 };
 
 /* Window creation with an explicit exchange (teams use it for their own
@@ -187,9 +191,13 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
                      gpurma_win_kind_t kind, void *user_base, size_t size,
                      const gpurma_win_params_t *p, int internal, struct gpurma_win_s **out);
 int gpurma_win_destroy(struct gpurma_win_s *w);
+/* Removes a user window from its context's list of live windows. */
+void gpurma_win_unlink(struct gpurma_win_s *w);
+
+/* The handle is a live window (win_check.c, as the checks below). */
 int gpurma_win_check(const struct gpurma_win_s *w);
 
-/* Argument checks of the host calls (ops.c), shared by the stream-ordered
+/* Argument checks of the host calls (win_check.c), shared by the stream-ordered
  * calls: each sets a message naming rank, operation, peer, offset, size. */
 int gpurma_check_peer(const struct gpurma_win_s *w, const char *op, int peer);
 int gpurma_check_range(const struct gpurma_win_s *w, const char *op, int peer, size_t off,
@@ -207,9 +215,8 @@ int gpurma_check_shape(struct gpurma_win_s *w, const char *op, int peer, size_t 
                        size_t *win_extent);
 
 /* The lock words of a user window (lock.c): collective, after the window
- * is built; destroyed with it. */
-int  gpurma_win_locks_create(struct gpurma_win_s *w, const gpurma_win_params_t *p);
-void gpurma_win_locks_destroy(struct gpurma_win_s *w);
+ * is built; destroyed with it (through on_destroy). */
+int gpurma_win_locks_create(struct gpurma_win_s *w, const gpurma_win_params_t *p);
 
 /* Host memory engine, also used for the created-window (CMA) path. */
 int gpurma_cma_xfer(struct gpurma_win_s *w, int peer, int is_put, size_t off, void *buf,

@@ -532,30 +532,29 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
     return GPURMA_SUCCESS;
 }
 
+void gpurma_win_unlink(struct gpurma_win_s *w)
+{
+    struct gpurma_ctx_s *ctx = w->ctx;
+    pthread_mutex_lock(&ctx->lock);
+    for (struct gpurma_win_s **at = &ctx->wins; *at; at = &(*at)->next_live)
+        if (*at == w) {
+            *at = w->next_live;
+            break;
+        }
+    w->team->nwins--;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
 int gpurma_win_destroy(struct gpurma_win_s *w)
 {
     /* Dead before anything goes: a copied device handle checked from
      * another thread sees it first (freeing under use is still an error). */
     __atomic_store_n(&w->magic, GPURMA_DEAD_MAGIC, __ATOMIC_RELEASE);
-    gpurma_win_locks_destroy(w);
+    if (w->on_destroy)
+        w->on_destroy(w);
     win_release(w);
     /* The caller frees the struct or buries it (which makes it known again). */
     gpurma_handle_forget(w);
-    return GPURMA_SUCCESS;
-}
-
-int gpurma_win_check(const struct gpurma_win_s *w)
-{
-    if (!w)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "window handle is NULL");
-    if (!gpurma_handle_is(w, GPURMA_HANDLE_WIN))
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a window handle",
-                                (const void *)w);
-    if (w->magic == GPURMA_DEAD_MAGIC || w->magic == GPURMA_GONE_MAGIC)
-        return gpurma_handle_dead(w->magic, "window", w);
-    if (w->magic != GPURMA_WIN_MAGIC)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "%p is not a window handle",
-                                (const void *)w);
     return GPURMA_SUCCESS;
 }
 
@@ -569,82 +568,6 @@ GPURMA_API gpurma_status_t gpurma_dev_host_win_state(const void *p)
                    GPURMA_WIN_MAGIC
                ? GPURMA_SUCCESS
                : GPURMA_ERR_FREED;
-}
-
-/* A user window also gets its lock words (lock.c); when that fails (on any
- * rank: the build agrees), the window goes again. */
-static int with_locks(gpurma_win_t *win, const gpurma_win_params_t *p)
-{
-    int rc = gpurma_win_locks_create(*win, p);
-    if (rc) {
-        char text[512];
-        snprintf(text, sizeof(text), "%s", gpurma_error_text());
-        (void)gpurma_win_free(win);
-        gpurma_set_error(rc, "%s", text);
-    }
-    return rc;
-}
-
-GPURMA_API gpurma_status_t gpurma_win_allocate(gpurma_team_t team, size_t size,
-                                               const gpurma_win_params_t *p, void **base,
-                                               gpurma_win_t *win)
-{
-    int rc = gpurma_team_check(team);
-    if (rc)
-        return rc;
-    if (!win)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_allocate: win is NULL");
-    gpurma_exchange_t ex = team->sync->exchange(team);
-    rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, size, p, 0, win);
-    if (!rc)
-        rc = with_locks(win, p);
-    if (!rc && base)
-        *base = (*win)->base;
-    return rc;
-}
-
-GPURMA_API gpurma_status_t gpurma_win_create(gpurma_team_t team, void *base, size_t size,
-                                             const gpurma_win_params_t *p, gpurma_win_t *win)
-{
-    int rc = gpurma_team_check(team);
-    if (rc)
-        return rc;
-    if (!win)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_create: win is NULL");
-    gpurma_exchange_t ex = team->sync->exchange(team);
-    rc = gpurma_win_build(team, &ex, GPURMA_WIN_CREATED, base, size, p, 0, win);
-    return rc ? rc : with_locks(win, p);
-}
-
-GPURMA_API gpurma_status_t gpurma_win_free(gpurma_win_t *win)
-{
-    if (!win)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "win_free: NULL");
-    struct gpurma_win_s *w = *win;
-    int rc = gpurma_win_check(w);
-    if (rc)
-        return rc;
-    if (w->internal)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "window %p is internal", (void *)w);
-    /* Our operations complete, then nobody may still be reading or
-     * writing the memory we unmap. */
-    rc = gpurma_quiet(w);
-    int brc = w->team->sync->barrier(w->team);
-    if (!rc)
-        rc = brc;
-    struct gpurma_ctx_s *ctx = w->ctx;
-    pthread_mutex_lock(&ctx->lock);
-    for (struct gpurma_win_s **at = &ctx->wins; *at; at = &(*at)->next_live)
-        if (*at == w) {
-            *at = w->next_live;
-            break;
-        }
-    w->team->nwins--;
-    pthread_mutex_unlock(&ctx->lock);
-    gpurma_win_destroy(w);
-    gpurma_handle_bury(w); /* a kept copy of the handle gives ERR_FREED */
-    *win = NULL;
-    return rc;
 }
 
 GPURMA_API size_t gpurma_win_size(gpurma_win_t w, int peer)

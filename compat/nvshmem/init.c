@@ -1,6 +1,6 @@
 /*
- * init.c - init and finalize, the unique-id bootstrap, the registry of
- * units and the state the library copies to them, and failure reports.
+ * init.c - init and finalize and the unique-id bootstrap: the top of the
+ * layer, on heap.c, team.c and state.c (which call nothing here).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -16,126 +16,6 @@
 #include "checked.h"
 #include "config_section.h"
 #include "nvshmem_internal.h"
-
-gpurma_nvshmemi_lib_t gpurma_nvshmemi_lib = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-/* ------------------------------------------------------------ failures */
-
-/* Set by nvshmem_finalize, so that a later call says so. */
-static int layer_finalized;
-
-/* detail: the message of the gpurma call that failed, or NULL when the
- * layer itself refused (the library's last message is then older and
- * unrelated: a probe at init, say). */
-__attribute__((noreturn)) static void layer_abort(const char *call, int status, const char *why,
-                                                  const char *detail)
-{
-    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
-    char msg[768];
-    snprintf(msg, sizeof msg, "NVSHMEM layer: PE %d: %s: %s (%s%s%s)",
-             L->ctx ? gpurma_rank(L->ctx) : -1, call ? call : "?", why ? why : "",
-             gpurma_strerror((gpurma_status_t)status), detail && *detail ? ": " : "",
-             detail ? detail : "");
-    gpurma_abort(L->ctx, 1, msg);
-    for (;;) /* gpurma_abort does not return */
-        ;
-}
-
-GPURMA_API void gpurma_nvshmemi_fail(const char *call, int status, const char *why)
-{
-    layer_abort(call, status, why, NULL);
-}
-
-/* A gpurma call of the layer failed: its own message follows. */
-__attribute__((noreturn)) static void fail_after(const char *call, gpurma_status_t rc,
-                                                 const char *why)
-{
-    gpurma_ctx_t ctx = gpurma_nvshmemi_lib.ctx;
-    layer_abort(call, rc, why, ctx ? gpurma_last_error_message(ctx) : NULL);
-}
-
-void gpurma_nvshmemi_check_rc(const char *call, gpurma_status_t rc)
-{
-    if (rc != GPURMA_SUCCESS)
-        fail_after(call, rc, "the gpurma call failed");
-}
-
-void gpurma_nvshmemi_require_init(const char *call)
-{
-    if (__atomic_load_n(&gpurma_nvshmemi_lib.status, __ATOMIC_ACQUIRE) <
-        NVSHMEM_STATUS_IS_INITIALIZED)
-        gpurma_nvshmemi_fail(call, GPURMA_ERR_NOT_INITIALIZED,
-                             layer_finalized ? "called after nvshmem_finalize"
-                                             : "called before nvshmem_init");
-}
-
-size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t bytes)
-{
-    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_lib.st;
-    uintptr_t base = (uintptr_t)s->heap_base, a = (uintptr_t)addr;
-    if (a < base || a - base > s->heap_size || bytes > s->heap_size - (a - base))
-        gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
-                             "the address is not in the symmetric heap");
-    /* The layer's own words (barrier counters, team handles): see prims.h. */
-    if (a - base < s->sync_bytes)
-        gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
-                             "the address is below the first nvshmem_malloc (the layer's own "
-                             "barrier and team words)");
-    return (size_t)(a - base);
-}
-
-/* -------------------------------------------------------------- units */
-
-void gpurma_nvshmemi_push_state(void)
-{
-    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
-    for (size_t i = 0; i < L->nunits; i++)
-        L->units[i](&L->st);
-}
-
-GPURMA_API void gpurma_nvshmemi_register(gpurma_nvshmemi_update_fn update)
-{
-    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
-    pthread_mutex_lock(&L->lock);
-    if (L->nunits == L->units_cap) {
-        size_t cap = L->units_cap ? L->units_cap * 2 : 16, bytes;
-        gpurma_nvshmemi_update_fn *u = NULL;
-        if (!gpurma_size_mul(cap, sizeof *u, &bytes))
-            u = realloc(L->units, bytes);
-        if (!u) {
-            pthread_mutex_unlock(&L->lock);
-            gpurma_nvshmemi_fail("nvshmem.h unit registration", GPURMA_ERR_NO_MEMORY,
-                                 "out of memory");
-        }
-        L->units = u;
-        L->units_cap = cap;
-    }
-    L->units[L->nunits++] = update;
-    if (L->status >= NVSHMEM_STATUS_IS_INITIALIZED) /* a module loaded after init */
-        update(&L->st);
-    pthread_mutex_unlock(&L->lock);
-}
-
-GPURMA_API void gpurma_nvshmemi_refresh(gpurma_nvshmemi_update_fn update)
-{
-    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
-    pthread_mutex_lock(&L->lock);
-    if (L->status >= NVSHMEM_STATUS_IS_INITIALIZED)
-        update(&L->st);
-    pthread_mutex_unlock(&L->lock);
-}
-
-GPURMA_API void gpurma_nvshmemi_unregister(gpurma_nvshmemi_update_fn update)
-{
-    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
-    pthread_mutex_lock(&L->lock);
-    for (size_t i = 0; i < L->nunits; i++)
-        if (L->units[i] == update) {
-            L->units[i] = L->units[--L->nunits];
-            break;
-        }
-    pthread_mutex_unlock(&L->lock);
-}
 
 /* ------------------------------------------------------- unique ids */
 
@@ -237,21 +117,6 @@ static int uid_environment(const nvshmemx_uniqueid_args_t *a)
 }
 
 /* ------------------------------------------------------------ init */
-
-/* A team's first barrier_on_stream builds a small device window for it
- * (cudaMalloc, IPC maps, an exchange among the members). Built here, when
- * the team is made, that setup never runs in the middle of the program's
- * work: not while its kernels occupy the GPU, not in a graph capture, and
- * not after an error of the program's own kernels left the CUDA context
- * unusable, which then surfaced as a window-creation failure naming
- * nvshmemx_barrier_all_on_stream. Best effort: where stream barriers are
- * unsupported (host heap, members not mapped) the later call says so. */
-void gpurma_nvshmemi_prepare_stream_barrier(gpurma_team_t team)
-{
-    if (!team || gpurma_nvshmemi_lib.st.heap_host || gpurma_team_size(team) < 2)
-        return;
-    (void)gpurma_barrier_on_stream(team, NULL);
-}
 
 /* NVSHMEM_SYMMETRIC_SIZE, as NVSHMEM reads it: bytes, with an optional K, M,
  * G or T suffix (and B); empty means the default. */
@@ -427,7 +292,7 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
     gpurma_nvshmemi_prepare_stream_barrier(L->teams[NVSHMEMX_TEAM_NODE]);
     pthread_mutex_lock(&L->lock);
     s->magic = GPURMA_NVSHMEMI_STATE_LIVE;
-    layer_finalized = 0;
+    gpurma_nvshmemi_lib.finalized = 0;
     __atomic_store_n(&L->status, NVSHMEM_STATUS_IS_INITIALIZED, __ATOMIC_RELEASE);
     gpurma_nvshmemi_push_state();
     pthread_mutex_unlock(&L->lock);
@@ -484,9 +349,10 @@ GPURMA_API void nvshmem_finalize(void)
     if (rc == GPURMA_SUCCESS)
         rc = gpurma_finalize(L->ctx);
     if (rc != GPURMA_SUCCESS)
-        fail_after("nvshmem_finalize", rc, "releasing the heap or context failed");
+        gpurma_nvshmemi_fail_after("nvshmem_finalize", rc,
+                                   "releasing the heap or context failed");
     L->ctx = NULL;
-    layer_finalized = 1;
+    gpurma_nvshmemi_lib.finalized = 1;
     memset(L->teams, 0, sizeof L->teams);
 }
 

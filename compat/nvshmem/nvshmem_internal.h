@@ -28,6 +28,7 @@ typedef struct {
 typedef struct {
     pthread_mutex_t lock;
     int             status; /* NVSHMEM_STATUS_* */
+    int             finalized; /* by nvshmem_finalize, so that a later call says so */
     gpurma_ctx_t    ctx;
     gpurma_win_t    win;
     /* gpurma teams behind the handles (NULL: free slot); world, node and
@@ -45,6 +46,9 @@ typedef struct {
 
 extern gpurma_nvshmemi_lib_t gpurma_nvshmemi_lib;
 
+/* A gpurma call of the layer failed: ends the job with its message. */
+__attribute__((noreturn)) void gpurma_nvshmemi_fail_after(const char *call, gpurma_status_t rc,
+                                                          const char *why);
 /* Ends the job (like gpurma_nvshmemi_fail) when the library is not initialized. */
 void gpurma_nvshmemi_require_init(const char *call);
 /* Ends the job naming call when rc is not GPURMA_SUCCESS. */
