@@ -1,3 +1,4 @@
 #!/bin/sh
-# The multi-process suite through the port engine (nodes): see engines.sh.
-exec "$(dirname "$0")/engines.sh" nodes
+# The multi-process suite through the port engine (nodes), its first half:
+# see engines.sh (engines-nodes-2.sh runs the other half).
+exec "$(dirname "$0")/engines.sh" nodes 1

@@ -1,5 +1,5 @@
 #!/bin/sh
-# engines.sh MODE - the multi-process suite again, through another engine:
+# engines.sh MODE [PART] - the multi-process suite again, through another engine:
 #   port    GPURMA_ENGINE=port: the proxy with its memcpy transport, one node,
 #           peers spread over two proxy contexts (GPURMA_PORT_CONTEXTS=2)
 #   nodes   the ranks split over two "nodes": the proxy with UCX
@@ -8,19 +8,25 @@
 #           and the default environment refuse it)
 # Ranks 2 and 4 only (each rank has a proxy thread, and CI has 2 cores);
 # atomics, one proxy round trip each, at 2 ranks only across nodes.
-# engines-port.sh, engines-nodes.sh and engines-switch.sh are the Automake
-# tests that call it.
+# PART 1 or 2: every other program of the suite, starting with the first or
+# the second (the nodes mode takes two Automake tests to stay well inside
+# CI's time per test under the sanitizers). engines-port.sh,
+# engines-nodes.sh, engines-nodes-2.sh and engines-switch.sh call it.
 here=$(cd "$(dirname "$0")" && pwd)
 build=${top_builddir:-.}
-mode=${1:?usage: engines.sh port|nodes|switch}
+mode=${1:?usage: engines.sh port|nodes|switch [1|2]}
+part=${2:-}
 if test $mode = nodes && test "${HAVE_UCX:-yes}" = no; then
     echo "SKIP: no UCX in this build"
     exit 77
 fi
 status=0
+index=0
 for mode in $mode; do
     for prog in "$build"/tests/mp/test_*.mp; do
         test -x "$prog" || continue
+        index=$((index + 1))
+        test -z "$part" || test $((index % 2)) = $((part % 2)) || continue
         name=$(basename "$prog" .mp)
         if test $mode = port; then
             GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_TEST_RANKS="2 4" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1

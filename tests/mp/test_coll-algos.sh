@@ -5,7 +5,7 @@
 # host backend) at 1 to 8 ranks; then ring, twoshot and ce with the ranks
 # split over two "nodes" (port engine, UCX), when UCX is built.
 # The automatic choice runs in test_coll.mp itself (make check), and over
-# two nodes in engines-nodes.sh.
+# two nodes in engines-nodes.sh and engines-nodes-2.sh.
 here=$(cd "$(dirname "$0")" && pwd)
 build=${top_builddir:-.}
 prog=$build/tests/mp/test_coll.mp
