@@ -142,15 +142,17 @@ static const char *text_field(const gpurma_config_t *c, const char *var)
     return NULL;
 }
 
-/* "auto, mem, port, ..." as GPURMA_ENGINE's messages list them, from the
- * engine kinds themselves: adding an engine needs no edit here. */
-static const char *engine_words(void)
+/* "auto, mem, port, ..." as an ENUM variable's messages list its words,
+ * from its own entry: adding an engine or a bootstrap needs no edit here. */
+static const char *words_of(const char *var)
 {
     static char words[256];
-    if (!words[0])
-        for (int k = 0, len = 0; strcmp(gpurma_engine_name((gpurma_engine_t)k), "none"); k++)
-            len += snprintf(words + len, sizeof(words) - (size_t)len, "%s%s", k ? ", " : "",
-                            gpurma_engine_name((gpurma_engine_t)k));
+    const gpurma_config_entry_t *e = entry(var);
+    size_t len = 0;
+    words[0] = '\0';
+    for (int k = 0; e && e->values && e->values[k] && len < sizeof(words); k++)
+        len += (size_t)snprintf(words + len, sizeof(words) - len, "%s%s", k ? ", " : "",
+                                e->values[k]);
     return words;
 }
 
@@ -159,7 +161,7 @@ typedef struct {
     int         valid;
     int64_t     number;  /* valid: number_field (ignored when -1) */
     const char *word;    /* valid: text_field (ignored when NULL) */
-    /* invalid: the whole message, %s standing for the engine words (NULL:
+    /* invalid: the whole message, %s standing for the variable's words (NULL:
      * only its start is checked) */
     const char *message;
 } config_case_t;
@@ -247,7 +249,7 @@ static const config_case_t cases[] = {
     OK(BOOTSTRAP, "Single", -1, NULL),
     OK(BOOTSTRAP, "MPI", -1, NULL),
     BAD_SAYS(BOOTSTRAP, "tcp",
-             "GPURMA_BOOTSTRAP=tcp: expected one of auto, mpi, pmix, uid, single"),
+             "GPURMA_BOOTSTRAP=tcp: expected one of %s"),
     BAD(BOOTSTRAP, ""),
     OK(UID_TOKEN, "s3cret", -1, NULL),
     OK(LOG_LEVEL, "error", GPURMA_LOG_ERROR, "error"),
@@ -326,7 +328,7 @@ static int check_case(const void *arg)
     EXPECT(!strncmp(msg, start, strlen(start)));
     if (c->message) {
         char whole[512];
-        snprintf(whole, sizeof(whole), c->message, engine_words());
+        snprintf(whole, sizeof(whole), c->message, words_of(c->var));
         EXPECT(!strcmp(msg, whole));
     }
     /* The library never uses the rejected text: the field keeps the default. */
@@ -391,7 +393,7 @@ static int check_several_invalid(const void *arg)
     const char *msg = gpurma_error_text();
     char start[512];
     snprintf(start, sizeof(start), "GPURMA_ENGINE=bogus: expected one of %s (and 2 more invalid",
-             engine_words());
+             words_of("GPURMA_ENGINE"));
     EXPECT(!strncmp(msg, start, strlen(start)));
     int n, invalid = 0;
     const gpurma_config_entry_t *e = gpurma_config_entries(&n);
@@ -426,7 +428,7 @@ static int check_long_value(const void *arg)
     EXPECT(gpurma_config_check() == GPURMA_ERR_INVALID_ARG);
     const char *msg = gpurma_error_text();
     char words[512];
-    snprintf(words, sizeof(words), "...: expected one of %s", engine_words());
+    snprintf(words, sizeof(words), "...: expected one of %s", words_of("GPURMA_ENGINE"));
     EXPECT(strstr(msg, words) != NULL);
     return failures;
 }
