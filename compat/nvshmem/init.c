@@ -1,17 +1,12 @@
 /*
- * init.c - init and finalize and the unique-id bootstrap: the top of the
+ * init.c - init and finalize, and unique ids (gpurma's, in NVSHMEM's type): the top of the
  * layer, on heap.c, team.c and state.c (which call nothing here).
  */
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "checked.h"
 #include "config_section.h"
@@ -19,70 +14,33 @@
 
 /* ------------------------------------------------------- unique ids */
 
-/* The id's text: "ADDR PORT TOKEN". */
-static int uid_parse(const nvshmemx_uniqueid_t *uid, char *addr, size_t addr_len, char *port,
-                     char *token)
-{
-    char text[sizeof uid->internal + 1];
-    if (!uid || uid->version != GPURMA_NVSHMEMI_UNIQUEID_VERSION)
-        return -1;
-    memcpy(text, uid->internal, sizeof uid->internal);
-    text[sizeof uid->internal] = '\0';
-    char a[96], p[8], t[40];
-    if (sscanf(text, "%95s %7s %39s", a, p, t) != 3 || strlen(a) >= addr_len)
-        return -1;
-    strcpy(addr, a);
-    strcpy(port, p);
-    strcpy(token, t);
-    return 0;
-}
+/* NVSHMEM's id holds 124 bytes after its version; gpurma's is 128, its
+ * last bytes the tail of rank 0's address (text, zero-filled): an id
+ * whose address leaves those four zero fits, and init rebuilds it. */
+#define UID_KEPT sizeof(((nvshmemx_uniqueid_t *)0)->internal)
+_Static_assert(UID_KEPT <= GPURMA_UNIQUE_ID_BYTES, "an NVSHMEM id holds a gpurma id's head");
 
-/* A free TCP port on addr, from the kernel (bound, then released for the
- * root to bind again: another process could take it in between, which the
- * root then reports). */
-static int free_port(const char *addr)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    if (getaddrinfo(addr, "0", &hints, &res) || !res)
-        return -1;
-    int port = -1, fd = socket(res->ai_family, SOCK_STREAM, 0);
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-    if (fd >= 0 && !bind(fd, res->ai_addr, res->ai_addrlen) &&
-        !getsockname(fd, (struct sockaddr *)&ss, &len))
-        port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                              : ((struct sockaddr_in *)&ss)->sin_port);
-    if (fd >= 0)
-        close(fd);
-    freeaddrinfo(res);
-    return port;
-}
-
-/* The root's address is MASTER_ADDR when set, else this host's name. */
 GPURMA_API int nvshmemx_get_uniqueid(nvshmemx_uniqueid_t *uid)
 {
     if (!uid)
         return NVSHMEMX_ERROR_INVALID_VALUE;
-    char host[96] = "";
-    const char *addr = getenv("MASTER_ADDR");
-    if (!addr || !*addr) {
-        if (gethostname(host, sizeof host - 1))
-            return NVSHMEMX_ERROR_INTERNAL;
-        addr = host;
-    }
-    if (strlen(addr) >= 96 || strchr(addr, ' '))
-        return NVSHMEMX_ERROR_INVALID_VALUE;
-    int port = free_port(addr);
-    unsigned char rnd[16];
-    if (port <= 0 || getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+    gpurma_unique_id_t id;
+    gpurma_status_t rc = gpurma_get_unique_id(&id);
+    if (rc != GPURMA_SUCCESS) {
+        fprintf(stderr, "gpurma NVSHMEM layer: nvshmemx_get_uniqueid: %s\n",
+                gpurma_last_error_message(NULL));
         return NVSHMEMX_ERROR_INTERNAL;
-    char token[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(token + 2 * i, 3, "%02x", rnd[i]);
+    }
+    for (size_t i = UID_KEPT; i < sizeof id.internal; i++)
+        if (id.internal[i]) {
+            fprintf(stderr, "gpurma NVSHMEM layer: nvshmemx_get_uniqueid: rank 0's address "
+                            "is too long for NVSHMEM's id (set MASTER_ADDR to a shorter one)\n");
+            return NVSHMEMX_ERROR_INVALID_VALUE;
+        }
     memset(uid, 0, sizeof *uid);
     uid->version = GPURMA_NVSHMEMI_UNIQUEID_VERSION;
-    int n = snprintf(uid->internal, sizeof uid->internal, "%s %d %s", addr, port, token);
-    return n > 0 && (size_t)n < sizeof uid->internal ? NVSHMEMX_SUCCESS : NVSHMEMX_ERROR_INTERNAL;
+    memcpy(uid->internal, id.internal, UID_KEPT);
+    return NVSHMEMX_SUCCESS;
 }
 
 GPURMA_API int nvshmemx_set_attr_uniqueid_args(int myrank, int nranks,
@@ -96,24 +54,6 @@ GPURMA_API int nvshmemx_set_attr_uniqueid_args(int myrank, int nranks,
     attr->args.uid_args.nranks = nranks;
     attr->args.uid_args.id = (nvshmemx_uniqueid_t *)uid;
     return NVSHMEMX_SUCCESS;
-}
-
-/* gpurma's uid bootstrap reads a torchrun-style environment; the id and the
- * arguments become that environment for this process. */
-static int uid_environment(const nvshmemx_uniqueid_args_t *a)
-{
-    char addr[96], port[8], token[40], num[16];
-    if (a->myrank < 0 || a->nranks <= 0 || a->myrank >= a->nranks ||
-        uid_parse(a->id, addr, sizeof addr, port, token))
-        return -1;
-    snprintf(num, sizeof num, "%d", a->myrank);
-    if (setenv("RANK", num, 1))
-        return -1;
-    snprintf(num, sizeof num, "%d", a->nranks);
-    return setenv("WORLD_SIZE", num, 1) || setenv("MASTER_ADDR", addr, 1) ||
-                   setenv("MASTER_PORT", port, 1) || setenv("GPURMA_UID_TOKEN", token, 1)
-               ? -1
-               : 0;
 }
 
 /* ------------------------------------------------------------ init */
@@ -230,13 +170,20 @@ GPURMA_API int nvshmemx_init_attr(unsigned int flags, nvshmemx_init_attr_t *attr
         p.bootstrap = "mpi";
         p.mpi_comm = attr->mpi_comm;
     }
+    gpurma_unique_id_t id; /* gpurma's id, rebuilt from NVSHMEM's */
     if (flags & NVSHMEMX_INIT_WITH_UNIQUEID) {
-        if (!attr || uid_environment(&attr->args.uid_args)) {
+        const nvshmemx_uniqueid_args_t *a = attr ? &attr->args.uid_args : NULL;
+        if (!a || !a->id || a->id->version != GPURMA_NVSHMEMI_UNIQUEID_VERSION) {
             fprintf(stderr, "gpurma NVSHMEM layer: init: invalid unique-id arguments\n");
             return NVSHMEMX_ERROR_INVALID_VALUE;
         }
-        p.field_mask |= GPURMA_INIT_FIELD_BOOTSTRAP;
-        p.bootstrap = "uid";
+        memset(&id, 0, sizeof id);
+        memcpy(id.internal, a->id->internal, UID_KEPT);
+        /* gpurma_init checks the id, the rank and the size. */
+        p.field_mask |= GPURMA_INIT_FIELD_UNIQUE_ID;
+        p.unique_id = &id;
+        p.rank = a->myrank;
+        p.size = a->nranks;
     }
     size_t user_bytes, sync_bytes, total;
     if (gpurma_config_section_read(&nvshmem_layer_config_section)) {
