@@ -5,7 +5,7 @@
  * the data path asks where the memory is. Kernels reach the same memory
  * with loads and stores (gpurma_device.h); the host cannot, so it copies
  * with cudaMemcpy to the peer's IPC mapping and updates signal slots and
- * atomics with one-thread kernels (src/gpu/gpu.c). Every call returns when its
+ * atomics with one-thread kernels (src/gpu/gpu_cuda.c). Every call returns when its
  * effect is complete, so flush, quiet and fence have nothing left to do.
  *
  * Ordering of put_signal: the copy is synchronized before the signal

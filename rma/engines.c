@@ -14,7 +14,7 @@
 
 extern const gpurma_engine_ops_t gpurma_engine_mem_ops;     /* engine_mem.c */
 extern const gpurma_engine_ops_t gpurma_engine_mem_gpu_ops; /* engine_gpu.c */
-extern const gpurma_engine_ops_t gpurma_engine_port_ops;    /* port.c       */
+extern const gpurma_engine_ops_t gpurma_engine_port_ops;    /* port_engine.c */
 extern const gpurma_engine_ops_t gpurma_engine_switch_ops;  /* switch/      */
 
 /* In the order engines are asked for a peer (a forced one goes first).

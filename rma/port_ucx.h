@@ -1,13 +1,17 @@
 /*
- * port_ucx.h - what the three files of the port engine's UCX transport
- * share (built only with UCX, Makefile.am):
+ * port_ucx.h - what the four files of the port engine's UCX transport
+ * share (built only with UCX, Makefile.am), each calling only those
+ * listed after it:
  *   port_ucx.c       execution: RMA, atomics, completion, fence, quiet, and
  *                    the transport's entry in the port engine's list;
+ *   port_ucx_wire.c  wire-up: the UCX context and worker, endpoints, the
+ *                    window's registrations and rkeys, and close;
  *   port_ucx_am.c    active messages: what UCX lacks or emulates slowly
  *                    (puts and signals into host memory, atomics without
- *                    network atomics, quiet probes, bye), both sides;
- *   port_ucx_wire.c  wire-up: the UCX context and worker, endpoints, the
- *                    window's registrations and rkeys, and close.
+ *                    network atomics, quiet probes, bye), both sides, and
+ *                    local completion (wait_local);
+ *   port_ucx_base.c  where the state lives, error mapping, the requests in
+ *                    flight.
  * Not installed.
  */
 #ifndef GPURMA_PORT_UCX_H

@@ -2,7 +2,7 @@
  * stream.c - host-initiated operations ordered on a CUDA stream
  * (gpurma_*_on_stream). Each call checks its arguments exactly like the
  * plain host call (ops.c), then enqueues copies and small kernels on the
- * caller's stream through src/gpu/gpu.c and returns: nothing here waits for
+ * caller's stream through src/gpu (gpu.h) and returns: nothing here waits for
  * the GPU, so the calls can be captured into CUDA graphs.
  *
  * Only device windows whose peers are mapped on this GPU qualify, and the
