@@ -42,9 +42,19 @@ fl_now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # A random TCP port that no socket of this machine uses now (read from
 # /proc/net, so that nothing beyond bash and coreutils is needed).
 fl_free_port() {
-    local port hex i
+    local port hex i lo=32768 span
+    # Below the kernel's ephemeral range: a client that hammers the port
+    # before its server listens (uid-flood) can otherwise be given that very
+    # port as its own and connect to itself (TCP self-connect), holding it.
+    read -r lo _ 2>/dev/null </proc/sys/net/ipv4/ip_local_port_range || lo=32768
+    span=$((lo - 10000))
+    [ "$span" -ge 1000 ] || span=0
     for ((i = 0; i < 200; i++)); do
-        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        if [ "$span" -gt 0 ]; then
+            port=$((10000 + (RANDOM * 32768 + RANDOM) % span))
+        else
+            port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        fi
         printf -v hex ':%04X ' "$port"
         cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -q "$hex" || break
     done
