@@ -52,9 +52,8 @@
 #define UID_DEFAULT_PORT "29500" /* torchrun's default */
 
 /* The uid bootstrap's own option. RANK, WORLD_SIZE, MASTER_ADDR and
- * MASTER_PORT are not options but the launcher's rendezvous: they are read
- * when the bootstrap opens, because a layer above (the NVSHMEM unique-id
- * init) sets them just before. */
+ * MASTER_PORT are not options but the launcher's rendezvous (torchrun's
+ * variables, with its meanings): they are read when the bootstrap opens. */
 #define UID_CONFIG(X)                                                                     \
     X(token, GPURMA_UID_TOKEN, STR, "", GPURMA_CFG_ANY,                                   \
       "Shared secret for the uid bootstrap; connections without it are rejected")

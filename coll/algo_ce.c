@@ -62,11 +62,9 @@ static int ce_window_create(struct gpurma_team_s *team, void *arg, void **state)
 {
     const int device = *(const int *)arg;
     struct gpurma_ctx_s *ctx = team->ctx;
-    if (device && ctx->device < 0)
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "rank %d: collectives on a stream: this context uses no GPU "
-                                "(host backend); pass stream NULL",
-                                ctx->rank);
+    int rc = device ? gpurma_team_need_gpu(team) : GPURMA_SUCCESS;
+    if (rc)
+        return rc;
     const size_t n = (size_t)team->size;
     /* As many bytes per step as the other algorithms' channels hold
      * together (8 on a GPU, 2 on the host), within 32 MiB per rank. */
@@ -95,7 +93,7 @@ static int ce_window_create(struct gpurma_team_s *team, void *arg, void **state)
     if (device)
         gpurma_gpu_capture_relax(&saved);
     gpurma_exchange_t ex = gpurma_team_exchange(team);
-    int rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, bytes, &p, 1, &w->win);
+    rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, bytes, &p, 1, &w->win);
     if (device)
         gpurma_gpu_capture_restore(saved);
     if (rc) {

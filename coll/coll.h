@@ -52,4 +52,8 @@ int gpurma_team_slot(struct gpurma_team_s *team, gpurma_team_slot_id_t id,
 /* The state in the slot, NULL while none was made. */
 void *gpurma_team_slot_peek(struct gpurma_team_s *team, gpurma_team_slot_id_t id);
 
+/* 0 when team's context uses a GPU, else an UNSUPPORTED error for the
+ * stream-ordered collectives (whose GPU state a slot is about to make). */
+int gpurma_team_need_gpu(const struct gpurma_team_s *team);
+
 #endif

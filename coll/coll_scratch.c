@@ -59,11 +59,9 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
 {
     const int device = *(const int *)arg;
     struct gpurma_ctx_s *ctx = team->ctx;
-    if (device && ctx->device < 0)
-        return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
-                                "rank %d: collectives on a stream: this context uses no GPU "
-                                "(host backend); pass stream NULL",
-                                ctx->rank);
+    int rc = device ? gpurma_team_need_gpu(team) : GPURMA_SUCCESS;
+    if (rc)
+        return rc;
     const int n = team->size;
     /* Channels: GPU collectives spread large pieces over that many blocks;
      * the host runs parts one after the other (two, so that CI covers it). */
@@ -102,7 +100,7 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     if (device)
         gpurma_gpu_capture_relax(&saved);
     gpurma_exchange_t ex = gpurma_team_exchange(team);
-    int rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, bytes, &p, 1, &s->win);
+    rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, bytes, &p, 1, &s->win);
     if (rc == GPURMA_SUCCESS && device) {
         /* Epochs, last writes and LL flags start at zero; device memory is
          * not zeroed by its allocation. */

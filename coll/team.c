@@ -403,3 +403,13 @@ GPURMA_API gpurma_status_t gpurma_barrier(gpurma_team_t team)
         return rc;
     return sys_barrier(team, NULL, team->size, team->rank);
 }
+
+int gpurma_team_need_gpu(const struct gpurma_team_s *team)
+{
+    if (team->ctx->device >= 0)
+        return GPURMA_SUCCESS;
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
+                            "rank %d: collectives on a stream: this context uses no GPU "
+                            "(host backend); pass stream NULL",
+                            team->ctx->rank);
+}
