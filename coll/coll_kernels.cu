@@ -70,6 +70,31 @@ gpurma_k_coll(gpurma_dev_coll_t c, int kind, void *recv, const void *send, size_
     }
 }
 
+/* LL16 (coll_ll16.h) in a kernel of its own, one per collective: small
+ * collectives are bound by latency, and a kernel that holds only the code
+ * it runs spends no time fetching instructions of the others. */
+template <int KIND>
+__global__ void __launch_bounds__(GPURMA_COLL_THREADS)
+gpurma_k_coll_ll16(gpurma_dev_coll_t c, void *recv, const void *send, size_t count, int dtype,
+                   int op)
+{
+    c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
+    gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
+    c.print = gpurma_dcoll__print(KIND, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, 0);
+    gpurma_status_t rc = gpurma_dcoll__run_ll16(&c, &g, KIND, recv, send, count,
+                                                (gpurma_dtype_t)dtype, (gpurma_redop_t)op);
+    if (rc != GPURMA_SUCCESS) {
+        if (threadIdx.x == 0)
+            printf("gpurma: rank %d: collective on a stream (ll16) failed with status %d (%s)\n",
+                   c.rank, (int)rc,
+                   rc == GPURMA_ERR_INVALID_ARG
+                       ? "a peer passed another collective, count, dtype or op, or another "
+                         "collective ran on this team at the same time"
+                       : "a peer did not take part within the timeout?");
+        __trap();
+    }
+}
+
 /* alltoallv's counts and displacements, by value: send counts, send
  * displacements, recv counts, recv displacements, n entries each. Three
  * capacities, so that small teams do not pay 8 KiB of arguments per launch. */
@@ -152,7 +177,10 @@ extern "C" int gpurma_coll_launch_direct(void *stream, const gpurma_dev_coll_t *
 extern "C" int gpurma_coll_preload_kernels(void)
 {
     return gpurma_gpu_load("loading the collectives' kernels", gpurma_k_coll,
-                           gpurma_k_coll_direct, gpurma_k_coll_v<8>, gpurma_k_coll_v<64>,
+                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLREDUCE>,
+                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLGATHER>,
+                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_REDUCE_SCATTER>,
+                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLTOALL>, gpurma_k_coll_direct, gpurma_k_coll_v<8>, gpurma_k_coll_v<64>,
                            gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>);
 }
 
@@ -160,6 +188,20 @@ extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsi
                                   int kind, void *recv, const void *send, size_t count, int dtype,
                                   int op, int root, int algo)
 {
+#define LL16(K, DK)                                                                            \
+    case GPURMA_COLL_##K:                                                                      \
+        return gpurma_gpu_launch("collective kernel launch", gpurma_k_coll_ll16<DK>, parts,   \
+                                 GPURMA_COLL_THREADS, stream, *c, recv, send, count, dtype, op)
+    if (algo == GPURMA_COLL_ALGO_LL16)
+        switch (kind) {
+            LL16(ALLREDUCE, GPURMA_DCOLL__K_ALLREDUCE);
+            LL16(ALLGATHER, GPURMA_DCOLL__K_ALLGATHER);
+            LL16(REDUCE_SCATTER, GPURMA_DCOLL__K_REDUCE_SCATTER);
+            LL16(ALLTOALL, GPURMA_DCOLL__K_ALLTOALL);
+        default:
+            break;
+        }
+#undef LL16
     return gpurma_gpu_launch("collective kernel launch", gpurma_k_coll, parts,
                              GPURMA_COLL_THREADS, stream, *c, kind, recv, send, count, dtype, op,
                              root, algo);

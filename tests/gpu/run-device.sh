@@ -242,7 +242,7 @@ coll_stress() {
     mode=$1
     command -v mpirun >/dev/null 2>&1 || { note "coll_stress: no mpirun"; return 0; }
     for np in 2 3 4 8; do
-        for algo in auto oneshot_ll oneshot twoshot ring ce; do
+        for algo in auto ll16 oneshot_ll oneshot twoshot ring ce; do
             args="--quick 200" limit=150
             if [ $mode = mps ] && [ $np = 2 ] && [ $algo = auto ]; then args=10000 limit=400; fi
             if [ $mode = sliced ] && { [ $np -gt 4 ] || [ $algo != auto ]; }; then continue; fi
