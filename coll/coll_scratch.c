@@ -26,15 +26,15 @@ typedef struct coll_scratch {
 static int scratch_layout(int n, unsigned nch, size_t slot, size_t ll_slot, gpurma_dev_coll_t *h,
                           size_t *bytes)
 {
-    uint64_t sz[4];
+    uint64_t sz[GPURMA_DCOLL__REGIONS];
     size_t at = 0, region;
-    uint64_t *offs[4] = {&h->state_off, &h->data_off, &h->ll_off, &h->stage_off};
+    uint64_t *offs[GPURMA_DCOLL__REGIONS] = GPURMA_DCOLL__OFFSETS(h);
     /* per-channel sizes themselves must not wrap: n * 2 * slot */
     if (gpurma_size_array(2 * (size_t)n, slot, 1, &region) ||
         gpurma_size_array(2 * (size_t)n, 2 * ll_slot, 1, &region))
         return 1;
     gpurma_dcoll__channel_bytes(n, slot, ll_slot, sz);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < GPURMA_DCOLL__REGIONS; k++) {
         *offs[k] = at;
         if (gpurma_size_mul((size_t)sz[k], nch, &region) || gpurma_size_add(at, region, &at))
             return 1;
@@ -89,10 +89,11 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     }
     /* Data signals (one per source) and acknowledgements (one per peer),
      * per channel; then one per member for the zero-copy steps
-     * (gpurma_dcoll__direct_sig). */
+     * (gpurma_dcoll__direct_sig); then one per source and channel for LL16
+     * on CPU threads (gpurma_dcoll__ll16_sig). */
     gpurma_win_params_t p = {GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |
                                  GPURMA_WIN_FIELD_NUM_COUNTERS,
-                             device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST, (2u * nch + 1) * (uint32_t)n, 0,
+                             device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST, (3u * nch + 1) * (uint32_t)n, 0,
                              GPURMA_ENGINE_AUTO, 0};
     /* Stream collectives may make it while a graph is being captured: the
      * setup runs now, outside the graph. */

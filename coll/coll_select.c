@@ -19,13 +19,15 @@ typedef struct {
     unsigned           kinds;      /* collectives it runs                          */
     int                order;      /* tried by increasing order; 0: forced only    */
     int                proxied;    /* 1: only when some peer goes through the port
-                                      engine (other nodes); 0: any team          */
+                                      engine (other nodes); -1: only when none
+                                      does; 0: any team                          */
     int                min_ranks;  /* team size at least                           */
     size_t             min_bytes;  /* per-peer piece at least (0: any)             */
-    int                fits_ll;    /* 1: only when a piece fits one LL slot        */
+    int                fits_ll;    /* 1: only when a piece fits one LL slot; 2:
+                                      the channels' LL16 slots                   */
 } coll_algo_row_t;
 
-#define ROW(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, allreduce)          \
+#define ROW(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, own)                \
     {GPURMA_COLL_ALGO_##ID, #name, kinds, order, proxied, min_ranks, min_bytes, fits_ll},
 /* Indexed by gpurma_coll_algo_t: the list numbers the algorithms too. */
 static const coll_algo_row_t rows[] = {GPURMA_COLL_ALGOS(ROW)};
@@ -50,16 +52,21 @@ gpurma_coll_algo_t gpurma_coll_select(gpurma_coll_kind_t kind, const gpurma_dev_
     for (size_t i = 0; i < GPURMA_COLL_ALGO__COUNT; i++) {
         const coll_algo_row_t *r = &rows[i];
         if (!r->order || (best && best->order <= r->order) || !(r->kinds & (1u << kind)) ||
-            (r->proxied && !proxied) || c->size < r->min_ranks || bytes < r->min_bytes ||
-            (r->fits_ll && bytes > gpurma_dcoll__slot_data(c, 1)))
+            (r->proxied > 0 && !proxied) || (r->proxied < 0 && proxied) ||
+            c->size < r->min_ranks || bytes < r->min_bytes ||
+            (r->fits_ll == 1 && bytes > gpurma_dcoll__slot_data(c, 1)) ||
+            (r->fits_ll == 2 && !gpurma_dcoll__ll16_parts(c, bytes)))
             continue;
         best = r;
     }
     return best ? best->algo : GPURMA_COLL_ALGO_ONESHOT;
 }
 
-unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece)
+unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece, gpurma_coll_algo_t algo)
 {
+    unsigned ll16 = rows[algo].fits_ll == 2 ? gpurma_dcoll__ll16_parts(c, piece) : 0;
+    if (ll16)
+        return ll16;
     size_t parts = piece / (2 * (size_t)c->slot);
     return parts < 1 ? 1 : parts > c->nchannels ? c->nchannels : (unsigned)parts;
 }

@@ -46,6 +46,7 @@
 #include "gpurma/detail/coll_oneshot.h"
 #include "gpurma/detail/coll_twoshot.h"
 #include "gpurma/detail/coll_ring.h"
+#include "gpurma/detail/coll_ll16.h"
 
 /* ------------------------------------------------------------ the API */
 
@@ -64,15 +65,15 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     ((algo) == GPURMA_COLL_ALGO_ONESHOT_LL ||                                                  \
      ((algo) == GPURMA_COLL_ALGO_AUTO && gpurma_dcoll__fits_ll(c, count, dtype)))
 
-/* The algorithms with their own allreduce (coll_algos.h) run it; written
- * inside gpurma_dev_coll_allreduce_algo*, whose variables it names. */
-#define GPURMA_DCOLL__OWN_ALLREDUCE(ID, name, kinds, order, proxied, min_ranks, min_bytes,      \
-                                    fits_ll, allreduce)                                        \
-    GPURMA_DCOLL__OWN_ALLREDUCE_##allreduce(ID, name)
-#define GPURMA_DCOLL__OWN_ALLREDUCE_0(ID, name)
-#define GPURMA_DCOLL__OWN_ALLREDUCE_1(ID, name)                                                \
+/* The algorithms with their own code (coll_algos.h: own) run it; written
+ * inside gpurma_dev_coll_{allreduce,allgather,reduce_scatter,alltoall}_algo*,
+ * whose variables it names (kind: the call's GPURMA_DCOLL__K_*). */
+#define GPURMA_DCOLL__OWN(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, own) \
+    GPURMA_DCOLL__OWN_##own(ID, name)
+#define GPURMA_DCOLL__OWN_0(ID, name)
+#define GPURMA_DCOLL__OWN_1(ID, name)                                                          \
     if (algo == GPURMA_COLL_ALGO_##ID)                                                         \
-        return gpurma_dcoll__allreduce_##name(&c, &g, dst, src, count, dtype, op, 0);
+        return gpurma_dcoll__run_##name(&c, &g, kind, dst, src, count, dtype, op);
 
 /* Each call: every member of the team calls it with the same count, dtype,
  * op and root; buffers are this thread's (global memory on a GPU). The
@@ -101,7 +102,10 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {count, 0, 0, 0, 0, 0};                                     \
-        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLGATHER, count, dtype, GPURMA_SUM, 0); \
+        const int kind = GPURMA_DCOLL__K_ALLGATHER;                                            \
+        const gpurma_redop_t op = GPURMA_SUM;                                                  \
+        c.print = gpurma_dcoll__print(kind, count, dtype, op, 0);                              \
+        GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count, dtype,                      \
                                       GPURMA_DCOLL__LL(algo, &c, count, dtype));               \
     }                                                                                          \
@@ -111,7 +115,10 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {count, 1, 0, 0, 0, 0};                                     \
-        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALL, count, dtype, GPURMA_SUM, 0);  \
+        const int kind = GPURMA_DCOLL__K_ALLTOALL;                                             \
+        const gpurma_redop_t op = GPURMA_SUM;                                                  \
+        c.print = gpurma_dcoll__print(kind, count, dtype, op, 0);                              \
+        GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count, dtype,                      \
                                       GPURMA_DCOLL__LL(algo, &c, count, dtype));               \
     }                                                                                          \
@@ -142,7 +149,9 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_redop_t op, int algo)                                                           \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
-        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_REDUCE_SCATTER, count, dtype, op, 0);    \
+        const int kind = GPURMA_DCOLL__K_REDUCE_SCATTER;                                       \
+        c.print = gpurma_dcoll__print(kind, count, dtype, op, 0);                              \
+        GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, 0, 2,             \
                                          GPURMA_DCOLL__LL(algo, &c, count, dtype));            \
     }                                                                                          \
@@ -151,8 +160,9 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_redop_t op, int algo)                                                           \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
-        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLREDUCE, count, dtype, op, 0);         \
-        GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN_ALLREDUCE)                                         \
+        const int kind = GPURMA_DCOLL__K_ALLREDUCE;                                            \
+        c.print = gpurma_dcoll__print(kind, count, dtype, op, 0);                              \
+        GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, 0, 1,             \
                                          GPURMA_DCOLL__LL(algo, &c, count, dtype));            \
     }                                                                                          \

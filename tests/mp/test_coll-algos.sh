@@ -2,7 +2,8 @@
 # test_coll-algos.sh - tests/mp/test_coll.mp again with every algorithm
 # forced (GPURMA_COLL_ALGO), at 3 and 4 ranks; the copy-engine variant (ce:
 # allgather, alltoall(v), broadcast through the port engine, memcpy on the
-# host backend) at 1 to 8 ranks; then ring, twoshot and ce with the ranks
+# host backend) and ll16 at 1 to 8 ranks; then ring, twoshot, ce and ll16
+# (which runs oneshot there) with the ranks
 # split over two "nodes" (port engine, UCX), when UCX is built.
 # The automatic choice runs in test_coll.mp itself (make check), and over
 # two nodes in engines-nodes.sh and engines-nodes-2.sh.
@@ -26,8 +27,9 @@ for algo in oneshot_ll oneshot twoshot ring; do
     run "$algo" GPURMA_COLL_ALGO=$algo GPURMA_TEST_RANKS="3 4"
 done
 run ce GPURMA_COLL_ALGO=ce GPURMA_TEST_RANKS="1 2 3 5 8"
+run ll16 GPURMA_COLL_ALGO=ll16 GPURMA_TEST_RANKS="1 2 3 5 8"
 if test "${HAVE_UCX:-yes}" != no; then
-    for algo in ring twoshot ce; do
+    for algo in ring twoshot ce ll16; do
         run "$algo-nodes" GPURMA_COLL_ALGO=$algo GPURMA_TEST_NODES=2 GPURMA_TEST_RANKS="3"
     done
 fi

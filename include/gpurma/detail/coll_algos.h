@@ -6,7 +6,7 @@
  * an algorithm is its own file(s), one line here and Makefile.am.
  * Plain preprocessor text: compiles as CUDA, HIP, C and C++. Not ABI.
  *
- * X(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, allreduce)
+ * X(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, own)
  *   ID         GPURMA_COLL_ALGO_<ID>; numbered in list order (kernels
  *              receive the number: append, never reorder)
  *   name       its GPURMA_COLL_ALGO word
@@ -15,13 +15,17 @@
  *   order      the selector tries algorithms by increasing order and takes
  *              the first that fits; 0: never chosen unless forced
  *   proxied    1: only when some peer goes through the port engine (other
- *              nodes); 0: any team
+ *              nodes); -1: only when none does; 0: any team
  *   min_ranks  team size at least
  *   min_bytes  piece one rank sends one peer at least (0: any)
- *   fits_ll    1: only when a piece fits one LL slot
- *   allreduce  1: the device allreduce of the _algo calls runs its own
- *              gpurma_dcoll__allreduce_<name> (gpurma_coll_device.h); 0:
- *              the shared one (oneshot, LL when the share fits)
+ *   fits_ll    1: only when a piece fits one LL slot; 2: when it fits the
+ *              channels' LL16 slots (gpurma_dcoll__ll16_parts, which also
+ *              gives the parts)
+ *   own        1: allreduce, allgather, reduce-scatter and alltoall of the
+ *              _algo calls run the algorithm's gpurma_dcoll__run_<name>
+ *              (its header; it takes the other ones of these four as
+ *              oneshot); 0: the shared ones (oneshot, LL when the share
+ *              fits)
  */
 #ifndef GPURMA_DETAIL_COLL_ALGOS_H
 #define GPURMA_DETAIL_COLL_ALGOS_H
@@ -31,13 +35,13 @@
     /* The selector's choice; forced, the selector's table. */                                 \
     X(AUTO,       auto,       0,         0, 0, 1, 0,     0, 0)                                 \
     /* Everything to everyone in one step of LL packets: no signal, no round trip. */          \
-    X(ONESHOT_LL, oneshot_ll, K_ALL,     1, 0, 1, 0,     1, 0)                                 \
+    X(ONESHOT_LL, oneshot_ll, K_ALL,     2, 0, 1, 0,     1, 0)                                 \
     /* Everything to everyone, puts and signals. */                                            \
-    X(ONESHOT,    oneshot,    K_ALL,     4, 0, 1, 0,     0, 0)                                 \
+    X(ONESHOT,    oneshot,    K_ALL,     5, 0, 1, 0,     0, 0)                                 \
     /* Large allreduce: each rank reduces 1/n (reduce-scatter), then allgather. */             \
-    X(TWOSHOT,    twoshot,    K(ALLREDUCE), 3, 0, 3, 65536, 0, 1)                              \
+    X(TWOSHOT,    twoshot,    K(ALLREDUCE), 4, 0, 3, 65536, 0, 1)                              \
     /* Other nodes: a pipelined chain in rank order keeps each link to one neighbour. */       \
-    X(RING,       ring,       K(ALLREDUCE), 2, 1, 3, 0,   0, 1)                                \
+    X(RING,       ring,       K(ALLREDUCE), 3, 1, 3, 0,   0, 1)                                \
     /* Port engine and copy engines, no SM (algo_ce.c); forced only: no GPU                    \
      * measurement puts it in the table yet. */                                                \
     X(CE,         ce,         K(ALLGATHER) | K(ALLTOALL) | K(ALLTOALLV) | K(BROADCAST),        \
@@ -45,7 +49,12 @@
     /* Stream allreduce on registered buffers, zero-copy (coll_direct.h): taken                \
      * before the table (coll/coll_api.c) when the buffers are registered;                    \
      * forced otherwise, oneshot runs. */                                                      \
-    X(DIRECT,     direct,     0,         0, 0, 1, 0,     0, 0)
+    X(DIRECT,     direct,     0,         0, 0, 1, 0,     0, 0)                                 \
+    /* Small pieces in one step of 16-byte LL packets, no acknowledgement, for the            \
+     * collectives in which every member receives from every other; one node                  \
+     * (coll_ll16.h). */                                                                       \
+    X(LL16,       ll16,       K(ALLREDUCE) | K(ALLGATHER) | K(REDUCE_SCATTER) | K(ALLTOALL),  \
+                              1, -1, 1, 0,   2, 1)
 /* clang-format on */
 
 /* The GPURMA_COLL_ALGO words in number order, for the config table. */

@@ -31,7 +31,7 @@ typedef struct gpurma_dev_coll {
     uint64_t         slot;      /* bytes of one data slot                      */
     uint64_t         ll_slot;   /* payload bytes of one LL slot (multiple of 8) */
     /* The regions of this handle's channel, the same in every member. */
-    uint64_t         state_off, data_off, ll_off, stage_off;
+    uint64_t         state_off, data_off, ll_off, stage_off, ll16_off;
     int32_t          rank, size;
     uint32_t         magic;
     /* The call's fingerprint (which collective, count, dtype, op, root):
@@ -131,16 +131,24 @@ GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__ll_span(uint64_t ll_slot)
     return ll_slot * 2; /* 8-byte packets carry 4 bytes */
 }
 
+/* The regions of a channel, in window order. */
+#define GPURMA_DCOLL__REGIONS 5
+
 /* Bytes of one channel's copy of each region, for a team of n: state,
- * data, LL and stage (the window holds nchannels of each). */
+ * data, LL, stage and LL16 (coll_ll16.h: the same span as LL); the window
+ * holds nchannels of each. */
 GPURMA_HOST_DEVICE void gpurma_dcoll__channel_bytes(int n, uint64_t slot, uint64_t ll_slot,
-                                                    uint64_t sizes[4])
+                                                    uint64_t sizes[GPURMA_DCOLL__REGIONS])
 {
     sizes[0] = gpurma_dcoll__state_bytes(n);
     sizes[1] = 2 * (uint64_t)n * slot;
     sizes[2] = 2 * (uint64_t)n * gpurma_dcoll__ll_span(ll_slot);
     sizes[3] = (uint64_t)n * ll_slot;
+    sizes[4] = sizes[2];
 }
+
+/* The handle's region offsets, in the order of channel_bytes. */
+#define GPURMA_DCOLL__OFFSETS(h)                                                                   { &(h)->state_off, &(h)->data_off, &(h)->ll_off, &(h)->stage_off, &(h)->ll16_off }
 
 /* The handle for part `part` of `nparts` (on channel `part`), from the
  * handle of channel 0; nparts 0 when the window has too few channels (the
@@ -148,16 +156,17 @@ GPURMA_HOST_DEVICE void gpurma_dcoll__channel_bytes(int n, uint64_t slot, uint64
 GPURMA_HOST_DEVICE gpurma_dev_coll_t gpurma_dev_coll_part(gpurma_dev_coll_t c, unsigned part,
                                                          unsigned nparts)
 {
-    uint64_t sz[4];
+    uint64_t sz[GPURMA_DCOLL__REGIONS];
+    uint64_t *offs[GPURMA_DCOLL__REGIONS] = GPURMA_DCOLL__OFFSETS(&c);
     gpurma_dcoll__channel_bytes(c.size, c.slot, c.ll_slot, sz);
-    unsigned k = c.part; /* back to channel 0 first */
-    c.state_off -= k * sz[0], c.data_off -= k * sz[1], c.ll_off -= k * sz[2], c.stage_off -= k * sz[3];
+    /* back to channel 0 first */
+    const unsigned to = part < nparts && nparts <= c.nchannels ? part : 0;
+    for (int k = 0; k < GPURMA_DCOLL__REGIONS; k++)
+        *offs[k] = *offs[k] - c.part * sz[k] + to * sz[k];
     if (part >= nparts || nparts > c.nchannels) {
         c.part = 0, c.nparts = 0, c.sig_base = 0;
         return c;
     }
-    c.state_off += part * sz[0], c.data_off += part * sz[1], c.ll_off += part * sz[2];
-    c.stage_off += part * sz[3];
     c.part = part, c.nparts = nparts, c.sig_base = part * 2u * (uint32_t)c.size;
     return c;
 }
