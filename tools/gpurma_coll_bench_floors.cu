@@ -234,7 +234,7 @@ int measure(Ctx *c, gpurma_win_t win, char *base, const cbg_floor_params_t *fp,
     a.nranks = c->nranks;
     int mapped = 1;
     for (int p = 0; p < c->nranks; p++) {
-        a.area[p] = (uint64_t *)gpurma_win_peer_ptr(win, p);
+        a.area[p] = (uint64_t *)(p == c->me ? (void *)base : gpurma_win_peer_ptr(win, p));
         if (!a.area[p]) {
             if (mapped)
                 snprintf(out->why, sizeof(out->why), "rank %d: rank %d's window is not mapped "
