@@ -103,7 +103,7 @@ nvargs="-n $iters -w 5 -b $min -e $max -d int -o sum"
 note "NVSHMEM: $(echo $progs), 2 PEs on GPU 0 under MPS, $nvargs"
 # shellcheck disable=SC2086
 sh "$top/tests/gpu/nvshmem-perftests.sh" --mps --nvshmem-only --logs "$logs/nvshmem" \
-    --build "$build" --args "$nvargs" --only $progs >"$logs/nvshmem.log" 2>&1
+    --build "$build" --timeout 90 --args "$nvargs" --only $progs >"$logs/nvshmem.log" 2>&1
 rc=$?
 note "NVSHMEM perftests: rc $rc ($(grep -c PASS "$logs/nvshmem/results.txt" 2>/dev/null) of 5 ran)"
 [ $rc = 0 ] || status=1
@@ -111,7 +111,7 @@ note "NVSHMEM perftests: rc $rc ($(grep -c PASS "$logs/nvshmem/results.txt" 2>/d
 # ------------------------------------------------------------ gpurma
 colls=$(for p in $pairs; do echo "${p%%:*}"; done | paste -sd, -)
 note "gpurma-coll-bench --gpu: $colls, 2 ranks on GPU 0 under MPS, --graph $graph"
-timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe -np 2 \
+timeout -k 10 240 mpirun --allow-run-as-root --oversubscribe -np 2 \
     -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x CUDA_VISIBLE_DEVICES \
     -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY \
     "$build/gpurma-coll-bench" --gpu --no-nccl --graph $graph --coll "$colls" --dtype int32 \

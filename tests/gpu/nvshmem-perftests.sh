@@ -6,7 +6,8 @@
 # both print ("&&&& PERF" lines), with the ratio gpurma / NVSHMEM.
 #
 #   tests/gpu/nvshmem-perftests.sh [--pes N] [--shared-gpu] [--mps] [--full | --args ARGS]
-#                                  [--nvshmem-only] [--build DIR] [--logs DIR] [--only NAME...]
+#                                  [--nvshmem-only] [--timeout S] [--build DIR] [--logs DIR]
+#                                  [--only NAME...]
 #
 # --pes: PEs per run (default 2); --shared-gpu: every PE on GPU 0
 # (CUDA_VISIBLE_DEVICES=0); --mps: --shared-gpu under an MPS control
@@ -20,7 +21,8 @@
 # half the tree, so split it with --only); --args: these perftest arguments
 # instead (e.g. "-n 50 -w 5 -b 256 -e 64M --cudagraph"); --nvshmem-only:
 # NVSHMEM's builds and runs only, not gpurma's layer (needs --only; for
-# tests/gpu/coll-vs-nvshmem.sh); --only: program names (last option);
+# tests/gpu/coll-vs-nvshmem.sh); --timeout: seconds per run (default 180);
+# --only: program names (last option);
 # --build: a configured CUDA build of this tree (default build-gpu/,
 # configured here if absent); --logs: default gpu-logs-perftests/. With
 # $OUT set, the logs come back as $OUT/perftests-logs.tar.gz and the table
@@ -33,7 +35,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pes=2 shared=no mps=no only= build=$top/build-gpu logs=$top/gpu-logs-perftests full=no
-args_given='' nvonly=no
+args_given='' nvonly=no limit=180
 while [ $# -gt 0 ]; do
     case $1 in
     --pes) pes=$2; shift ;;
@@ -42,10 +44,11 @@ while [ $# -gt 0 ]; do
     --full) full=yes ;;
     --args) args_given=$2; shift ;;
     --nvshmem-only) nvonly=yes ;;
+    --timeout) limit=$2; shift ;;
     --build) build=$2; shift ;;
     --logs) logs=$2; shift ;;
     --only) shift; only="$*"; break ;;
-    -h | --help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "nvshmem-perftests.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -179,7 +182,7 @@ args=
 run() { # run SIDE NAME PROG: PASS/FAIL into results, output into SIDE-NAME.log
     log=$logs/run-$1-$2.log
     # shellcheck disable=SC2086
-    timeout -k 10 180 mpirun --allow-run-as-root --oversubscribe -np "$pes" \
+    timeout -k 10 "$limit" mpirun --allow-run-as-root --oversubscribe -np "$pes" \
         -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS -x GPURMA_DISABLE_SWITCH \
         -x NVSHMEM_REMOTE_TRANSPORT -x NVSHMEM_SYMMETRIC_SIZE -x NVSHMEM_MACHINE_READABLE_OUTPUT \
         -x NVSHMEMTEST_USE_MPI_LAUNCHER -x NVSHMEM_BOOTSTRAP -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN \

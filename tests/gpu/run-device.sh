@@ -161,7 +161,7 @@ if [ $collbench = yes ]; then
         while [ "$1" != -- ]; do xs="$xs -x $1"; shift; done
         shift
         # shellcheck disable=SC2086
-        timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+        timeout -k 10 240 mpirun --allow-run-as-root --oversubscribe -np "$np" \
             -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS $xs "$build/gpurma-coll-bench" \
             --gpu --graph on --coll all --max 64M --iters 50 "$@" >"$out/$name.log" 2>&1
         rc=$?
