@@ -31,12 +31,13 @@
 
 #include "gpurma.h"
 #include "gpurma_device.h"
+#include "bench_sm_copy.cuh"
 #include "bench_util.h"
 #include "gpurma_bench_gpu.h"
 
 namespace {
 
-enum { SIG_PING = 0, SIG_STREAM = 1, BW_THREADS = 512, LAT_THREADS = 512 };
+enum { SIG_PING = 0, SIG_STREAM = 1, BW_THREADS = BENCH_SM_COPY_THREADS, LAT_THREADS = 512 };
 
 struct LatResult {
     unsigned long long ns;
@@ -117,18 +118,6 @@ __global__ void k_compare(const uint8_t *got, size_t n, unsigned long long *bad)
         atomicAdd(bad, b);
 }
 
-__global__ void k_raw_copy(char *dst, const char *src, size_t n, size_t slice)
-{
-    size_t begin = blockIdx.x * slice;
-    if (begin >= n)
-        return;
-    size_t len = n - begin < slice ? n - begin : slice;
-    uint4 *d = (uint4 *)(dst + begin);
-    const uint4 *s = (const uint4 *)(src + begin);
-    for (size_t i = threadIdx.x; i < len / 16; i += blockDim.x)
-        d[i] = s[i];
-}
-
 __global__ void k_put_block(gpurma_dev_win_t w, int to, const char *src, size_t n, size_t slice,
                             int *status)
 {
@@ -139,16 +128,6 @@ __global__ void k_put_block(gpurma_dev_win_t w, int to, const char *src, size_t 
     gpurma_status_t rc = gpurma_dev_put_block(w, to, begin, src + begin, len);
     if (rc != GPURMA_SUCCESS && threadIdx.x == 0)
         atomicExch(status, (int)rc);
-}
-
-/* Blocks of 64 KiB or more each, at most 4 per SM; slices 16-byte aligned. */
-void grid_for(size_t n, int nsm, unsigned *blocks, size_t *slice)
-{
-    size_t b = n / (64 * 1024);
-    size_t maxb = (size_t)nsm * 4;
-    b = b < 1 ? 1 : b > maxb ? maxb : b;
-    *slice = ((n + b - 1) / b + 15) / 16 * 16;
-    *blocks = (unsigned)((n + *slice - 1) / *slice);
 }
 
 /* GB/s of `iters` calls of what(), after 2 untimed ones. */
@@ -183,7 +162,7 @@ int bandwidth(Bench *b)
         for (size_t n = 1024; n <= b->max_bw; n *= 2) {
             unsigned blocks;
             size_t slice;
-            grid_for(n, b->nsm, &blocks, &slice);
+            bench_sm_copy_grid(n, b->nsm, &blocks, &slice);
             int iters = n <= (1u << 20) ? 200 : n <= (64u << 20) ? 50 : 10;
             if (b->quick)
                 iters = iters / 4 + 2;
@@ -191,7 +170,7 @@ int bandwidth(Bench *b)
             char *pp = b->peer_ptr, *src = b->src;
             double raw = 0, put = 0, ce = 0;
             TRY(time_gbs(b, n, iters, [&] {
-                k_raw_copy<<<blocks, BW_THREADS, 0, s>>>(pp, src, n, slice);
+                bench_sm_copy<<<blocks, BW_THREADS, 0, s>>>(pp, src, n, slice);
                 return cudaGetLastError();
             }, &raw));
             /* Poison what the puts must overwrite, then check they did. */

@@ -21,6 +21,7 @@
  *   --graph MODE   GPU: off, on or both (default both): ops back to back on
  *                  the stream, or captured into one CUDA graph
  *   --no-nccl      GPU: leave NCCL out
+ *   --no-floors    GPU: leave the floors out
  *   -h, --help
  *
  * Columns: size (bytes of the larger buffer of one rank, as nccl-tests),
@@ -31,6 +32,21 @@
  * NCCL: its time on plain buffers and on symmetric ones, and the ratio of
  * gpurma's time to the better of the two (below 1: gpurma is faster). NCCL
  * runs with NCCL_GRAPH_MIXING_SUPPORT=0 and NCCL_NVLS_ENABLE=0.
+ *
+ * Floors (GPU, 2 to 64 ranks whose windows are load/store mapped), measured
+ * first in the same run (gpurma_coll_bench_floors.cu) and printed as
+ * "# floor ..." lines and four last columns:
+ *   floor(us)    max(LL, B x factor / copy): LL is the time of one kernel
+ *                in which every rank stores a 16-byte LL packet into every
+ *                peer and waits for every peer's (timed like the
+ *                collectives: same op count, same graph mode); B x factor
+ *                the bytes a rank must move over its links (busbw's
+ *                factor) and copy the SM copy bandwidth into a peer, every
+ *                rank copying at once (the slowest rank's)
+ *   x_floor      time / floor(us)
+ *   floor_busbw  the SM copy bandwidth: the busbw of a collective that
+ *                moved its bytes at copy speed (sizes from 1 MiB)
+ *   busbw/floor  busbw / floor_busbw (sizes from 1 MiB)
  */
 #include "config.h"
 
@@ -54,21 +70,36 @@ static const char *const op_names[] = {"sum", "prod", "min", "max", "avg"};
 typedef struct {
     unsigned kinds; /* bit per CB_* */
     size_t   min, max;
-    int      dtype, op, iters, gpu, graph_modes, nccl, max_given;
+    int      dtype, op, iters, gpu, graph_modes, nccl, max_given, floors;
 } opts_t;
 
 static gpurma_ctx_t ctx;
 static gpurma_team_t world;
 static int me, nranks;
+/* The floors of this run (GPU): us per LL exchange by graph mode, the SM
+ * copy bandwidth into a peer in GB/s. */
+static int have_floors;
+static double floor_ll_us[2], floor_copy_gbs;
 
 static void usage(FILE *f)
 {
     fputs("usage: mpirun -np N gpurma-coll-bench [--coll LIST|all] [--min SIZE] [--max SIZE]\n"
           "         [--dtype T] [--op OP] [--iters N] [--host|--gpu] [--graph off|on|both]\n"
-          "         [--no-nccl]\n"
+          "         [--no-nccl] [--no-floors]\n"
           "Times gpurma's collectives with nccl-tests' columns (size count type redop root\n"
           "time algbw busbw #wrong); on GPUs also NCCL on plain and symmetric buffers in the\n"
-          "same run, and gpurma's time over the better NCCL mode.\n",
+          "same run (nccl(us) nccl_sym, and ratio: gpurma's time over the better NCCL mode).\n"
+          "On GPUs the floors of the same GPUs, measured first, end each row:\n"
+          "  floor(us)    max(LL, bytes a rank moves / copy), where LL is one kernel in which\n"
+          "               every rank stores a 16-byte LL packet into every peer and waits for\n"
+          "               all of theirs (same op count and graph mode as the table), bytes =\n"
+          "               size x busbw's factor, copy = SM copy bandwidth into a peer with\n"
+          "               every rank copying at once (the slowest rank's)\n"
+          "  x_floor      time / floor(us)\n"
+          "  floor_busbw  copy: the busbw of moving the bytes at copy speed (from 1 MiB)\n"
+          "  busbw/floor  busbw / floor_busbw (from 1 MiB)\n"
+          "busbw factors: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n;\n"
+          "broadcast, reduce 1. The host backend has no floors.\n",
           f);
 }
 
@@ -93,6 +124,8 @@ static int parse(int argc, char **argv, opts_t *o)
             o->gpu = 1;
         } else if (!strcmp(a, "--no-nccl")) {
             o->nccl = 0;
+        } else if (!strcmp(a, "--no-floors")) {
+            o->floors = 0;
         } else if (!v) {
             fprintf(stderr, "gpurma-coll-bench: %s needs a value\n", a);
             return 2;
@@ -329,6 +362,19 @@ static long checked(const opts_t *o, int impl, const cb_op_t *op, size_t recv_by
     return count_wrong(op, h_recv, recv_bytes / es);
 }
 
+/* The floor columns of a row: total bytes, busbw's factor, the graph mode,
+ * gpurma's time and busbw. */
+static void print_floors(size_t total, double factor, int graph, double us, double busbw)
+{
+    double copy_us = (double)total * factor / (floor_copy_gbs * 1e3);
+    double floor_us = floor_ll_us[graph] > copy_us ? floor_ll_us[graph] : copy_us;
+    printf(" %10.2f %8.3f", floor_us, us / floor_us);
+    if (total >= ((size_t)1 << 20))
+        printf(" %11.2f %11.3f", floor_copy_gbs, busbw / floor_copy_gbs);
+    else
+        printf(" %11s %11s", "-", "-");
+}
+
 static void run_kind(const opts_t *o, int kind, int graph, unsigned char *host_in,
                      unsigned char *scratch)
 {
@@ -349,6 +395,8 @@ static void run_kind(const opts_t *o, int kind, int graph, unsigned char *host_i
                "root", "time(us)", "algbw", "busbw", "#wrong");
         if (nccl)
             printf(" %11s %11s %7s", "nccl(us)", "nccl_sym", "ratio");
+        if (have_floors)
+            printf(" %10s %8s %11s %11s", "floor(us)", "x_floor", "floor_busbw", "busbw/floor");
         printf("\n");
     }
     for (size_t size = o->min; size <= o->max; size *= 2) {
@@ -398,9 +446,11 @@ static void run_kind(const opts_t *o, int kind, int graph, unsigned char *host_i
                         best = t[impl];
                 printf(" %11.2f %11.2f %7.3f", t[CB_NCCL_PLAIN], t[CB_NCCL_SYM],
                        best > 0 ? t[0] / best : 0.0);
-                if (wrong[CB_NCCL_PLAIN] || wrong[CB_NCCL_SYM])
-                    printf("  (nccl #wrong %ld/%ld)", wrong[CB_NCCL_PLAIN], wrong[CB_NCCL_SYM]);
             }
+            if (have_floors)
+                print_floors(total, factor, graph, t[0], algbw * factor);
+            if (nccl && (wrong[CB_NCCL_PLAIN] || wrong[CB_NCCL_SYM]))
+                printf("  (nccl #wrong %ld/%ld)", wrong[CB_NCCL_PLAIN], wrong[CB_NCCL_SYM]);
             printf("\n");
         }
         if (size > ((size_t)1 << 62) / 2)
@@ -408,9 +458,50 @@ static void run_kind(const opts_t *o, int kind, int graph, unsigned char *host_i
     }
 }
 
+/* The floors of this run, before the collectives' buffers exist (their
+ * window of 256 MiB + 4 KiB is freed again); the slowest rank's figures. */
+static void measure_floors(const opts_t *o)
+{
+#ifdef HAVE_CUDA
+    const size_t copy_bytes = (size_t)256 << 20;
+    cbg_floor_params_t fp = {(int)clamp_long((long)((256ull << 20) / 16), 5, o->iters),
+                             o->graph_modes, copy_bytes};
+    cbg_floors_t f;
+    int rc = cbg_floors(world, &fp, &f);
+    if (rc == 77) {
+        if (me == 0)
+            printf("# no floors: %s\n", f.why);
+        return;
+    }
+    if (rc)
+        fail("floors", GPURMA_ERR_GPU);
+    for (int g = 0; g < 2; g++)
+        floor_ll_us[g] = slowest(f.ll_us[g]);
+    double gbs = 0;
+    rc = gpurma_allreduce(world, &f.copy_gbs, &gbs, 1, GPURMA_FLOAT64, GPURMA_MIN, NULL);
+    if (rc)
+        fail("allreduce of the copy bandwidths", rc);
+    floor_copy_gbs = gbs;
+    have_floors = gbs > 0;
+    if (me == 0) {
+        printf("# floor ll_exchange_us");
+        for (int g = 0; g < 2; g++)
+            if ((o->graph_modes >> g) & 1)
+                printf(" %s %.3f", g ? "graph" : "no_graph", floor_ll_us[g]);
+        printf("  (one kernel per op: a 16-byte LL packet to every peer, then all of theirs"
+               " awaited; %d ops, slowest rank)\n", fp.iters);
+        printf("# floor sm_copy_GBps %.2f  (%zu MiB from every rank into the next rank's"
+               " window at once, slowest rank)\n", floor_copy_gbs, copy_bytes >> 20);
+    }
+#else
+    (void)o;
+#endif
+}
+
 int main(int argc, char **argv)
 {
-    opts_t o = {(1u << CB_KINDS) - 1, 1024, 16u << 20, GPURMA_FLOAT32, GPURMA_SUM, 100, -1, 3, 1, 0};
+    opts_t o = {(1u << CB_KINDS) - 1, 1024, 16u << 20, GPURMA_FLOAT32, GPURMA_SUM, 100, -1, 3, 1, 0,
+                1};
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;
@@ -451,6 +542,14 @@ int main(int argc, char **argv)
     unsigned char *host_in = malloc(max_total), *scratch = malloc(max_total);
     if (!host_in || !scratch)
         fail("out of memory", GPURMA_ERR_NO_MEMORY);
+    if (me == 0)
+        printf("# gpurma-coll-bench: %d ranks, %s, dtype %s, op %s, %zu B .. %zu B\n", nranks,
+               o.gpu ? "GPU" : "host backend", dtype_names[o.dtype], op_names[o.op], o.min,
+               o.max);
+    if (o.gpu && o.floors)
+        measure_floors(&o);
+    else if (me == 0)
+        printf("# no floors: %s\n", o.gpu ? "--no-floors" : "they are measured on GPUs only");
 #ifdef HAVE_CUDA
     if (o.gpu && cbg_setup(world, max_total, max_total, o.nccl))
         fail("GPU setup", GPURMA_ERR_GPU);
@@ -461,10 +560,6 @@ int main(int argc, char **argv)
         if (!h_send || !h_recv)
             fail("out of memory", GPURMA_ERR_NO_MEMORY);
     }
-    if (me == 0)
-        printf("# gpurma-coll-bench: %d ranks, %s, dtype %s, op %s, %zu B .. %zu B\n", nranks,
-               o.gpu ? "GPU" : "host backend", dtype_names[o.dtype], op_names[o.op], o.min,
-               o.max);
     for (int kind = 0; kind < CB_KINDS; kind++) {
         if (!(o.kinds & (1u << kind)))
             continue;

@@ -45,6 +45,22 @@ int  cbg_run(int impl, const cb_op_t *op);
 int  cbg_time(int impl, const cb_op_t *op, int iters, int graph, double *us);
 void cbg_teardown(void);
 
+/* The floors of the run (gpurma_coll_bench_floors.cu), measured before
+ * cbg_setup on a window of their own, freed again. */
+typedef struct {
+    int    iters;       /* ops per timing: what the collectives' small sizes use */
+    int    graph_modes; /* bit 0: back to back on a stream, bit 1: one CUDA graph */
+    size_t copy_bytes;  /* bytes of one SM copy into a peer (a multiple of 16) */
+} cbg_floor_params_t;
+typedef struct {
+    double ll_us[2];  /* us per LL exchange on this rank: [0] no graph, [1] graph */
+    double copy_gbs;  /* this rank's SM copy into the next rank, every rank at once */
+    char   why[160];  /* why there are none (return 77) */
+} cbg_floors_t;
+/* Collective. 0, 77 when they cannot be measured here (alike on every rank,
+ * out->why says why), 1 after a failure (printed). */
+int  cbg_floors(gpurma_team_t team, const cbg_floor_params_t *p, cbg_floors_t *out);
+
 #ifdef __cplusplus
 }
 #endif

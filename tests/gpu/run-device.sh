@@ -6,6 +6,7 @@
 # skipped, 1 otherwise.
 #
 #   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus] [--coll] [--nccl]
+#                           [--collbench]
 #
 # --quick: fewer rounds and sizes; --bench: build, then the benchmark only;
 # --focus: the fewest builds and runs that check the newest GPU code (the
@@ -13,7 +14,15 @@
 # --coll: build, then only the collective stress (below);
 # --nccl: after the build, only the NCCL layer (tests/gpu/nccl-shim.sh:
 # nccl-tests, PyTorch and the benchmark through libgpurma_nccl; carry
-# .nccl-tests-src too).
+# .nccl-tests-src too);
+# --collbench: after the build, only the collectives against their floors
+# and NVSHMEM (carry .nvshmem-src too): gpurma-coll-bench --gpu --graph on
+# (every collective, 1 KiB .. 64 MiB, with the LL-exchange and SM-copy
+# floors of the same run) at 2 ranks on GPU 0 under MPS, then
+# tests/gpu/coll-vs-nvshmem.sh under the same daemon, then with 2+ GPUs one
+# rank per GPU beside NCCL; the target lines and the NVSHMEM table last.
+# About 6 minutes on 1x H100 (build 2-3, coll-bench 1, NVSHMEM side 2-3);
+# the limits (240 s a coll-bench run, 90 s an NVSHMEM program) bound a hang.
 #
 # The collective stress runs test_gpu_coll under mpirun at 2, 3, 4 and 8
 # ranks with every algorithm forced, once under CUDA MPS (the ranks' kernels
@@ -61,7 +70,7 @@ mps_stop() {
     unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 }
 trap 'mps_stop; bundle' EXIT
-quick=no tests=yes nvshmem=no focus=no collonly=no nccl=no
+quick=no tests=yes nvshmem=no focus=no collonly=no nccl=no collbench=no
 for a in "$@"; do
     case $a in
     --quick) quick=yes ;;
@@ -70,7 +79,8 @@ for a in "$@"; do
     --nvshmem) nvshmem=yes ;; # after the build, only tests/gpu/nvshmem-side-by-side.sh
     --coll) collonly=yes ;;
     --nccl) nccl=yes ;; # after the build, only tests/gpu/nccl-shim.sh
-    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+    --collbench) collbench=yes ;;
+    -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -119,7 +129,7 @@ if [ $build_rc -ne 0 ]; then
     exit 1
 fi
 # The rest of the tree (tools, examples) is not needed here; report only.
-if [ $focus = yes ]; then
+if [ $focus = yes ] || [ $collbench = yes ]; then
     : # only the programs below
 elif (cd "$build" && make -j16) >>"$out/build.log" 2>&1; then
     echo "test build_all PASS" >>"$results"
@@ -140,6 +150,81 @@ if [ $nccl = yes ]; then
     exit 0
 fi
 # ---- end of the NCCL layer's block
+
+# ---- the collectives against their floors and NVSHMEM (--collbench), issue 15 item 4
+if [ $collbench = yes ]; then
+    (cd "$build" && make -j16 gpurma-coll-bench) >>"$out/build.log" 2>&1
+    # cbrun NAME NP ENV... -- ARGS: gpurma-coll-bench under mpirun, a verdict row.
+    cbrun() {
+        name=$1 np=$2
+        shift 2
+        xs=
+        while [ "$1" != -- ]; do xs="$xs -x $1"; shift; done
+        shift
+        # shellcheck disable=SC2086
+        timeout -k 10 240 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+            -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS $xs "$build/gpurma-coll-bench" \
+            --gpu --graph on --coll all --max 64M --iters 50 "$@" >"$out/$name.log" 2>&1
+        rc=$?
+        case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
+        echo "test $name $v" >>"$results"
+        note "$name: $v"
+    }
+    if command -v mpirun >/dev/null 2>&1; then
+        mps_start
+        if [ $mps_on = yes ]; then
+            # NCCL refuses two ranks on one GPU: gpurma and its floors only.
+            export CUDA_VISIBLE_DEVICES=0
+            cbrun collbench_mps_np2 2 CUDA_VISIBLE_DEVICES CUDA_MPS_PIPE_DIRECTORY \
+                CUDA_MPS_LOG_DIRECTORY -- --no-nccl
+            sh "$top/tests/gpu/coll-vs-nvshmem.sh" --build "$build" --logs "$out/coll-vs-nvshmem" \
+                --max 64M >"$out/coll-vs-nvshmem.out" 2>&1
+            rc=$?
+            case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
+            echo "test coll_vs_nvshmem $v" >>"$results"
+            note "coll_vs_nvshmem: $v"
+            unset CUDA_VISIBLE_DEVICES
+        fi
+        mps_stop
+        [ "$ngpu" -ge 2 ] && cbrun collbench_2gpu 2 --
+    else
+        note "--collbench: no mpirun"
+    fi
+    {
+        echo
+        echo "==================== collectives vs floors ($(date -u +%Y-%m-%d), $ngpu x $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1))"
+        awk '$1 == "test" {printf "  %-28s %s\n", $2, $3}' "$results"
+        for log in "$out/collbench_mps_np2.log" "$out/collbench_2gpu.log"; do
+            [ -f "$log" ] || continue
+            echo "  $(basename "$log" .log):"
+            grep '^# floor' "$log" | sed 's/^/    /'
+            # The issue-15 targets, read by the columns' names.
+            awk '/^# [a-z_]+, [0-9]+ ranks,/ { kind = $2; sub(/,$/, "", kind) }
+                 /^# +size / { delete col; for (i = 2; i <= NF; i++) col[$i] = i - 1 }
+                 /^ +[0-9]/ && ("x_floor" in col) {
+                     if (kind == "allreduce" && $1 == 1024)
+                         printf "    target 1 KiB allreduce (graph) <= 1.5 x LL floor: %.3f %s\n",
+                                $(col["x_floor"]), ($(col["x_floor"]) <= 1.5 ? "MET" : "MISSED")
+                     if ($1 == 67108864)
+                         printf "    target %s busbw @64MiB >= 0.7 x SM-copy floor: %s %s\n", kind,
+                                $(col["busbw/floor"]), ($(col["busbw/floor"]) >= 0.7 ? "MET" : "MISSED")
+                 }' "$log"
+        done
+        if [ -f "$out/coll-vs-nvshmem/table.txt" ]; then
+            awk '/\(gpurma\) \// {k = $1} /gpurma faster at/ {
+                     printf "  target faster than NVSHMEM at every size, %s: %s of %s %s\n", k, $4, $6,
+                            ($4 == $6 && $6 > 0 ? "MET" : "MISSED") }' "$out/coll-vs-nvshmem/table.txt"
+            echo
+            cat "$out/coll-vs-nvshmem/table.txt"
+        else
+            echo "  no NVSHMEM table (coll-vs-nvshmem.out):"
+            tail -5 "$out/coll-vs-nvshmem.out" 2>/dev/null | sed 's/^/    /'
+        fi
+    } | tee "$out/table.txt"
+    grep -q 'FAIL' "$results" && exit 1
+    exit 0
+fi
+# ---- end of the --collbench block
 
 gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_strided test_gpu_port_subarray test_gpu_switch test_gpu_coll gpu_bench"
 test $focus = yes && gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_coll"
