@@ -72,7 +72,9 @@ gpurma_k_coll(gpurma_dev_coll_t c, int kind, void *recv, const void *send, size_
 
 /* LL16 (coll_ll16.h) in a kernel of its own, one per collective: small
  * collectives are bound by latency, and a kernel that holds only the code
- * it runs spends no time fetching instructions of the others. */
+ * it runs spends no time fetching instructions of the others. Launched
+ * only for calls the host saw LL16 can take (one node, the parts its
+ * slots need), so a declined call here is a broken promise: an error. */
 template <int KIND>
 __global__ void __launch_bounds__(GPURMA_COLL_THREADS)
 gpurma_k_coll_ll16(gpurma_dev_coll_t c, void *recv, const void *send, size_t count, int dtype,
@@ -83,6 +85,8 @@ gpurma_k_coll_ll16(gpurma_dev_coll_t c, void *recv, const void *send, size_t cou
     c.print = gpurma_dcoll__print(KIND, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, 0);
     gpurma_status_t rc = gpurma_dcoll__run_ll16(&c, &g, KIND, recv, send, count,
                                                 (gpurma_dtype_t)dtype, (gpurma_redop_t)op);
+    if (rc == GPURMA_DCOLL__DECLINED)
+        rc = GPURMA_ERR_INTERNAL;
     if (rc != GPURMA_SUCCESS) {
         if (threadIdx.x == 0)
             printf("gpurma: rank %d: collective on a stream (ll16) failed with status %d (%s)\n",
@@ -192,7 +196,9 @@ extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsi
     case GPURMA_COLL_##K:                                                                      \
         return gpurma_gpu_launch("collective kernel launch", gpurma_k_coll_ll16<DK>, parts,   \
                                  GPURMA_COLL_THREADS, stream, *c, recv, send, count, dtype, op)
-    if (algo == GPURMA_COLL_ALGO_LL16)
+    const size_t piece = count * gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
+    if (algo == GPURMA_COLL_ALGO_LL16 && !c->win.nports &&
+        gpurma_dcoll__ll16_parts(c, piece) == parts)
         switch (kind) {
             LL16(ALLREDUCE, GPURMA_DCOLL__K_ALLREDUCE);
             LL16(ALLGATHER, GPURMA_DCOLL__K_ALLGATHER);

@@ -60,20 +60,37 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
                      gpurma_dcoll__slot_data(c, 1) / es;
 }
 
-/* The selector's choice made on the device: ll for small shares. */
+/* The selector's choice made on the device: ll for small shares (also
+ * when LL16 declined the call: another node, a large team). */
 #define GPURMA_DCOLL__LL(algo, c, count, dtype)                                                \
     ((algo) == GPURMA_COLL_ALGO_ONESHOT_LL ||                                                  \
-     ((algo) == GPURMA_COLL_ALGO_AUTO && gpurma_dcoll__fits_ll(c, count, dtype)))
+     (((algo) == GPURMA_COLL_ALGO_AUTO || (algo) == GPURMA_COLL_ALGO_LL16) &&                  \
+      gpurma_dcoll__fits_ll(c, count, dtype)))
 
-/* The algorithms with their own code (coll_algos.h: own) run it; written
- * inside gpurma_dev_coll_{allreduce,allgather,reduce_scatter,alltoall}_algo*,
- * whose variables it names (kind: the call's GPURMA_DCOLL__K_*). */
+/* The algorithms with their own code (coll_algos.h: own) run it for the
+ * collectives of their kinds (a constant test: no other collective holds
+ * their code); written inside
+ * gpurma_dev_coll_{allreduce,allgather,reduce_scatter,alltoall}_algo*, whose
+ * variables it names (kind: the call's GPURMA_DCOLL__K_*). One that
+ * declines the call (GPURMA_DCOLL__DECLINED) leaves it to the shared code
+ * below. */
 #define GPURMA_DCOLL__OWN(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, own) \
-    GPURMA_DCOLL__OWN_##own(ID, name)
-#define GPURMA_DCOLL__OWN_0(ID, name)
-#define GPURMA_DCOLL__OWN_1(ID, name)                                                          \
-    if (algo == GPURMA_COLL_ALGO_##ID)                                                         \
-        return gpurma_dcoll__run_##name(&c, &g, kind, dst, src, count, dtype, op);
+    GPURMA_DCOLL__OWN_##own(ID, name, kinds)
+#define GPURMA_DCOLL__OWN_0(ID, name, kinds)
+#define GPURMA_DCOLL__OWN_1(ID, name, kinds)                                                   \
+    if (((kinds) & (1u << kind)) && algo == GPURMA_COLL_ALGO_##ID) {                           \
+        gpurma_status_t own_ = gpurma_dcoll__run_##name(&c, &g, kind, dst, src, count, dtype, op); \
+        if (own_ != GPURMA_DCOLL__DECLINED)                                                    \
+            return own_;                                                                       \
+    }
+/* The list's kind masks in the fingerprint's kinds, while the calls below
+ * are made (the names are the list's; restored after). */
+#pragma push_macro("K")
+#pragma push_macro("K_ALL")
+#undef K
+#undef K_ALL
+#define K(k) (1u << GPURMA_DCOLL__K_##k)
+#define K_ALL 0xffffffffu
 
 /* Each call: every member of the team calls it with the same count, dtype,
  * op and root; buffers are this thread's (global memory on a GPU). The
@@ -209,6 +226,10 @@ GPURMA_DCOLL__API(, GPURMA_DCOLL__ONE)
 GPURMA_DCOLL__API(_warp, GPURMA_DCOLL__WARP)
 GPURMA_DCOLL__API(_block, GPURMA_DCOLL__BLOCK)
 #endif
+#undef K
+#undef K_ALL
+#pragma pop_macro("K")
+#pragma pop_macro("K_ALL")
 
 #ifdef __cplusplus
 extern "C" {

@@ -21,11 +21,11 @@
  *   fits_ll    1: only when a piece fits one LL slot; 2: when it fits the
  *              channels' LL16 slots (gpurma_dcoll__ll16_parts, which also
  *              gives the parts)
- *   own        1: allreduce, allgather, reduce-scatter and alltoall of the
- *              _algo calls run the algorithm's gpurma_dcoll__run_<name>
- *              (its header; it takes the other ones of these four as
- *              oneshot); 0: the shared ones (oneshot, LL when the share
- *              fits)
+ *   own        1: those of allreduce, allgather, reduce-scatter and
+ *              alltoall in kinds run the algorithm's gpurma_dcoll__run_<name>
+ *              (its header), which may decline a call
+ *              (GPURMA_DCOLL__DECLINED: the shared code runs it); 0: the
+ *              shared code (oneshot, LL when the share fits)
  */
 #ifndef GPURMA_DETAIL_COLL_ALGOS_H
 #define GPURMA_DETAIL_COLL_ALGOS_H

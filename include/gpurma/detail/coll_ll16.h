@@ -37,7 +37,7 @@
 #ifndef GPURMA_DETAIL_COLL_LL16_H
 #define GPURMA_DETAIL_COLL_LL16_H
 
-#include "gpurma/detail/coll_oneshot.h"
+#include "gpurma/detail/coll_proto.h"
 
 /* Members whose 8-byte units one thread gathers before reducing them. */
 #define GPURMA_DCOLL_LL16_MAX_RANKS 16
@@ -124,12 +124,69 @@ GPURMA_DEVICE int gpurma_dcoll__ll16_scatters(int kind)
     return kind == GPURMA_DCOLL__K_REDUCE_SCATTER || kind == GPURMA_DCOLL__K_ALLTOALL;
 }
 
-/* The collective on this channel; every member's part is `len` elements
- * starting at element `lo` of each block (count elements a block). */
+/* The per-unit helpers are called, not inlined, on a GPU: every device
+ * function is forced inline there, and the reduce over every dtype and op
+ * inlined at each call site made the collectives' kernels take minutes
+ * to compile. */
+#if GPURMA_DEV_GPU
+#define GPURMA_DCOLL__LL16_CALLED static __device__ __noinline__
+#else
+#define GPURMA_DCOLL__LL16_CALLED static inline
+#endif
+
+/* One 8-byte unit of a piece, 8-byte aligned (the reduce reads 8-byte
+ * elements). */
+typedef union {
+    uint64_t w;
+    uint32_t h[2];
+} gpurma_dcoll__ll16_unit_t;
+
+/* Unit i of every source into u (this member's from mine). */
+GPURMA_DCOLL__LL16_CALLED gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t *c,
+                                                                    uint64_t e, const char *mine,
+                                                                    size_t bytes, size_t i,
+                                                                    gpurma_dcoll__ll16_unit_t *u)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    for (int src = 0; src < c->size && rc == GPURMA_SUCCESS; src++) {
+        if (src == c->rank)
+            gpurma_dcoll__ll16_unit(mine, bytes, i, u[src].h);
+        else
+            rc = gpurma_dcoll__ll16_read(c, gpurma_dcoll__ll16_slot(c, c->rank, src, e) + 2 + 2 * i,
+                                         (uint32_t)e, u[src].h);
+    }
+    return rc;
+}
+
+/* Unit i of the result: the sources reduced in rank order, or each copied
+ * to its block. */
+GPURMA_DCOLL__LL16_CALLED void gpurma_dcoll__ll16_deliver(const gpurma_dev_coll_t *c, int reduces,
+                                                          char *out, size_t block, size_t bytes,
+                                                          size_t i,
+                                                          const gpurma_dcoll__ll16_unit_t *u,
+                                                          gpurma_dtype_t dtype, gpurma_redop_t op)
+{
+    if (!reduces) {
+        for (int src = 0; src < c->size; src++)
+            gpurma_dcoll__ll16_store_unit(out + (size_t)src * block, bytes, i, u[src].h);
+        return;
+    }
+    const size_t left = bytes - 8 * i;
+    gpurma_dcoll__ll16_unit_t r;
+    gpurma_dev_reduce_coop(&r.w, &u[0].w, &u[1].w, sizeof u[0], c->size,
+                           (left < 8 ? left : 8) / gpurma_dev_dtype_size(dtype), dtype, op,
+                           (unsigned)c->size, 0, 1);
+    gpurma_dcoll__ll16_store_unit(out, bytes, i, r.h);
+}
+
+/* The collective on this channel at epoch e, the channel taken: every
+ * member's part is `len` elements from element `lo` of each block (count
+ * elements a block). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                                                      const gpurma_dcoll__grp_t *g, int kind,
                                                      void *recv, const void *send, size_t count,
-                                                     gpurma_dtype_t dtype, gpurma_redop_t op)
+                                                     gpurma_dtype_t dtype, gpurma_redop_t op,
+                                                     uint64_t e)
 {
     const int n = c->size, me = c->rank;
     const size_t es = gpurma_dev_dtype_size(dtype), block = count * es;
@@ -139,26 +196,16 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     const int scatter = gpurma_dcoll__ll16_scatters(kind);
     const int reduces = kind == GPURMA_DCOLL__K_ALLREDUCE || kind == GPURMA_DCOLL__K_REDUCE_SCATTER;
     const char *in = (const char *)send + lo * es;
-    gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
-    gpurma_status_t rc = GPURMA_SUCCESS;
-
-    /* The channel, as every algorithm takes it (a second collective on the
-     * team at once is refused); relaxed: it orders nothing else. */
-    if (g->tid == 0 && gpurma_sh_cas_relaxed_u64(&st->reserved[GPURMA_DCOLL__BUSY], 0, 1) != 0)
-        rc = GPURMA_ERR_INVALID_ARG;
-    rc = gpurma_dcoll__agree(g, rc);
-    if (rc != GPURMA_SUCCESS)
-        return rc;
-    const uint64_t e = st->reserved[GPURMA_DCOLL__LL16_EPOCH] + 1;
+    const char *mine = in + (scatter ? (size_t)me * block : 0);
+    char *out = (char *)recv + lo * es;
     const uint32_t flag = (uint32_t)e;
+    gpurma_status_t rc = GPURMA_SUCCESS;
 
     /* Send: packet 0 the header, packet 1 + i unit i of the piece. */
     for (size_t i = g->tid; i < units + 1; i += g->nthreads) {
         uint32_t d[2] = {c->print, 0};
-        for (int k = 0; k < n; k++) {
+        for (int k = 1; k < n; k++) {
             const int p = (me + k) % n;
-            if (p == me)
-                continue;
             if (i && (k == 1 || scatter))
                 gpurma_dcoll__ll16_unit(in + (scatter ? (size_t)p * block : 0), bytes, i - 1, d);
             gpurma_sh_store_packet16(gpurma_dcoll__ll16_slot(c, p, me, e) + 2 * i, d[0], flag, d[1],
@@ -166,64 +213,46 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
         }
     }
 #if !GPURMA_DEV_GPU
-    for (int k = 1; k < n && rc == GPURMA_SUCCESS && g->tid == 0; k++)
+    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++)
         rc = gpurma_dev_signal(c->win, (me + k) % n, gpurma_dcoll__ll16_sig(c, me),
                                GPURMA_SIGNAL_SET, e);
+    /* A member that died is reported here, before any packet is polled. */
+    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++)
+        rc = gpurma_dcoll__wait(c, gpurma_dcoll__ll16_sig(c, (me + n - k) % n), e);
+    rc = gpurma_dcoll__agree(g, rc);
 #endif
-    /* Headers: every source's, before any data is used (a member that
-     * passed another call is refused here, not waited for). */
-    for (int k = 1; k < n && rc == GPURMA_SUCCESS && g->tid == 0; k++) {
-        const int src = (me + n - k) % n;
+
+    /* Each thread gathers its first unit while thread 0 checks every
+     * source's header; nothing is written before all agree (a member that
+     * passed another call is refused with recv untouched, and every unit
+     * of send was read before any is overwritten in place). */
+    gpurma_dcoll__ll16_unit_t u[GPURMA_DCOLL_LL16_MAX_RANKS];
+    const int first = g->tid < units && rc == GPURMA_SUCCESS;
+    if (first)
+        rc = gpurma_dcoll__ll16_gather(c, e, mine, bytes, g->tid, u);
+    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++) {
         uint32_t h[2];
-#if !GPURMA_DEV_GPU
-        rc = gpurma_dcoll__wait(c, gpurma_dcoll__ll16_sig(c, src), e);
-        if (rc == GPURMA_SUCCESS)
-#endif
-            rc = gpurma_dcoll__ll16_read(c, gpurma_dcoll__ll16_slot(c, me, src, e), flag, h);
+        rc = gpurma_dcoll__ll16_read(c, gpurma_dcoll__ll16_slot(c, me, (me + n - k) % n, e), flag,
+                                     h);
         if (rc == GPURMA_SUCCESS && h[0] != c->print)
             rc = GPURMA_ERR_INVALID_ARG;
     }
-    /* Also: every unit of send was read before any is overwritten in place. */
     rc = gpurma_dcoll__agree(g, rc);
-
-    /* Receive: unit i of every source, reduced in rank order or copied. */
-    char *out = (char *)recv + lo * es;
-    const char *mine = in + (scatter ? (size_t)me * block : 0);
-    for (size_t i = g->tid; i < units && rc == GPURMA_SUCCESS; i += g->nthreads) {
-        /* 8-byte aligned, as the reduce reads 8-byte elements. */
-        union {
-            uint64_t w;
-            uint32_t h[2];
-        } u[GPURMA_DCOLL_LL16_MAX_RANKS], r;
-        for (int src = 0; src < n && rc == GPURMA_SUCCESS; src++) {
-            if (src == me)
-                gpurma_dcoll__ll16_unit(mine, bytes, i, u[src].h);
-            else
-                rc = gpurma_dcoll__ll16_read(c, gpurma_dcoll__ll16_slot(c, me, src, e) + 2 + 2 * i,
-                                             flag, u[src].h);
-            if (!reduces && rc == GPURMA_SUCCESS)
-                gpurma_dcoll__ll16_store_unit(out + (size_t)src * block, bytes, i, u[src].h);
-        }
-        if (reduces && rc == GPURMA_SUCCESS) {
-            const size_t left = bytes - 8 * i;
-            gpurma_dev_reduce_coop(&r.w, &u[0].w, &u[1].w, sizeof u[0], n,
-                                   (left < 8 ? left : 8) / es, dtype, op, (unsigned)n, 0, 1);
-            gpurma_dcoll__ll16_store_unit(out, bytes, i, r.h);
-        }
+    if (rc == GPURMA_SUCCESS && first)
+        gpurma_dcoll__ll16_deliver(c, reduces, out, block, bytes, g->tid, u, dtype, op);
+    for (size_t i = g->tid + g->nthreads; i < units && rc == GPURMA_SUCCESS; i += g->nthreads) {
+        rc = gpurma_dcoll__ll16_gather(c, e, mine, bytes, i, u);
+        if (rc == GPURMA_SUCCESS)
+            gpurma_dcoll__ll16_deliver(c, reduces, out, block, bytes, i, u, dtype, op);
     }
-    rc = gpurma_dcoll__agree(g, rc);
-    if (g->tid == 0) {
-        /* A failed call still moves on: its packets may be out, and the
-         * next call must not take their flag for its own. */
-        st->reserved[GPURMA_DCOLL__LL16_EPOCH] = e;
-        *(volatile uint64_t *)&st->reserved[GPURMA_DCOLL__BUSY] = 0;
-    }
-    gpurma_dcoll__sync(g);
-    return rc;
+    return gpurma_dcoll__agree(g, rc);
 }
 
-/* The collectives of this algorithm; other teams and pieces run oneshot,
- * decided the same way on every member. */
+/* The collectives of this algorithm; other teams and pieces are declined
+ * (the shared oneshot code runs them), decided the same way on every
+ * member. The channel is taken (a second
+ * collective on the team at once is refused) while the epoch and the
+ * peers' table are read: one memory round trip for the three. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
                                                      const gpurma_dcoll__grp_t *g, int kind,
                                                      void *recv, const void *send, size_t count,
@@ -232,16 +261,33 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
     gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, op, 0);
     if (rc != GPURMA_SUCCESS)
         return rc;
+    gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
+    uint64_t *busy = &st->reserved[GPURMA_DCOLL__BUSY];
+    /* relaxed: the word orders nothing else */
+    const int took = g->tid == 0 && gpurma_sh_cas_relaxed_u64(busy, 0, 1) == 0;
+    const uint64_t e = st->reserved[GPURMA_DCOLL__LL16_EPOCH] + 1;
     const size_t es = gpurma_dev_dtype_size(dtype);
     int mapped = c->win.nports == 0 && c->size <= GPURMA_DCOLL_LL16_MAX_RANKS &&
                  gpurma_sh_div_ceil(count, c->nparts) * es <= gpurma_dcoll__ll16_cap(c);
-    for (int p = 0; p < c->size && mapped; p++)
-        mapped = c->win.peers[p].path == GPURMA_DEV_PATH_LOADSTORE && c->win.peers[p].base;
-    if (mapped)
-        return gpurma_dcoll__ll16_run(c, g, kind, recv, send, count, dtype, op);
-    return gpurma_dcoll__run_oneshot(c, g, kind, recv, send, count, dtype, op,
-                                     gpurma_sh_div_ceil(count, c->nparts) * es <=
-                                         gpurma_dcoll__slot_data(c, 1));
+    for (int p = 0; p < c->size && p < GPURMA_DCOLL_LL16_MAX_RANKS; p++)
+        mapped &= (c->win.peers[p].path == GPURMA_DEV_PATH_LOADSTORE) & !!c->win.peers[p].base;
+    if (!mapped) {
+        if (took)
+            *(volatile uint64_t *)busy = 0;
+        return GPURMA_DCOLL__DECLINED;
+    }
+    rc = gpurma_dcoll__agree(g, g->tid == 0 && !took ? GPURMA_ERR_INVALID_ARG : GPURMA_SUCCESS);
+    if (rc != GPURMA_SUCCESS)
+        return rc; /* not ours to give back */
+    rc = gpurma_dcoll__ll16_run(c, g, kind, recv, send, count, dtype, op, e);
+    if (g->tid == 0) {
+        /* A failed call still moves on: its packets may be out, and the
+         * next call must not take their flag for its own. */
+        st->reserved[GPURMA_DCOLL__LL16_EPOCH] = e;
+        *(volatile uint64_t *)busy = 0;
+    }
+    gpurma_dcoll__sync(g);
+    return rc;
 }
 
 #endif

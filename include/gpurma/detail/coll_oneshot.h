@@ -172,20 +172,4 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 
-/* allreduce, allgather, reduce-scatter or alltoall (a GPURMA_DCOLL__K_*
- * kind), oneshot: how algorithms of their own (coll_algos.h: own) run the
- * ones of these four they do not take. */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_oneshot(const gpurma_dev_coll_t *c,
-                                                        const gpurma_dcoll__grp_t *g, int kind,
-                                                        void *recv, const void *send,
-                                                        size_t count, gpurma_dtype_t dtype,
-                                                        gpurma_redop_t op, int ll)
-{
-    if (kind == GPURMA_DCOLL__K_ALLREDUCE || kind == GPURMA_DCOLL__K_REDUCE_SCATTER)
-        return gpurma_dcoll__reduce_push(c, g, recv, send, count, dtype, op, 0,
-                                         kind == GPURMA_DCOLL__K_ALLREDUCE ? 1 : 2, ll);
-    gpurma_dcoll__layout_t l = {count, kind == GPURMA_DCOLL__K_ALLTOALL, 0, 0, 0, 0};
-    return gpurma_dcoll__exchange(c, g, recv, send, &l, count, dtype, ll);
-}
-
 #endif

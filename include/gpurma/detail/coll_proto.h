@@ -57,6 +57,11 @@ typedef struct gpurma_dcoll__state {
  * refused instead of sharing epochs and slots with it. */
 #define GPURMA_DCOLL__BUSY 3
 
+/* What an algorithm with code of its own returns for a call it leaves to
+ * the shared code (another node, a large team, a large piece); never a
+ * status of the API. */
+#define GPURMA_DCOLL__DECLINED ((gpurma_status_t)0x4000)
+
 /* Which collective a call is, for its fingerprint. */
 enum {
     GPURMA_DCOLL__K_BARRIER = 1, GPURMA_DCOLL__K_BROADCAST, GPURMA_DCOLL__K_ALLGATHER,

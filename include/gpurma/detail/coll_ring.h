@@ -8,7 +8,7 @@
 #ifndef GPURMA_DETAIL_COLL_RING_H
 #define GPURMA_DETAIL_COLL_RING_H
 
-#include "gpurma/detail/coll_oneshot.h"
+#include "gpurma/detail/coll_proto.h"
 
 /* allreduce along a chain in rank order, for members on several nodes:
  * each member talks only to its neighbours. Per step: rank 0 sends its
@@ -79,7 +79,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_ring(const gpurma_dev_coll
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 
-/* Its collectives (coll_algos.h): allreduce; the others oneshot. */
+/* Its collectives (coll_algos.h): allreduce. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ring(const gpurma_dev_coll_t *c,
                                                      const gpurma_dcoll__grp_t *g, int kind,
                                                      void *recv, const void *send, size_t count,
@@ -87,7 +87,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ring(const gpurma_dev_coll_t *c,
 {
     return kind == GPURMA_DCOLL__K_ALLREDUCE
                ? gpurma_dcoll__allreduce_ring(c, g, recv, send, count, dtype, op, 0)
-               : gpurma_dcoll__run_oneshot(c, g, kind, recv, send, count, dtype, op, 0);
+               : GPURMA_DCOLL__DECLINED;
 }
 
 #endif

@@ -7,7 +7,7 @@
 #ifndef GPURMA_DETAIL_COLL_TWOSHOT_H
 #define GPURMA_DETAIL_COLL_TWOSHOT_H
 
-#include "gpurma/detail/coll_oneshot.h"
+#include "gpurma/detail/coll_proto.h"
 
 /* allreduce in two shots per step: the step's piece is cut into n parts,
  * part r reduced by rank r (reduce-scatter), then sent to everyone
@@ -81,7 +81,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_twoshot(const gpurma_dev_c
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 
-/* Its collectives (coll_algos.h): allreduce; the others oneshot. */
+/* Its collectives (coll_algos.h): allreduce. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_twoshot(const gpurma_dev_coll_t *c,
                                                         const gpurma_dcoll__grp_t *g, int kind,
                                                         void *recv, const void *send, size_t count,
@@ -89,7 +89,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_twoshot(const gpurma_dev_coll_t 
 {
     return kind == GPURMA_DCOLL__K_ALLREDUCE
                ? gpurma_dcoll__allreduce_twoshot(c, g, recv, send, count, dtype, op, 0)
-               : gpurma_dcoll__run_oneshot(c, g, kind, recv, send, count, dtype, op, 0);
+               : GPURMA_DCOLL__DECLINED;
 }
 
 #endif
