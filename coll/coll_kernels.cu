@@ -195,8 +195,14 @@ extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsi
 #define LL16(K, DK)                                                                            \
     case GPURMA_COLL_##K:                                                                      \
         return gpurma_gpu_launch("collective kernel launch", gpurma_k_coll_ll16<DK>, parts,   \
-                                 GPURMA_COLL_THREADS, stream, *c, recv, send, count, dtype, op)
-    const size_t piece = count * gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
+                                 threads, stream, *c, recv, send, count, dtype, op)
+    const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype), piece = count * es;
+    /* A thread per packet of a part (header included), in whole warps: small
+     * pieces synchronize fewer threads. */
+    const size_t packets = (gpurma_sh_div_ceil(count, parts ? parts : 1) * es + 7) / 8 + 1;
+    const unsigned threads =
+        packets >= GPURMA_COLL_THREADS ? GPURMA_COLL_THREADS
+                                       : (unsigned)(packets < 64 ? 64 : (packets + 31) / 32 * 32);
     if (algo == GPURMA_COLL_ALGO_LL16 && !c->win.nports &&
         gpurma_dcoll__ll16_parts(c, piece) == parts)
         switch (kind) {

@@ -124,7 +124,7 @@ GPURMA_DEVICE int gpurma_dcoll__ll16_scatters(int kind)
     return kind == GPURMA_DCOLL__K_REDUCE_SCATTER || kind == GPURMA_DCOLL__K_ALLTOALL;
 }
 
-/* The per-unit helpers are called, not inlined, on a GPU: every device
+/* The delivery of a unit is called, not inlined, on a GPU: every device
  * function is forced inline there, and the reduce over every dtype and op
  * inlined at each call site made the collectives' kernels take minutes
  * to compile. */
@@ -142,10 +142,9 @@ typedef union {
 } gpurma_dcoll__ll16_unit_t;
 
 /* Unit i of every source into u (this member's from mine). */
-GPURMA_DCOLL__LL16_CALLED gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t *c,
-                                                                    uint64_t e, const char *mine,
-                                                                    size_t bytes, size_t i,
-                                                                    gpurma_dcoll__ll16_unit_t *u)
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t *c, uint64_t e,
+                                                        const char *mine, size_t bytes, size_t i,
+                                                        gpurma_dcoll__ll16_unit_t *u)
 {
     gpurma_status_t rc = GPURMA_SUCCESS;
     for (int src = 0; src < c->size && rc == GPURMA_SUCCESS; src++) {
