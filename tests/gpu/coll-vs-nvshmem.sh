@@ -71,15 +71,8 @@ export NVSHMEM_IGNORE_CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=1
 status=0
 
 # ------------------------------------------------------------ build
-if [ ! -f "$build/Makefile" ]; then
-    if [ ! -x "$top/configure" ] && [ -d "$top/.gpu-carry" ]; then
-        cp -a "$top/.gpu-carry/." "$top/"
-        touch "$top/aclocal.m4" "$top/configure" "$top/config.h.in" "$top/Makefile.in" 2>/dev/null
-    fi
-    mkdir -p "$build"
-    (cd "$build" && "$top/configure" --with-cuda=/usr/local/cuda --with-ucx=no) \
-        >"$logs/configure.log" 2>&1 || { note "configure failed (configure.log)"; exit 1; }
-fi
+. "$top/tests/gpu/gpu-configure.sh"
+gpu_configure || exit 1
 (cd "$build" && make -j16 gpurma-coll-bench) >"$logs/build.log" 2>&1 ||
     { note "gpurma-coll-bench did not build (build.log)"; exit 1; }
 

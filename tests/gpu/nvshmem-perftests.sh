@@ -108,15 +108,8 @@ if [ $nvonly = yes ]; then
     sh "$top/tests/nvshmem/nvml-include.sh" "$logs/gpurma/nvml-types" >/dev/null || exit 1
     export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
 else
-if [ ! -f "$build/Makefile" ]; then
-    if [ ! -x "$top/configure" ] && [ -d "$top/.gpu-carry" ]; then
-        cp -a "$top/.gpu-carry/." "$top/"
-        touch "$top/aclocal.m4" "$top/configure" "$top/config.h.in" "$top/Makefile.in" 2>/dev/null
-    fi
-    mkdir -p "$build"
-    (cd "$build" && "$top/configure" --with-cuda=/usr/local/cuda --with-ucx=no) \
-        >"$logs/configure.log" 2>&1 || { note "configure failed"; exit 1; }
-fi
+. "$top/tests/gpu/gpu-configure.sh"
+gpu_configure || exit 1
 (cd "$build" && make -j16 libgpurma.la libgpurma_nvshmem.la libgpurma_bootstrap_mpi.la) >"$logs/build-gpurma.log" 2>&1 ||
     { note "gpurma build failed (build-gpurma.log)"; exit 1; }
 export LD_LIBRARY_PATH="$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

@@ -91,15 +91,8 @@ fi
 mpirun --version 2>&1 | head -1 >>"$logs/summary.log"
 
 # ------------------------------------------------------------ gpurma build
-if [ ! -f "$build/Makefile" ]; then
-    if [ ! -x "$top/configure" ] && [ -d "$top/.gpu-carry" ]; then
-        cp -a "$top/.gpu-carry/." "$top/"
-        touch "$top/aclocal.m4" "$top/configure" "$top/config.h.in" "$top/Makefile.in" 2>/dev/null
-    fi
-    mkdir -p "$build"
-    (cd "$build" && "$top/configure" --with-cuda=/usr/local/cuda --with-ucx=no) \
-        >"$logs/configure.log" 2>&1 || { note "configure failed (configure.log)"; exit 1; }
-fi
+. "$top/tests/gpu/gpu-configure.sh"
+gpu_configure || exit 1
 (cd "$build" && make -j16 libgpurma.la gpurma-perftest) >"$logs/build-gpurma.log" 2>&1 ||
     { note "build of gpurma-perftest failed (build-gpurma.log)"; tail -20 "$logs/build-gpurma.log"; exit 1; }
 gperf=$build/.libs/gpurma-perftest

@@ -24,7 +24,8 @@
  *   own        1: those of allreduce, allgather, reduce-scatter and
  *              alltoall in kinds run the algorithm's gpurma_dcoll__run_<name>
  *              (its header), which may decline a call
- *              (GPURMA_DCOLL__DECLINED: the shared code runs it); 0: the
+ *              (GPURMA_DCOLL__DECLINED: the shared code runs it); 2:
+ *              allreduce runs its gpurma_dcoll__allreduce_<name>; 0: the
  *              shared code (oneshot, LL when the share fits)
  */
 #ifndef GPURMA_DETAIL_COLL_ALGOS_H
@@ -39,9 +40,9 @@
     /* Everything to everyone, puts and signals. */                                            \
     X(ONESHOT,    oneshot,    K_ALL,     5, 0, 1, 0,     0, 0)                                 \
     /* Large allreduce: each rank reduces 1/n (reduce-scatter), then allgather. */             \
-    X(TWOSHOT,    twoshot,    K(ALLREDUCE), 4, 0, 3, 65536, 0, 1)                              \
+    X(TWOSHOT,    twoshot,    K(ALLREDUCE), 4, 0, 3, 65536, 0, 2)                              \
     /* Other nodes: a pipelined chain in rank order keeps each link to one neighbour. */       \
-    X(RING,       ring,       K(ALLREDUCE), 3, 1, 3, 0,   0, 1)                                \
+    X(RING,       ring,       K(ALLREDUCE), 3, 1, 3, 0,   0, 2)                                \
     /* Port engine and copy engines, no SM (algo_ce.c); forced only: no GPU                    \
      * measurement puts it in the table yet. */                                                \
     X(CE,         ce,         K(ALLGATHER) | K(ALLTOALL) | K(ALLTOALLV) | K(BROADCAST),        \

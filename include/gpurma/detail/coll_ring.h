@@ -79,15 +79,4 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_ring(const gpurma_dev_coll
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 
-/* Its collectives (coll_algos.h): allreduce. */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ring(const gpurma_dev_coll_t *c,
-                                                     const gpurma_dcoll__grp_t *g, int kind,
-                                                     void *recv, const void *send, size_t count,
-                                                     gpurma_dtype_t dtype, gpurma_redop_t op)
-{
-    return kind == GPURMA_DCOLL__K_ALLREDUCE
-               ? gpurma_dcoll__allreduce_ring(c, g, recv, send, count, dtype, op, 0)
-               : GPURMA_DCOLL__DECLINED;
-}
-
 #endif
