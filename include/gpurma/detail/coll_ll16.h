@@ -29,8 +29,9 @@
  *
  * It needs every peer mapped by load/store (one node, mem engine) and at
  * most GPURMA_DCOLL_LL16_MAX_RANKS members; otherwise, and for pieces
- * beyond the channel's slot, the call runs oneshot (LL or not) instead,
- * decided the same way on every member.
+ * beyond the channel's slot, it declines the call (GPURMA_DCOLL__DECLINED)
+ * and the shared code runs it (oneshot, LL when it fits), decided the same
+ * way on every member.
  * Part of gpurma_coll_device.h (include that); compiles as CUDA, HIP and
  * plain C. Not ABI.
  */
