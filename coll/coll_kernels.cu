@@ -26,6 +26,20 @@ extern "C" {
 /* 512 threads per block move 8 KiB per round with 16-byte vectors. */
 #define GPURMA_COLL_THREADS 512
 
+/* A collective that failed on the GPU stops its kernel, after a message
+ * (the stream then reports the error); `which` names the collective. */
+__device__ void gpurma_k_coll_fail(int rank, const char *which, int kind, gpurma_status_t rc)
+{
+    if (threadIdx.x == 0)
+        printf("gpurma: rank %d: collective %d on a stream%s failed with status %d (%s)\n", rank,
+               kind, which, (int)rc,
+               rc == GPURMA_ERR_INVALID_ARG
+                   ? "a peer passed another collective, count, dtype, op or root, or "
+                     "another collective ran on this team at the same time"
+                   : "a peer did not take part within the timeout?");
+    __trap();
+}
+
 __global__ void __launch_bounds__(GPURMA_COLL_THREADS)
 gpurma_k_coll(gpurma_dev_coll_t c, int kind, void *recv, const void *send, size_t count,
               int dtype, int op, int root, int algo)
@@ -58,16 +72,8 @@ gpurma_k_coll(gpurma_dev_coll_t c, int kind, void *recv, const void *send, size_
         rc = GPURMA_ERR_INTERNAL;
         break;
     }
-    if (rc != GPURMA_SUCCESS) {
-        if (threadIdx.x == 0)
-            printf("gpurma: rank %d: collective %d on a stream failed with status %d (%s)\n",
-                   c.rank, kind, (int)rc,
-                   rc == GPURMA_ERR_INVALID_ARG
-                       ? "a peer passed another collective, count, dtype, op or root, or "
-                         "another collective ran on this team at the same time"
-                       : "a peer did not take part within the timeout?");
-        __trap();
-    }
+    if (rc != GPURMA_SUCCESS)
+        gpurma_k_coll_fail(c.rank, "", kind, rc);
 }
 
 /* LL16 (coll_ll16.h) in a kernel of its own, one per collective: small
@@ -87,16 +93,8 @@ gpurma_k_coll_ll16(gpurma_dev_coll_t c, void *recv, const void *send, size_t cou
                                                 (gpurma_dtype_t)dtype, (gpurma_redop_t)op);
     if (rc == GPURMA_DCOLL__DECLINED)
         rc = GPURMA_ERR_INTERNAL;
-    if (rc != GPURMA_SUCCESS) {
-        if (threadIdx.x == 0)
-            printf("gpurma: rank %d: collective on a stream (ll16) failed with status %d (%s)\n",
-                   c.rank, (int)rc,
-                   rc == GPURMA_ERR_INVALID_ARG
-                       ? "a peer passed another collective, count, dtype or op, or another "
-                         "collective ran on this team at the same time"
-                       : "a peer did not take part within the timeout?");
-        __trap();
-    }
+    if (rc != GPURMA_SUCCESS)
+        gpurma_k_coll_fail(c.rank, " (ll16)", KIND, rc);
 }
 
 /* alltoallv's counts and displacements, by value: send counts, send
@@ -184,7 +182,8 @@ extern "C" int gpurma_coll_preload_kernels(void)
                            gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLREDUCE>,
                            gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLGATHER>,
                            gpurma_k_coll_ll16<GPURMA_DCOLL__K_REDUCE_SCATTER>,
-                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLTOALL>, gpurma_k_coll_direct, gpurma_k_coll_v<8>, gpurma_k_coll_v<64>,
+                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLTOALL>, gpurma_k_coll_direct,
+                           gpurma_k_coll_v<8>, gpurma_k_coll_v<64>,
                            gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>);
 }
 
@@ -196,15 +195,16 @@ extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsi
     case GPURMA_COLL_##K:                                                                      \
         return gpurma_gpu_launch("collective kernel launch", gpurma_k_coll_ll16<DK>, parts,   \
                                  threads, stream, *c, recv, send, count, dtype, op)
-    const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype), piece = count * es;
-    /* A thread per packet of a part (header included), in whole warps: small
-     * pieces synchronize fewer threads. */
-    const size_t packets = (gpurma_sh_div_ceil(count, parts ? parts : 1) * es + 7) / 8 + 1;
-    const unsigned threads =
-        packets >= GPURMA_COLL_THREADS ? GPURMA_COLL_THREADS
-                                       : (unsigned)(packets < 64 ? 64 : (packets + 31) / 32 * 32);
+    const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
     if (algo == GPURMA_COLL_ALGO_LL16 && !c->win.nports &&
-        gpurma_dcoll__ll16_parts(c, piece) == parts)
+        gpurma_dcoll__ll16_parts(c, count * es) == parts) {
+        /* A thread per packet of a part (header included), in whole warps:
+         * small pieces synchronize fewer threads. */
+        const size_t packets = (gpurma_sh_div_ceil(count, parts) * es + 7) / 8 + 1;
+        const unsigned threads =
+            packets >= GPURMA_COLL_THREADS
+                ? GPURMA_COLL_THREADS
+                : (unsigned)(packets < 64 ? 64 : (packets + 31) / 32 * 32);
         switch (kind) {
             LL16(ALLREDUCE, GPURMA_DCOLL__K_ALLREDUCE);
             LL16(ALLGATHER, GPURMA_DCOLL__K_ALLGATHER);
@@ -213,6 +213,7 @@ extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsi
         default:
             break;
         }
+    }
 #undef LL16
     return gpurma_gpu_launch("collective kernel launch", gpurma_k_coll, parts,
                              GPURMA_COLL_THREADS, stream, *c, kind, recv, send, count, dtype, op,

@@ -153,7 +153,8 @@ GPURMA_HOST_DEVICE void gpurma_dcoll__channel_bytes(int n, uint64_t slot, uint64
 }
 
 /* The handle's region offsets, in the order of channel_bytes. */
-#define GPURMA_DCOLL__OFFSETS(h)                                                                   { &(h)->state_off, &(h)->data_off, &(h)->ll_off, &(h)->stage_off, &(h)->ll16_off }
+#define GPURMA_DCOLL__OFFSETS(h)                                                               \
+    { &(h)->state_off, &(h)->data_off, &(h)->ll_off, &(h)->stage_off, &(h)->ll16_off }
 
 /* The handle for part `part` of `nparts` (on channel `part`), from the
  * handle of channel 0; nparts 0 when the window has too few channels (the
@@ -164,11 +165,12 @@ GPURMA_HOST_DEVICE gpurma_dev_coll_t gpurma_dev_coll_part(gpurma_dev_coll_t c, u
     uint64_t sz[GPURMA_DCOLL__REGIONS];
     uint64_t *offs[GPURMA_DCOLL__REGIONS] = GPURMA_DCOLL__OFFSETS(&c);
     gpurma_dcoll__channel_bytes(c.size, c.slot, c.ll_slot, sz);
-    /* back to channel 0 first */
-    const unsigned to = part < nparts && nparts <= c.nchannels ? part : 0;
+    const int fits = part < nparts && nparts <= c.nchannels;
+    /* From this handle's channel to channel `part` (channel 0 when refused). */
+    const unsigned to = fits ? part : 0;
     for (int k = 0; k < GPURMA_DCOLL__REGIONS; k++)
         *offs[k] = *offs[k] - c.part * sz[k] + to * sz[k];
-    if (part >= nparts || nparts > c.nchannels) {
+    if (!fits) {
         c.part = 0, c.nparts = 0, c.sig_base = 0;
         return c;
     }
