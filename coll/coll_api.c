@@ -178,7 +178,8 @@ static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
 static int coll_run(const coll_call_t *a, size_t piece)
 {
     gpurma_dev_coll_t c;
-    int rc = gpurma_coll_scratch(a->team, a->stream != NULL, &c);
+    gpurma_dcoll__ll16_bases_t ll16;
+    int rc = gpurma_coll_scratch_ll16(a->team, a->stream != NULL, &c, &ll16);
     if (rc)
         return rc;
     msg_mark_t before = mark_message();
@@ -193,7 +194,7 @@ static int coll_run(const coll_call_t *a, size_t piece)
     if (algo == GPURMA_COLL_ALGO_CE)
         rc = gpurma_coll_ce_run(a);
     else if (a->stream)
-        rc = gpurma_coll_stream_run(a, &c, algo, parts);
+        rc = gpurma_coll_stream_run(a, &c, &ll16, algo, parts);
     else
         rc = run_host(a, c, algo, parts);
     return rc == GPURMA_SUCCESS ? rc : run_error(a, algo, rc, &before);

@@ -41,9 +41,11 @@ typedef struct {
 } coll_call_t;
 
 /* The stream path (coll_stream.c): enqueues the kernel that runs the call
- * with algo on c (GPU scratch); UNSUPPORTED in builds without CUDA. */
+ * with algo on c (GPU scratch; ll16: its members' copies as mapped here);
+ * UNSUPPORTED in builds without CUDA. */
 int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
-                           gpurma_coll_algo_t algo, unsigned parts);
+                           const gpurma_dcoll__ll16_bases_t *ll16, gpurma_coll_algo_t algo,
+                           unsigned parts);
 
 #ifdef HAVE_CUDA
 /* coll_kernels.cu: the kernel that runs one collective (kind a
@@ -52,7 +54,7 @@ int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
  * spinning on the GPU). */
 int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsigned parts, int kind,
                        void *recv, const void *send, size_t count, int dtype, int op, int root,
-                       int algo);
+                       int algo, const gpurma_dcoll__ll16_bases_t *ll16);
 int gpurma_coll_preload_kernels(void);
 /* alltoallv: the four arrays (n entries each, n <= GPURMA_COLL_V_MAX_RANKS)
  * travel by value in the kernel's arguments, so the host arrays may change
@@ -120,6 +122,10 @@ unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece, gpurma_coll
 /* The handle of team's scratch window in host memory (device 0) or GPU
  * memory (device 1), made collectively on the first call (coll_scratch.c). */
 int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out);
+/* The same, and every member's copy of it as mapped here (LL16's kernel
+ * takes them by value: no table read before its first packet). */
+int gpurma_coll_scratch_ll16(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out,
+                             gpurma_dcoll__ll16_bases_t *bases);
 
 /* The algorithm for one call (coll_select.c): GPURMA_COLL_ALGO when set and
  * applicable, else the first row of the table that fits. bytes: the largest

@@ -16,8 +16,9 @@
 /* A team's scratch window in one kind of memory and its handle; in the
  * team's slot GPURMA_TEAM_SLOT_SCRATCH_HOST or _GPU. */
 typedef struct coll_scratch {
-    struct gpurma_win_s  *win;
-    gpurma_dev_coll_t     handle;
+    struct gpurma_win_s        *win;
+    gpurma_dev_coll_t           handle;
+    gpurma_dcoll__ll16_bases_t  ll16; /* the window as mapped here, for LL16 */
 } coll_scratch_t;
 
 /* Offsets of the regions for a team of n with nch channels (each region
@@ -136,18 +137,30 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     s->handle.part = 0;
     s->handle.nparts = 1;
     s->handle.sig_base = 0;
+    for (int q = 0; q < n && q < GPURMA_DCOLL_LL16_MAX_RANKS; q++)
+        if (s->win->peers[q].path == GPURMA_DEV_PATH_LOADSTORE)
+            s->ll16.at[q] = s->win->peers[q].base;
     *state = s;
     return GPURMA_SUCCESS;
 }
 
 int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out)
 {
+    return gpurma_coll_scratch_ll16(team, device, out, NULL);
+}
+
+int gpurma_coll_scratch_ll16(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out,
+                             gpurma_dcoll__ll16_bases_t *bases)
+{
     void *state;
     int rc = gpurma_team_slot(team, device ? GPURMA_TEAM_SLOT_SCRATCH_GPU
                                            : GPURMA_TEAM_SLOT_SCRATCH_HOST,
                               scratch_create, &device, scratch_release, &state);
-    if (rc == GPURMA_SUCCESS)
+    if (rc == GPURMA_SUCCESS) {
         *out = ((const coll_scratch_t *)state)->handle;
+        if (bases)
+            *bases = ((const coll_scratch_t *)state)->ll16;
+    }
     return rc;
 }
 

@@ -14,7 +14,8 @@
 #include "gpurma_internal.h"
 
 int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
-                           gpurma_coll_algo_t algo, unsigned parts)
+                           const gpurma_dcoll__ll16_bases_t *ll16, gpurma_coll_algo_t algo,
+                           unsigned parts)
 {
 #ifdef HAVE_CUDA
     int rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream);
@@ -31,9 +32,9 @@ int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
                                     (int)a->dtype, (int)algo);
     }
     return gpurma_coll_launch(a->stream, c, parts, (int)a->kind, a->recv, a->send, a->count,
-                              (int)a->dtype, (int)a->op, a->root, (int)algo);
+                              (int)a->dtype, (int)a->op, a->root, (int)algo, ll16);
 #else
-    (void)c, (void)algo, (void)parts;
+    (void)c, (void)ll16, (void)algo, (void)parts;
     return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                             "rank %d: collectives on a stream need a build with CUDA",
                             a->team->ctx->rank);

@@ -34,14 +34,21 @@ typedef cudaFuncAttributes gpurma_gpu_func_attr_t;
 #define gpurma_gpu_rt_error_string        cudaGetErrorString
 #endif
 
-/* Launches kernel<<<grid, block, 0, stream>>>(args...); 0 when the launch
- * was accepted, else the runtime's error code (which it then clears). */
+/* Launches kernel<<<grid, block, smem, stream>>>(args...); 0 when the
+ * launch was accepted, else the runtime's error code (which it then
+ * clears). */
+template <typename... P, typename... A>
+static inline int gpurma_gpu_launch_smem_raw(void (*kernel)(P...), unsigned grid, unsigned block,
+                                             size_t smem, void *stream, A... args)
+{
+    kernel<<<grid, block, smem, (gpurma_gpu_stream_t)stream>>>(args...);
+    return (int)gpurma_gpu_rt_last_error();
+}
 template <typename... P, typename... A>
 static inline int gpurma_gpu_launch_raw(void (*kernel)(P...), unsigned grid, unsigned block,
                                         void *stream, A... args)
 {
-    kernel<<<grid, block, 0, (gpurma_gpu_stream_t)stream>>>(args...);
-    return (int)gpurma_gpu_rt_last_error();
+    return gpurma_gpu_launch_smem_raw(kernel, grid, block, 0, stream, args...);
 }
 
 /* Loads the kernels into the current device now (lazy loading would load
@@ -65,14 +72,20 @@ static inline int gpurma_gpu_load_raw(K kernel, More... more)
  * thread's message (gpu_kernels.cu). */
 extern "C" int gpurma_gpu_launch_failed(const char *what, int err);
 
-/* As gpurma_gpu_launch_raw; GPURMA_SUCCESS, or GPURMA_ERR_GPU with the
- * message "<what>: <reason>". */
+/* As gpurma_gpu_launch_smem_raw; GPURMA_SUCCESS, or GPURMA_ERR_GPU with
+ * the message "<what>: <reason>". */
+template <typename... P, typename... A>
+static inline int gpurma_gpu_launch_smem(const char *what, void (*kernel)(P...), unsigned grid,
+                                         unsigned block, size_t smem, void *stream, A... args)
+{
+    int err = gpurma_gpu_launch_smem_raw(kernel, grid, block, smem, stream, args...);
+    return err ? gpurma_gpu_launch_failed(what, err) : GPURMA_SUCCESS;
+}
 template <typename... P, typename... A>
 static inline int gpurma_gpu_launch(const char *what, void (*kernel)(P...), unsigned grid,
                                     unsigned block, void *stream, A... args)
 {
-    int err = gpurma_gpu_launch_raw(kernel, grid, block, stream, args...);
-    return err ? gpurma_gpu_launch_failed(what, err) : GPURMA_SUCCESS;
+    return gpurma_gpu_launch_smem(what, kernel, grid, block, 0, stream, args...);
 }
 
 /* As gpurma_gpu_load_raw; GPURMA_SUCCESS, or GPURMA_ERR_GPU naming what. */

@@ -72,49 +72,60 @@ GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__ll16_sig(const gpurma_dev_coll_t *c, i
     return (2u * c->nchannels + 1u + c->part) * (uint32_t)c->size + (uint32_t)src;
 }
 
+/* Every member's scratch window as mapped here (NULL where it is not
+ * mapped by load/store), so that no table is read before the first
+ * packet leaves: the dedicated kernel gets it by value from the host. */
+typedef struct {
+    char *at[GPURMA_DCOLL_LL16_MAX_RANKS];
+} gpurma_dcoll__ll16_bases_t;
+
 /* Slot (parity of e, source src) in member `at`'s copy of the region. */
-GPURMA_DEVICE uint64_t *gpurma_dcoll__ll16_slot(const gpurma_dev_coll_t *c, int at, int src,
-                                                uint64_t e)
+GPURMA_DEVICE uint64_t *gpurma_dcoll__ll16_slot(const gpurma_dev_coll_t *c,
+                                                const gpurma_dcoll__ll16_bases_t *b, int at,
+                                                int src, uint64_t e)
 {
     const size_t span = (size_t)gpurma_dcoll__ll_span(c->ll_slot);
-    return (uint64_t *)(c->win.peers[at].base + c->ll16_off +
+    return (uint64_t *)(b->at[at] + c->ll16_off +
                         ((size_t)(e & 1) * (size_t)c->size + (size_t)src) * span);
 }
 
-/* Waits for the 16-byte packet at p to carry flag in both halves; its
- * two data words in d[0], d[1]. */
+/* Waits for the 16-byte packet at p to carry flag in both halves, its
+ * first load's words already in v; its two data words in *d. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_read(const gpurma_dev_coll_t *c, const uint64_t *p,
-                                                      uint32_t flag, uint32_t d[2])
+                                                      uint32_t flag, uint32_t v[4], uint64_t *d)
 {
-    uint32_t v[4];
     uint64_t start = 0;
-    for (uint64_t iter = 0;; iter++) {
-        gpurma_sh_load_packet16(p, v);
-        if (v[1] == flag && v[3] == flag)
-            break;
+    for (uint64_t iter = 0; v[1] != flag || v[3] != flag; iter++) {
         if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
             return GPURMA_ERR_TIMEOUT;
         gpurma_sh_pause_n(iter);
+        gpurma_sh_load_packet16(p, v);
     }
-    d[0] = v[0], d[1] = v[2];
+    *d = (uint64_t)v[0] | (uint64_t)v[2] << 32;
     return GPURMA_SUCCESS;
 }
 
 /* 8-byte unit i of bytes at s (zeros past the end). */
-GPURMA_DEVICE void gpurma_dcoll__ll16_unit(const char *s, size_t bytes, size_t i, uint32_t d[2])
+GPURMA_DEVICE uint64_t gpurma_dcoll__ll16_unit(const char *s, size_t bytes, size_t i)
 {
+    if (8 * i + 8 <= bytes && !(((uintptr_t)s + 8 * i) & 7))
+        return *(const uint64_t *)(const void *)(s + 8 * i);
     const unsigned char *u = (const unsigned char *)s;
-    d[0] = gpurma_dev__payload_word(u, bytes, 2 * i);
-    d[1] = 8 * i + 4 < bytes ? gpurma_dev__payload_word(u, bytes, 2 * i + 1) : 0;
+    uint64_t lo = gpurma_dev__payload_word(u, bytes, 2 * i);
+    uint64_t hi = 8 * i + 4 < bytes ? gpurma_dev__payload_word(u, bytes, 2 * i + 1) : 0;
+    return lo | hi << 32;
 }
 
-GPURMA_DEVICE void gpurma_dcoll__ll16_store_unit(char *dst, size_t bytes, size_t i,
-                                                 const uint32_t d[2])
+GPURMA_DEVICE void gpurma_dcoll__ll16_store_unit(char *dst, size_t bytes, size_t i, uint64_t v)
 {
+    if (8 * i + 8 <= bytes && !(((uintptr_t)dst + 8 * i) & 7)) {
+        *(uint64_t *)(void *)(dst + 8 * i) = v;
+        return;
+    }
     unsigned char *u = (unsigned char *)dst;
-    gpurma_dev__store_payload_word(u, bytes, 2 * i, d[0]);
+    gpurma_dev__store_payload_word(u, bytes, 2 * i, (uint32_t)v);
     if (8 * i + 4 < bytes)
-        gpurma_dev__store_payload_word(u, bytes, 2 * i + 1, d[1]);
+        gpurma_dev__store_payload_word(u, bytes, 2 * i + 1, (uint32_t)(v >> 32));
 }
 
 /* Which collective: a GPURMA_DCOLL__K_* kind. Pieces: allreduce and
@@ -125,68 +136,79 @@ GPURMA_DEVICE int gpurma_dcoll__ll16_scatters(int kind)
     return kind == GPURMA_DCOLL__K_REDUCE_SCATTER || kind == GPURMA_DCOLL__K_ALLTOALL;
 }
 
-/* The delivery of a unit is called, not inlined, on a GPU: every device
- * function is forced inline there, and the reduce over every dtype and op
- * inlined at each call site made the collectives' kernels take minutes
- * to compile. */
-#if GPURMA_DEV_GPU
-#define GPURMA_DCOLL__LL16_CALLED static __device__ __noinline__
-#else
-#define GPURMA_DCOLL__LL16_CALLED static inline
-#endif
-
-/* One 8-byte unit of a piece, 8-byte aligned (the reduce reads 8-byte
- * elements). */
-typedef union {
-    uint64_t w;
-    uint32_t h[2];
-} gpurma_dcoll__ll16_unit_t;
-
-/* Unit i of every source into u (this member's from mine). */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t *c, uint64_t e,
-                                                        const char *mine, size_t bytes, size_t i,
-                                                        gpurma_dcoll__ll16_unit_t *u)
+/* The member k places after `me` in a team of n. */
+GPURMA_DEVICE int gpurma_dcoll__ll16_after(int me, int k, int n)
 {
+    return me + k < n ? me + k : me + k - n;
+}
+
+/* Unit i of every source into the stage (source s at stage[s * stride]):
+ * this member's from mine, the peers' from their packets, loaded four
+ * peers at a time (in flight together, few registers). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t *c,
+                                                        const gpurma_dcoll__ll16_bases_t *b,
+                                                        uint64_t e, const char *mine, size_t bytes,
+                                                        size_t i, uint64_t *stage, size_t stride)
+{
+    const int n = c->size, me = c->rank;
+    const uint32_t flag = (uint32_t)e;
+    stage[(size_t)me * stride] = gpurma_dcoll__ll16_unit(mine, bytes, i);
     gpurma_status_t rc = GPURMA_SUCCESS;
-    for (int src = 0; src < c->size && rc == GPURMA_SUCCESS; src++) {
-        if (src == c->rank)
-            gpurma_dcoll__ll16_unit(mine, bytes, i, u[src].h);
-        else
-            rc = gpurma_dcoll__ll16_read(c, gpurma_dcoll__ll16_slot(c, c->rank, src, e) + 2 + 2 * i,
-                                         (uint32_t)e, u[src].h);
+    for (int k0 = 1; k0 < n && rc == GPURMA_SUCCESS; k0 += 4) {
+        uint32_t v[4][4];
+        GPURMA_UNROLL
+        for (int j = 0; j < 4; j++)
+            if (k0 + j < n)
+                gpurma_sh_load_packet16(gpurma_dcoll__ll16_slot(c, b, me,
+                                                                gpurma_dcoll__ll16_after(me, k0 + j, n),
+                                                                e) +
+                                            2 + 2 * i,
+                                        v[j]);
+        GPURMA_UNROLL
+        for (int j = 0; j < 4; j++) {
+            if (k0 + j < n && rc == GPURMA_SUCCESS) {
+                const int src = gpurma_dcoll__ll16_after(me, k0 + j, n);
+                uint64_t d = 0;
+                rc = gpurma_dcoll__ll16_read(c, gpurma_dcoll__ll16_slot(c, b, me, src, e) + 2 + 2 * i,
+                                             flag, v[j], &d);
+                stage[(size_t)src * stride] = d;
+            }
+        }
     }
     return rc;
 }
 
-/* Unit i of the result: the sources reduced in rank order, or each copied
- * to its block. */
-GPURMA_DCOLL__LL16_CALLED void gpurma_dcoll__ll16_deliver(const gpurma_dev_coll_t *c, int reduces,
-                                                          char *out, size_t block, size_t bytes,
-                                                          size_t i,
-                                                          const gpurma_dcoll__ll16_unit_t *u,
-                                                          gpurma_dtype_t dtype, gpurma_redop_t op)
+/* Unit i of the result from the stage: the sources reduced in rank order
+ * (into stage[0]), or each copied to its block. */
+GPURMA_DEVICE void gpurma_dcoll__ll16_deliver(const gpurma_dev_coll_t *c, int reduces, char *out,
+                                              size_t block, size_t bytes, size_t i,
+                                              uint64_t *stage, size_t stride,
+                                              gpurma_dtype_t dtype, gpurma_redop_t op)
 {
     if (!reduces) {
         for (int src = 0; src < c->size; src++)
-            gpurma_dcoll__ll16_store_unit(out + (size_t)src * block, bytes, i, u[src].h);
+            gpurma_dcoll__ll16_store_unit(out + (size_t)src * block, bytes, i,
+                                          stage[(size_t)src * stride]);
         return;
     }
     const size_t left = bytes - 8 * i;
-    gpurma_dcoll__ll16_unit_t r;
-    gpurma_dev_reduce_coop(&r.w, &u[0].w, &u[1].w, sizeof u[0], c->size,
+    gpurma_dev_reduce_coop(stage, stage, stage + stride, stride * sizeof(uint64_t), c->size,
                            (left < 8 ? left : 8) / gpurma_dev_dtype_size(dtype), dtype, op,
                            (unsigned)c->size, 0, 1);
-    gpurma_dcoll__ll16_store_unit(out, bytes, i, r.h);
+    gpurma_dcoll__ll16_store_unit(out, bytes, i, stage[0]);
 }
 
 /* The collective on this channel at epoch e, the channel taken: every
  * member's part is `len` elements from element `lo` of each block (count
- * elements a block). */
+ * elements a block). Thread t serves the units t, t + nthreads, ...; its
+ * stage (one 8-byte unit per source, stride apart) is its own. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
+                                                     const gpurma_dcoll__ll16_bases_t *b,
                                                      const gpurma_dcoll__grp_t *g, int kind,
                                                      void *recv, const void *send, size_t count,
                                                      gpurma_dtype_t dtype, gpurma_redop_t op,
-                                                     uint64_t e)
+                                                     uint64_t e, uint64_t pre, uint64_t *stage,
+                                                     size_t stride)
 {
     const int n = c->size, me = c->rank;
     const size_t es = gpurma_dev_dtype_size(dtype), block = count * es;
@@ -201,15 +223,35 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     const uint32_t flag = (uint32_t)e;
     gpurma_status_t rc = GPURMA_SUCCESS;
 
-    /* Send: packet 0 the header, packet 1 + i unit i of the piece. */
-    for (size_t i = g->tid; i < units + 1; i += g->nthreads) {
-        uint32_t d[2] = {c->print, 0};
-        for (int k = 1; k < n; k++) {
-            const int p = (me + k) % n;
-            if (i && (k == 1 || scatter))
-                gpurma_dcoll__ll16_unit(in + (scatter ? (size_t)p * block : 0), bytes, i - 1, d);
-            gpurma_sh_store_packet16(gpurma_dcoll__ll16_slot(c, p, me, e) + 2 * i, d[0], flag, d[1],
-                                     flag);
+    /* Send: packet 0 the header (thread 0), packet 1 + i unit i of the
+     * piece. */
+    if (g->tid == 0)
+        for (int k = 1; k < n; k++)
+            gpurma_sh_store_packet16(
+                gpurma_dcoll__ll16_slot(c, b, gpurma_dcoll__ll16_after(me, k, n), me, e), c->print,
+                flag, 0, flag);
+    for (size_t i = g->tid; i < units; i += g->nthreads) {
+        const uint64_t all = scatter             ? 0
+                             : i == g->tid ? pre
+                                           : gpurma_dcoll__ll16_unit(in, bytes, i);
+        /* a scatter's units four peers at a time: loads in flight together,
+         * few registers */
+        for (int k0 = 1; k0 < n; k0 += 4) {
+            uint64_t d[4];
+            GPURMA_UNROLL
+            for (int j = 0; j < 4; j++)
+                if (scatter && k0 + j < n)
+                    d[j] = gpurma_dcoll__ll16_unit(
+                        in + (size_t)gpurma_dcoll__ll16_after(me, k0 + j, n) * block, bytes, i);
+            GPURMA_UNROLL
+            for (int j = 0; j < 4; j++)
+                if (k0 + j < n) {
+                    const uint64_t w = scatter ? d[j] : all;
+                    gpurma_sh_store_packet16(
+                        gpurma_dcoll__ll16_slot(c, b, gpurma_dcoll__ll16_after(me, k0 + j, n), me, e) +
+                            2 + 2 * i,
+                        (uint32_t)w, flag, (uint32_t)(w >> 32), flag);
+                }
         }
     }
 #if !GPURMA_DEV_GPU
@@ -222,64 +264,87 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     rc = gpurma_dcoll__agree(g, rc);
 #endif
 
-    /* Each thread gathers its first unit while thread 0 checks every
-     * source's header; nothing is written before all agree (a member that
-     * passed another call is refused with recv untouched, and every unit
-     * of send was read before any is overwritten in place). */
-    gpurma_dcoll__ll16_unit_t u[GPURMA_DCOLL_LL16_MAX_RANKS];
-    const int first = g->tid < units && rc == GPURMA_SUCCESS;
-    if (first)
-        rc = gpurma_dcoll__ll16_gather(c, e, mine, bytes, g->tid, u);
-    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++) {
-        uint32_t h[2];
-        rc = gpurma_dcoll__ll16_read(c, gpurma_dcoll__ll16_slot(c, me, (me + n - k) % n, e), flag,
-                                     h);
-        if (rc == GPURMA_SUCCESS && h[0] != c->print)
-            rc = GPURMA_ERR_INVALID_ARG;
-    }
-    rc = gpurma_dcoll__agree(g, rc);
-    if (rc == GPURMA_SUCCESS && first)
-        gpurma_dcoll__ll16_deliver(c, reduces, out, block, bytes, g->tid, u, dtype, op);
-    for (size_t i = g->tid + g->nthreads; i < units && rc == GPURMA_SUCCESS; i += g->nthreads) {
-        rc = gpurma_dcoll__ll16_gather(c, e, mine, bytes, i, u);
-        if (rc == GPURMA_SUCCESS)
-            gpurma_dcoll__ll16_deliver(c, reduces, out, block, bytes, i, u, dtype, op);
+    /* Receive. In the first round, thread t < n - 1 also checks the header
+     * of the member t + 1 places after this one, and nothing is written
+     * before all agree: a member that passed another call is refused with
+     * recv untouched, and every unit of send was read (sent) before any is
+     * overwritten in place. */
+    for (size_t i = g->tid, round = 0;; i += g->nthreads, round++) {
+        /* the first header this thread checks is loaded with its first
+         * unit's packets */
+        const int head = round == 0 && g->tid < (unsigned)n - 1;
+        const uint64_t *h =
+            gpurma_dcoll__ll16_slot(c, b, me, gpurma_dcoll__ll16_after(me, (int)g->tid % n + 1, n), e);
+        uint32_t hv[4] = {0, 0, 0, 0};
+        if (head)
+            gpurma_sh_load_packet16(h, hv);
+        if (rc == GPURMA_SUCCESS && i < units)
+            rc = gpurma_dcoll__ll16_gather(c, b, e, mine, bytes, i, stage, stride);
+        if (round == 0) {
+            for (unsigned t = g->tid; t < (unsigned)n - 1 && rc == GPURMA_SUCCESS;
+                 t += g->nthreads) {
+                if (t != g->tid) {
+                    h = gpurma_dcoll__ll16_slot(c, b, me, gpurma_dcoll__ll16_after(me, (int)t + 1, n),
+                                                e);
+                    gpurma_sh_load_packet16(h, hv);
+                }
+                uint64_t d = 0;
+                rc = gpurma_dcoll__ll16_read(c, h, flag, hv, &d);
+                if (rc == GPURMA_SUCCESS && (uint32_t)d != c->print)
+                    rc = GPURMA_ERR_INVALID_ARG;
+            }
+            rc = gpurma_dcoll__agree(g, rc);
+        }
+        if (rc != GPURMA_SUCCESS || i >= units)
+            break;
+        gpurma_dcoll__ll16_deliver(c, reduces, out, block, bytes, i, stage, stride, dtype, op);
     }
     return gpurma_dcoll__agree(g, rc);
 }
 
-/* The collectives of this algorithm; other teams and pieces are declined
- * (the shared oneshot code runs them), decided the same way on every
- * member. The channel is taken (a second
- * collective on the team at once is refused) while the epoch and the
- * peers' table are read: one memory round trip for the three. */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
-                                                     const gpurma_dcoll__grp_t *g, int kind,
-                                                     void *recv, const void *send, size_t count,
-                                                     gpurma_dtype_t dtype, gpurma_redop_t op)
+/* The collectives of this algorithm with a stage the caller gives (its
+ * own kernel: shared memory, stride = threads); other teams and pieces
+ * are declined (the shared oneshot code runs them), decided the same way
+ * on every member. The channel is taken (a second collective on the team
+ * at once is refused) while the epoch and the peers' table are read: one
+ * memory round trip for the three. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_coll_t *c,
+                                                            const gpurma_dcoll__ll16_bases_t *b,
+                                                            const gpurma_dcoll__grp_t *g, int kind,
+                                                            void *recv, const void *send,
+                                                            size_t count, gpurma_dtype_t dtype,
+                                                            gpurma_redop_t op, uint64_t *stage,
+                                                            size_t stride)
 {
     gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, op, 0);
     if (rc != GPURMA_SUCCESS)
         return rc;
-    gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
-    uint64_t *busy = &st->reserved[GPURMA_DCOLL__BUSY];
-    /* relaxed: the word orders nothing else */
-    const int took = g->tid == 0 && gpurma_sh_cas_relaxed_u64(busy, 0, 1) == 0;
-    const uint64_t e = st->reserved[GPURMA_DCOLL__LL16_EPOCH] + 1;
-    const size_t es = gpurma_dev_dtype_size(dtype);
+    /* This thread's first unit of send (all but scatters send the same
+     * to every peer), loaded while the channel is taken: reading is safe
+     * before. */
+    size_t lo, len;
+    gpurma_dcoll__share(c, count, &lo, &len);
+    const size_t es = gpurma_dev_dtype_size(dtype), bytes = len * es;
+    const uint64_t pre =
+        !gpurma_dcoll__ll16_scatters(kind) && 8 * (size_t)g->tid < bytes
+            ? gpurma_dcoll__ll16_unit((const char *)send + lo * es, bytes, g->tid)
+            : 0;
     int mapped = c->win.nports == 0 && c->size <= GPURMA_DCOLL_LL16_MAX_RANKS &&
                  gpurma_sh_div_ceil(count, c->nparts) * es <= gpurma_dcoll__ll16_cap(c);
     for (int p = 0; p < c->size && p < GPURMA_DCOLL_LL16_MAX_RANKS; p++)
-        mapped &= (c->win.peers[p].path == GPURMA_DEV_PATH_LOADSTORE) & !!c->win.peers[p].base;
-    if (!mapped) {
-        if (took)
-            *(volatile uint64_t *)busy = 0;
+        mapped &= b->at[p] != NULL;
+    if (!mapped)
         return GPURMA_DCOLL__DECLINED;
-    }
+    gpurma_dcoll__state_t *st = (gpurma_dcoll__state_t *)(b->at[c->rank] + c->state_off);
+    uint64_t *busy = &st->reserved[GPURMA_DCOLL__BUSY];
+    /* relaxed: the word orders nothing else; device scope: only this
+     * GPU's kernels take it */
+    const int took = g->tid == 0 && gpurma_sh_cas_relaxed_gpu_u64(busy, 0, 1) == 0;
+    const uint64_t e = st->reserved[GPURMA_DCOLL__LL16_EPOCH] + 1;
     rc = gpurma_dcoll__agree(g, g->tid == 0 && !took ? GPURMA_ERR_INVALID_ARG : GPURMA_SUCCESS);
     if (rc != GPURMA_SUCCESS)
         return rc; /* not ours to give back */
-    rc = gpurma_dcoll__ll16_run(c, g, kind, recv, send, count, dtype, op, e);
+    rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, dtype, op, e, pre, stage, stride);
     if (g->tid == 0) {
         /* A failed call still moves on: its packets may be out, and the
          * next call must not take their flag for its own. */
@@ -288,6 +353,22 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
     }
     gpurma_dcoll__sync(g);
     return rc;
+}
+
+/* The same with each thread's stage in its own memory (a device-API call
+ * from any kernel, CPU threads). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
+                                                     const gpurma_dcoll__grp_t *g, int kind,
+                                                     void *recv, const void *send, size_t count,
+                                                     gpurma_dtype_t dtype, gpurma_redop_t op)
+{
+    uint64_t stage[GPURMA_DCOLL_LL16_MAX_RANKS];
+    gpurma_dcoll__ll16_bases_t b;
+    for (int p = 0; p < GPURMA_DCOLL_LL16_MAX_RANKS; p++)
+        b.at[p] = p < c->size && c->win.peers[p].path == GPURMA_DEV_PATH_LOADSTORE
+                      ? c->win.peers[p].base
+                      : NULL;
+    return gpurma_dcoll__run_ll16_staged(c, &b, g, kind, recv, send, count, dtype, op, stage, 1);
 }
 
 #endif

@@ -17,6 +17,9 @@
 #define GPURMA_DEVICE __device__ __forceinline__
 /* Pure arithmetic helpers host code also needs (e.g. to size windows). */
 #define GPURMA_HOST_DEVICE __host__ __device__ __forceinline__
+/* A loop over a small compile-time bound, unrolled so that an array it
+ * indexes stays in registers and its loads are in flight together. */
+#define GPURMA_UNROLL _Pragma("unroll")
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #endif
@@ -26,6 +29,7 @@
 #include <time.h>
 #define GPURMA_DEVICE static inline
 #define GPURMA_HOST_DEVICE static inline
+#define GPURMA_UNROLL
 #endif
 
 /* ceil(a / b) for b > 0, without the a + b - 1 that wraps near SIZE_MAX. */
@@ -104,6 +108,16 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
 {
     uint64_t old;
     asm volatile("atom.relaxed.sys.global.cas.b64 %0, [%1], %2, %3;"
+                 : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
+    return old;
+}
+/* The same on a word only this GPU's kernels touch: device scope, which
+ * the GPU's L2 answers without the system's coherence (faster). */
+GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_gpu_u64(uint64_t *p, uint64_t expected,
+                                                     uint64_t desired)
+{
+    uint64_t old;
+    asm volatile("atom.relaxed.gpu.global.cas.b64 %0, [%1], %2, %3;"
                  : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
     return old;
 }
@@ -191,6 +205,13 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
                                          __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
     return expected;
 }
+GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_gpu_u64(uint64_t *p, uint64_t expected,
+                                                     uint64_t desired)
+{
+    __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_RELAXED,
+                                         __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+    return expected;
+}
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { __threadfence_system(); }
 /* The wall clock runs at 100 MHz. HIP before 5.3 declares wall_clock64 for
  * the device pass only; the host pass never runs this. */
@@ -275,6 +296,11 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
 {
     __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     return expected;
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_gpu_u64(uint64_t *p, uint64_t expected,
+                                                     uint64_t desired)
+{
+    return gpurma_sh_cas_relaxed_u64(p, expected, desired);
 }
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void)
