@@ -89,8 +89,9 @@ static int replay(const char *host, const char *port, const char *file)
     struct timeval tv = {5, 0}; /* a rank 0 answers at once */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     size_t got = 0;
-    if (send(fd, hello, sizeof(hello), MSG_NOSIGNAL) == (ssize_t)sizeof(hello))
-        for (ssize_t r; got < sizeof(reply) && (r = recv(fd, reply + got, sizeof(reply) - got, 0)) > 0;)
+    int sent = send(fd, hello, sizeof(hello), MSG_NOSIGNAL) == (ssize_t)sizeof(hello);
+    for (ssize_t r = 1; sent && got < sizeof(reply) && r > 0;)
+        if ((r = recv(fd, reply + got, sizeof(reply) - got, 0)) > 0)
             got += (size_t)r;
     close(fd);
     if (got == sizeof(reply))
