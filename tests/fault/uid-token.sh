@@ -3,10 +3,10 @@
 # where it can, and says when it cannot.
 #
 #   two jobs    two jobs on one port, same MASTER_ADDR/PORT/WORLD_SIZE, no
-#               token, different SLURM_JOB_ID: job B's rank 1 connects
-#               first and must be refused (token mismatch), then job A's
-#               rank 1 joins and job A passes (it used to form a world of
-#               A's rank 0 and B's rank 1)
+#               token, different SLURM_JOB_ID (then TORCHELASTIC_RUN_ID):
+#               job B's rank 1 connects first and must be refused (token
+#               mismatch), then job A's rank 1 joins and job A passes (it
+#               used to form a world of A's rank 0 and B's rank 1)
 #   other user  a rank started as user nobody, with the right token, sees
 #               that rank 0 is root's and sends it nothing; a hostile
 #               process of nobody that replays a real rank's hello is
@@ -37,26 +37,29 @@ finish() { # finish INDEX: exit code in RC
     FL_PIDS[$1]=
 }
 
-# ---- two jobs on one port, no token
-uid_new_job
-TOKEN=
-start a0 0 0 2 SLURM_JOB_ID=1001 GPURMA_TIMEOUT_MS=15000
-sleep 0.5
-start b1 1 1 2 SLURM_JOB_ID=2002 GPURMA_TIMEOUT_MS=3000
-finish 1
-b_rc=$RC
-start a1 2 1 2 SLURM_JOB_ID=1001 GPURMA_TIMEOUT_MS=15000
-finish 0
-a0_rc=$RC
-finish 2
-a1_rc=$RC
-if [ "$b_rc" -ne 0 ] && grep -q 'token mismatch' "$FL_WORK/b1" && [ "$a0_rc" = 0 ] &&
-    [ "$a1_rc" = 0 ]; then
-    fl_ok "two jobs on one port: job B's rank refused (token mismatch), job A passed"
-else
-    fl_fail "two jobs on one port: B rank 1 exit $b_rc, A exit $a0_rc/$a1_rc"
-    fl_show "$FL_WORK/a0" "$FL_WORK/b1" "$FL_WORK/a1"
-fi
+# ---- two jobs on one port, no token, told apart by Slurm's job id or by
+# torchrun's run id
+for var in SLURM_JOB_ID TORCHELASTIC_RUN_ID; do
+    uid_new_job
+    TOKEN=
+    start a0 0 0 2 $var=1001 GPURMA_TIMEOUT_MS=15000
+    sleep 0.5
+    start b1 1 1 2 $var=2002 GPURMA_TIMEOUT_MS=3000
+    finish 1
+    b_rc=$RC
+    start a1 2 1 2 $var=1001 GPURMA_TIMEOUT_MS=15000
+    finish 0
+    a0_rc=$RC
+    finish 2
+    a1_rc=$RC
+    if [ "$b_rc" -ne 0 ] && grep -q 'token mismatch' "$FL_WORK/b1" && [ "$a0_rc" = 0 ] &&
+        [ "$a1_rc" = 0 ]; then
+        fl_ok "two jobs on one port ($var): job B's rank refused (token mismatch), job A passed"
+    else
+        fl_fail "two jobs on one port ($var): B rank 1 exit $b_rc, A exit $a0_rc/$a1_rc"
+        fl_show "$FL_WORK/a0" "$FL_WORK/b1" "$FL_WORK/a1"
+    fi
+done
 
 # ---- a process of another user on this host
 libdir=$(fl_libdir)
