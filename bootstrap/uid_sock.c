@@ -193,11 +193,14 @@ int gpurma_sock_listen(const char *host, const char *port, int backlog, uint64_t
         /* The port may still belong to a job that is ending. Whose it is
          * tells an earlier job of this user from another user's process,
          * which this job's other ranks refuse to greet (uid_rendezvous.c). */
-        char holder[96] = "";
+        char holder[160] = "";
         unsigned long owner;
         if (err == EADDRINUSE && gpurma_sock_port_listener_uid(port, &owner))
-            snprintf(holder, sizeof(holder), " (a process of %s user %lu listens on it)",
-                     owner == (unsigned long)geteuid() ? "this" : "another", owner);
+            snprintf(holder, sizeof(holder), " (a process of %s user %lu listens on it%s)",
+                     owner == (unsigned long)geteuid() ? "this" : "another", owner,
+                     owner == (unsigned long)geteuid()
+                         ? ": another job? each needs its own MASTER_PORT or GPURMA_UID_TOKEN"
+                         : "");
         if (err != EADDRINUSE || gpurma_sock_expired(deadline))
             return gpurma_set_error(err == EADDRINUSE ? GPURMA_ERR_TIMEOUT : GPURMA_ERR_BOOTSTRAP,
                                     "uid bootstrap: rank 0 cannot listen on %s port %s: %s%s",
