@@ -6,7 +6,8 @@
  * bootstrap needs, or holds a value out of range, fails the open rather
  * than leave each process to run alone. This file is the protocol;
  * uid_rendezvous.c connects the ranks, uid_wire.c encodes what travels,
- * uid_sock.c moves bytes under deadlines.
+ * uid_sock.c moves bytes under deadlines, uid_owner.c tells which user owns
+ * a socket of this host.
  *
  * Rank 0 listens; every other rank connects and says hello with the job's
  * token (uid_wire.h says where it comes from). It filters out strays

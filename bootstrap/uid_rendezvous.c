@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "gpurma_internal.h"
+#include "uid_owner.h"
 #include "uid_rendezvous.h"
 #include "uid_sock.h"
 #include "uid_wire.h"
@@ -339,16 +340,39 @@ out:
 
 /* --------------------------------------------------------------- other ranks */
 
+/* Whether the listener at the other end of fd is a process of another user
+ * on this host, which no rank 0 of this job is (it could not share the
+ * job's memory): a process that took the port first. The hello would hand
+ * it the job's token, and its OK would make it the job's rank 0, so nothing
+ * is sent; the reason goes to why, and to the log once per join. */
+static int listener_of_other_user(int fd, int rank, int *warned, char *why, size_t why_len)
+{
+    unsigned long owner, me = (unsigned long)geteuid();
+    if (!gpurma_sock_local_peer_uid(fd, &owner) || owner == me)
+        return 0;
+    snprintf(why, why_len, "the process listening there belongs to user %lu, not to this "
+             "rank's user %lu: not this job's rank 0, so the hello with the job's token was "
+             "not sent", owner, me);
+    if (!(*warned)++)
+        GPURMA_WARN(GPURMA_SUB_BOOT, "uid bootstrap: rank %d: %s; retrying until the timeout "
+                    "(the port may be freed for rank 0)", rank, why);
+    return 1;
+}
+
 /* One attempt: connect, say hello, read the verdict. Returns 0 (admitted,
  * *fd_out set), GPURMA_ERR_AGAIN (worth retrying, reason in why) or a final
  * error. */
 static int try_join(const struct addrinfo *ai, const uint8_t *hello, int rank, uint64_t deadline,
-                    int *fd_out, char *why, size_t why_len)
+                    int *fd_out, int *warned, char *why, size_t why_len)
 {
     int fd = -1;
     int rc = gpurma_sock_connect(ai, deadline, &fd, why, why_len);
     if (rc)
         return rc;
+    if (listener_of_other_user(fd, rank, warned, why, why_len)) {
+        close(fd);
+        return GPURMA_ERR_AGAIN;
+    }
     uint8_t reply[UID_REPLY_BYTES];
     rc = gpurma_sock_send(fd, hello, UID_HELLO_BYTES, deadline, 0, NULL);
     if (!rc)
@@ -382,6 +406,7 @@ int gpurma_uid_join_root(const char *host, const char *port, const uint8_t *toke
     gpurma_uid_encode_hello(hello, token, rank, size);
     char why[256] = "not tried";
     long pause_ms = 10;
+    int warned = 0;
     /* Rank 0 may start later than us, so refusals are retried until the
      * deadline, with a growing pause. */
     for (;;) {
@@ -392,7 +417,7 @@ int gpurma_uid_join_root(const char *host, const char *port, const uint8_t *toke
             snprintf(why, sizeof(why), "cannot resolve: %s", gai_strerror(gai));
         } else {
             for (struct addrinfo *ai = list; ai; ai = ai->ai_next) {
-                int rc = try_join(ai, hello, rank, deadline, fd, why, sizeof(why));
+                int rc = try_join(ai, hello, rank, deadline, fd, &warned, why, sizeof(why));
                 if (rc != GPURMA_ERR_AGAIN) {
                     freeaddrinfo(list);
                     return rc;

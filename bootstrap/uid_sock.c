@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "gpurma_internal.h"
+#include "uid_owner.h"
 #include "uid_sock.h"
 
 /* ------------------------------------------------------------ deadlines */
@@ -148,70 +148,6 @@ void gpurma_sock_configure(int fd)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-/* /proc/net/tcp's text for an address and port: each 32-bit word of the
- * address as the kernel holds it, in hex, then the port. */
-static void proc_net_addr(const struct sockaddr_storage *sa, char *out, size_t len)
-{
-    if (sa->ss_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        uint32_t w;
-        memcpy(&w, &in->sin_addr, 4);
-        snprintf(out, len, "%08X:%04X", w, ntohs(in->sin_port));
-    } else {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-        uint32_t w[4];
-        memcpy(w, &in6->sin6_addr, 16);
-        snprintf(out, len, "%08X%08X%08X%08X:%04X", w[0], w[1], w[2], w[3],
-                 ntohs(in6->sin6_port));
-    }
-}
-
-/* An IPv4 peer of an IPv6 socket (::ffff:a.b.c.d) as the IPv4 address its
- * own socket has. */
-static void unmap_v4(struct sockaddr_storage *sa)
-{
-    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-    if (sa->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-        return;
-    struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = in6->sin6_port};
-    memcpy(&in.sin_addr, &in6->sin6_addr.s6_addr[12], 4);
-    memset(sa, 0, sizeof(*sa));
-    memcpy(sa, &in, sizeof(in));
-}
-
-int gpurma_sock_local_peer_uid(int fd, unsigned long *uid)
-{
-    struct sockaddr_storage peer, me;
-    socklen_t plen = sizeof(peer), mlen = sizeof(me);
-    if (getpeername(fd, (struct sockaddr *)&peer, &plen) ||
-        getsockname(fd, (struct sockaddr *)&me, &mlen) ||
-        (peer.ss_family != AF_INET && peer.ss_family != AF_INET6))
-        return 0;
-    unmap_v4(&peer);
-    unmap_v4(&me);
-    /* The peer's socket is the line whose local end is the peer and whose
-     * remote end is this socket: only there when the peer is on this host
-     * (loopback or one of its addresses), in this network namespace. */
-    char want_local[64], want_remote[64];
-    proc_net_addr(&peer, want_local, sizeof(want_local));
-    proc_net_addr(&me, want_remote, sizeof(want_remote));
-    FILE *f = fopen(peer.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6", "r");
-    if (!f)
-        return 0;
-    char line[512], local[64], remote[64];
-    int found = 0;
-    unsigned long owner;
-    while (!found && fgets(line, sizeof(line), f))
-        /* sl local remote st tx:rx tr:when retrnsmt uid ... */
-        if (sscanf(line, " %*s %63s %63s %*s %*s %*s %*s %lu", local, remote, &owner) == 3 &&
-            !strcmp(local, want_local) && !strcmp(remote, want_remote)) {
-            *uid = owner;
-            found = 1;
-        }
-    fclose(f);
-    return found;
-}
-
 void gpurma_sock_describe_peer(int fd, char *out, size_t len)
 {
     struct sockaddr_storage sa;
@@ -254,14 +190,24 @@ int gpurma_sock_listen(const char *host, const char *port, int backlog, uint64_t
             close(fd);
         }
         freeaddrinfo(list);
-        /* The port may still belong to a job that is ending. */
+        /* The port may still belong to a job that is ending. Whose it is
+         * tells an earlier job of this user from another user's process,
+         * which this job's other ranks refuse to greet (uid_rendezvous.c). */
+        char holder[160] = "";
+        unsigned long owner;
+        if (err == EADDRINUSE && gpurma_sock_port_listener_uid(port, &owner))
+            snprintf(holder, sizeof(holder), " (a process of %s user %lu listens on it%s)",
+                     owner == (unsigned long)geteuid() ? "this" : "another", owner,
+                     owner == (unsigned long)geteuid()
+                         ? ": another job? each needs its own MASTER_PORT or GPURMA_UID_TOKEN"
+                         : "");
         if (err != EADDRINUSE || gpurma_sock_expired(deadline))
             return gpurma_set_error(err == EADDRINUSE ? GPURMA_ERR_TIMEOUT : GPURMA_ERR_BOOTSTRAP,
-                                    "uid bootstrap: rank 0 cannot listen on %s port %s: %s",
-                                    host ? host : "*", port, strerror(err));
+                                    "uid bootstrap: rank 0 cannot listen on %s port %s: %s%s",
+                                    host ? host : "*", port, strerror(err), holder);
         if (!warned++)
-            GPURMA_WARN(GPURMA_SUB_BOOT, "uid bootstrap: %s port %s is in use; retrying",
-                        host ? host : "*", port);
+            GPURMA_WARN(GPURMA_SUB_BOOT, "uid bootstrap: %s port %s is in use%s; retrying",
+                        host ? host : "*", port, holder);
         struct timespec pause = {0, 100 * 1000000L};
         nanosleep(&pause, NULL);
     }

@@ -51,12 +51,6 @@ void gpurma_sock_configure(int fd);
 #define GPURMA_SOCK_PEER_TEXT (NI_MAXHOST + NI_MAXSERV + 8)
 void gpurma_sock_describe_peer(int fd, char *out, size_t len);
 
-/* The user id owning the other end of a connected TCP socket, when that
- * end is on this host (loopback or any local address) and the OS says
- * (Linux: /proc/net/tcp and tcp6 list every socket with its owner): 1 and
- * *uid; 0 when the peer is elsewhere or its owner cannot be told. */
-int gpurma_sock_local_peer_uid(int fd, unsigned long *uid);
-
 /* A nonblocking listening socket on host (NULL: every address) and port
  * with a queue of backlog connections, retried while the port is still
  * held by an ending job, until deadline. Sets the error message on failure. */

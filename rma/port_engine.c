@@ -168,9 +168,12 @@ static int port_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t ki
         return rc;
     int k = ctx_of(w, peer);
     gpurma_port_fifo_t *f = gpurma_port_win(w)->ports[k]->fifo;
+    gpurma_port_t *port = gpurma_port_win(w)->ports[k];
     rc = wait_done(w, k, pos);
-    /* Once executed, the slot is freed even when the proxy reported an error. */
-    if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) > pos) {
+    /* Once executed, the slot is freed even when the proxy reported an
+     * error; not executed in time, it is left to the proxy's next lap. */
+    if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) > pos ||
+        gpurma_port_abandon_result(port, pos)) {
         uint64_t result = gpurma_port_take_result(f, pos);
         if (!rc && old)
             *old = result;

@@ -119,6 +119,7 @@ struct gpurma_port_ucx {
     int           natomic;   /* entries used since wait_local          */
     int           aopen;     /* replies still to come                  */
     uint64_t      aseq;
+    uint64_t      late_reply; /* where replies after a timeout land        */
     unsigned char *peer_flags; /* [world size] PEER_* */
     int           nfinished; /* peers that said bye                   */
     uint32_t      me;        /* world rank: the quiet probe's header      */

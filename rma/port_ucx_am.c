@@ -469,6 +469,12 @@ int gpurma_ucx_wait_atomics(gpurma_port_t *port, struct gpurma_port_ucx *u, uint
             }
         }
         if (u->aopen && gpurma_now_ns() - start > ctx->timeout_ns) {
+            /* Replies may still come; their result slots are the FIFO's,
+             * handed to later operations (of other transports too) once
+             * these have failed: a late reply must not write there. */
+            for (int i = 0; i < u->natomic; i++)
+                if (u->aslot[i].world >= 0)
+                    u->aslot[i].result = &u->late_reply;
             u->stuck = 1;
             return rc ? rc
                       : gpurma_set_error(GPURMA_ERR_TIMEOUT,
@@ -521,7 +527,12 @@ int gpurma_ucx_wait_local(gpurma_port_t *port)
     /* The entries are free again once no reply is awaited, also when none
      * was (every send failed at once, as to a target that is gone): left
      * counted, the next atomics ran past the table into the fields after
-     * it (peer_flags), and later reads of those crashed. */
+     * it (natomic, aopen, aseq, then peer_flags, whose low half took an
+     * entry's world rank), and the next read of peer_flags crashed:
+     * peer_gone, ep_failed, am_bye or ucx_atomic, whichever came first.
+     * Only a target that left while hundreds of atomics were still to be
+     * sent to it got there: under CPU load, where its finalize barrier
+     * timed out first (tests/fault/atomics-load.sh). */
     if (u->aopen)
         rc = gpurma_ucx_wait_atomics(port, u, start, rc);
     else

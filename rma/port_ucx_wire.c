@@ -436,6 +436,7 @@ void gpurma_ucx_close(gpurma_port_t *port)
     free(u->peer_flags);
     free(u->pending);
     free(u->staged); /* its buffers went with wait_local, or leak with a stuck UCX */
-    free(u);
+    /* Unpublished before it goes, so that nothing that looks finds it freed. */
     __atomic_store_n(&port->xstate[gpurma_ucx_slot()], NULL, __ATOMIC_RELEASE);
+    free(u);
 }

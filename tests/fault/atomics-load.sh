@@ -9,10 +9,15 @@
 #   early  x2: rank 0 leaves while the other node still issues atomics at
 #              it; every rank must exit 0 and say "done" (errors allowed,
 #              crashes and sanitizer reports not)
+#   stalled x1: rank 0 is stopped (SIGSTOP) for 4 s while the other node
+#              issues atomics at it: their readers time out, and the result
+#              slots they leave must not hold up later atomics (each used
+#              to cost a whole timeout a lap: the run never ended in time)
 #   exact  x1: everyone finishes; both words of rank 0 and every ticket are
 #              exact (atomics_load.c checks)
 #
-# Bounded: burners stop by themselves after 100 s, each run after 45 s.
+# Bounded: burners stop by themselves after 100 s, each run after 45 s
+# (about 25 s in all on 2 loaded cores).
 # Exit: 0 pass, 1 fail, 77 without UCX or a launcher, 99 when the program
 # cannot be built.
 set -u
@@ -48,7 +53,7 @@ run() {
     shift
     # shellcheck disable=SC2086 # LAUNCH is a word list
     env UCX_TLS=tcp "$@" timeout -k 5 45 $LAUNCH -x UCX_TLS -x AL_EARLY -x AL_PAIRS \
-        -x GPURMA_TIMEOUT_MS -n 3 sh -c \
+        -x AL_STALL -x GPURMA_TIMEOUT_MS -n 3 sh -c \
         'r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-0}}; GPURMA_NODE_ID=node$((r % 2)) exec "$0"' \
         "$PROG" >"$FL_WORK/$name.log" 2>&1
 }
@@ -70,6 +75,23 @@ for k in 1 2; do
         grep -v 'ERROR port' "$FL_WORK/early$k.log" | head -40 | sed 's/^/    /'
     fi
 done
+
+t0=$(fl_now_ms)
+# Before the fix the rest of rank 1's calls took minutes (a timeout for each
+# abandoned slot every lap of the FIFO): the run's 45 s bound ended it.
+run stalled AL_EARLY=1 AL_PAIRS=6000 AL_STALL=4000 GPURMA_TIMEOUT_MS=1500
+rc=$?
+dt=$(($(fl_now_ms) - t0))
+ndone=$(grep -o 'atomics_load: rank [0-9]: done' "$FL_WORK/stalled.log" | wc -l)
+if [ $rc -eq 0 ] && [ "$ndone" = 3 ] &&
+    ! grep -Eq 'runtime error|AddressSanitizer|Segmentation|signal 11' "$FL_WORK/stalled.log"; then
+    fl_ok "stalled: rank 0 stopped for 4 s, the other node's atomics timed out and the run ended (${dt} ms): $(
+        sed -n 's/.*atomics_load: rank 1: done (\(.*\))$/\1/p' "$FL_WORK/stalled.log")"
+else
+    fl_fail "stalled: exit $rc, $ndone of 3 ranks done, ${dt} ms"
+    grep -v 'ERROR port' "$FL_WORK/stalled.log" | head -40 | sed 's/^/    /'
+    grep -c 'one lap earlier was never read' "$FL_WORK/stalled.log" | sed 's/^/    result slots never freed: /'
+fi
 
 run exact AL_PAIRS=300 GPURMA_TIMEOUT_MS=30000
 rc=$?

@@ -18,12 +18,23 @@
  * node still has thousands of atomics to issue at it: those must fail
  * with an error (the threads go on calling), never crash. This is where
  * the UCX transport's table of atomics in flight used to overflow.
+ *
+ * AL_STALL=ms (with AL_EARLY): a child of rank 0 stops it (SIGSTOP) for
+ * that long, AL_STALL_AFTER ms (default 300) after its window exists, then
+ * lets it go on: a target that does not answer, alive. The other node's
+ * atomics in flight time out (GPURMA_TIMEOUT_MS); their readers give up
+ * before the proxy does, and the FIFO result slots they leave must not
+ * hold up later atomics (each cost a whole timeout a lap, for as long as
+ * the run lasted).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gpurma.h"
 
@@ -94,6 +105,23 @@ int main(void)
     rc = gpurma_win_allocate(gpurma_team_world(ctx), 64, NULL, (void **)&base, &win);
     if (rc)
         FAIL("win_allocate: %s: %s", gpurma_strerror(rc), gpurma_last_error_message(ctx));
+    long stall_ms = (e = getenv("AL_STALL")) ? atol(e) : 0;
+    long stall_after = (e = getenv("AL_STALL_AFTER")) ? atol(e) : 300;
+    if (stall_ms > 0 && early && rank == 0) {
+        pid_t target = getpid();
+        /* The child only sleeps and signals (async-signal-safe after fork). */
+        if (fork() == 0) {
+            struct timespec after = {stall_after / 1000, stall_after % 1000 * 1000000L},
+                            stall = {stall_ms / 1000, stall_ms % 1000 * 1000000L};
+            nanosleep(&after, NULL);
+            if (getppid() != target) /* rank 0 is gone: its pid may be another's */
+                _exit(0);
+            kill(target, SIGSTOP);
+            nanosleep(&stall, NULL);
+            kill(target, SIGCONT);
+            _exit(0);
+        }
+    }
     tickets = calloc((size_t)nthreads * (size_t)pairs, sizeof(*tickets));
     if (!tickets)
         FAIL("out of memory");
