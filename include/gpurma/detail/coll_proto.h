@@ -371,6 +371,21 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__consumed(const gpurma_dev_coll_t *c,
     return gpurma_dcoll__agree(g, rc);
 }
 
+/* Waits until peer gave back its slot of this member's piece of epoch e
+ * (gpurma_dcoll__consumed). A member that only sends in a call (the root
+ * of a broadcast, the others in a reduce) ends with it: a peer that
+ * passed another call refuses the piece and never gives the slot back, so
+ * the sender fails too (a timeout) instead of returning success. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__await_consumed(const gpurma_dev_coll_t *c,
+                                                           const gpurma_dcoll__grp_t *g,
+                                                           int peer, uint64_t e)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    if (g->tid == 0)
+        rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)(c->size + peer), e);
+    return gpurma_dcoll__agree(g, rc);
+}
+
 /* Sources of the user's buffers may be reused, and in-place destinations
  * overwritten, once the puts that read them completed locally. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__flush(const gpurma_dev_coll_t *c,
