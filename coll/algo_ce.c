@@ -9,18 +9,30 @@
  * one slot per source, and signals
  *     0 .. n-1    "peer p's slot for my data is free" (p signals ADD 1)
  *     n .. 2n-1   "source s's data is in my slot s"   (s signals ADD 1)
- * Every signal is waited for (>= 1) and then reset to 0 by its owner, so
- * a replayed CUDA graph finds them as the capture did, and nothing on the
- * host counts epochs. A piece larger than a slot goes in steps; each step:
+ * Every signal is set to the call's word (ce_word: its fingerprint, never
+ * 0), waited for and then reset to 0 by its owner, so a replayed CUDA
+ * graph finds them as the capture did, and nothing on the host counts
+ * epochs. A piece larger than a slot goes in steps; each step:
  *     1. tell every source its slot is free (the last step's copy-out is
  *        done: it is ordered before);
- *     2. per destination: wait until its slot for me is free, reset, put
- *        my piece of this step there with the data signal;
- *     3. local completion of the puts (in place, recv is their source);
- *     4. per source: wait for its data, reset, copy slot -> recv.
+ *     2. wait until every destination's slot for me is free, reset;
+ *     3. per destination: put my piece of this step there with the data
+ *        signal;
+ *     4. local completion of the puts (in place, recv is their source);
+ *     5. per source: wait for its data, reset, copy slot -> recv.
  * A signal is never raised twice before its owner resets it: the next
  * "free" needs the data this step's reset preceded, and the next data
  * needs the next "free".
+ *
+ * The word makes a call that meets another one fail instead of moving the
+ * wrong bytes: a rank that passed another collective, count, dtype or root
+ * raises its signals with another word. On the host the waiter reads the
+ * word and refuses (INVALID_ARG); on a stream it waits for its own word
+ * only, so it times out. Both directions carry it, and step 2 waits for
+ * every destination before sending anything: a rank that learns of a
+ * mismatch has sent nothing yet, so its peers fail too (refused or timed
+ * out) instead of one of them, a broadcast root for instance, returning
+ * success.
  *
  * Host path (stream NULL): a host-memory window on the port engine: puts
  * and signals are descriptors the proxy executes (memcpy on the host
@@ -123,7 +135,18 @@ typedef struct {
     void *stream; /* NULL: host path */
     size_t slot, es;
     int me, n;
+    uint64_t word; /* every signal's value in this call (ce_word) */
 } ce_t;
+
+/* The value of this call's signals: which collective, count, dtype and
+ * root (alltoallv: the team's largest count, agreed before), never 0. */
+static uint64_t ce_word(const coll_call_t *a)
+{
+    const size_t count = a->kind == GPURMA_COLL_ALLTOALLV ? a->max_count : a->count;
+    const int root = a->kind == GPURMA_COLL_BROADCAST ? a->root : 0;
+    return (uint64_t)gpurma_dcoll__print(GPURMA_DCOLL__K_BARRIER + 1 + (int)a->kind, count,
+                                         a->dtype, GPURMA_SUM, root);
+}
 
 /* The block this rank sends peer p (len 0: none) and receives from s. */
 static const char *send_block(const ce_t *x, int p, size_t *len)
@@ -185,8 +208,9 @@ static size_t step_len(const ce_t *x, size_t len, size_t k, size_t *off)
 
 static int ce_signal(const ce_t *x, int peer, uint32_t sig)
 {
-    return x->stream ? gpurma_signal_on_stream(x->win, peer, sig, GPURMA_SIGNAL_ADD, 1, x->stream)
-                     : gpurma_signal(x->win, peer, sig, GPURMA_SIGNAL_ADD, 1);
+    return x->stream
+               ? gpurma_signal_on_stream(x->win, peer, sig, GPURMA_SIGNAL_SET, x->word, x->stream)
+               : gpurma_signal(x->win, peer, sig, GPURMA_SIGNAL_SET, x->word);
 }
 
 static int ce_put_signal(const ce_t *x, int peer, size_t off, const void *src, size_t len,
@@ -195,20 +219,29 @@ static int ce_put_signal(const ce_t *x, int peer, size_t off, const void *src, s
     if (!len)
         return ce_signal(x, peer, sig);
     if (!x->stream)
-        return gpurma_put_signal(x->win, peer, off, src, len, sig, GPURMA_SIGNAL_ADD, 1);
+        return gpurma_put_signal(x->win, peer, off, src, len, sig, GPURMA_SIGNAL_SET, x->word);
     /* Not put_signal_on_stream: it copies small pieces with a kernel. */
     int rc = gpurma_put_on_stream(x->win, peer, off, src, len, x->stream);
     return rc ? rc : ce_signal(x, peer, sig);
 }
 
-/* Waits for one raise of this rank's signal sig and takes it back. */
-static int ce_take(const ce_t *x, uint32_t sig)
+/* Waits for one raise of this rank's signal sig (from peer) and takes it
+ * back; INVALID_ARG when peer raised it for another call. */
+static int ce_take(const ce_t *x, uint32_t sig, int peer)
 {
     if (x->stream) {
-        int rc = gpurma_wait_until_on_stream(x->win, sig, GPURMA_CMP_GE, 1, x->stream);
+        int rc = gpurma_wait_until_on_stream(x->win, sig, GPURMA_CMP_EQ, x->word, x->stream);
         return rc ? rc : gpurma_signal_reset_on_stream(x->win, sig, x->stream);
     }
-    int rc = gpurma_wait_until(x->win, sig, GPURMA_CMP_GE, 1);
+    uint64_t got = 0;
+    int rc = gpurma_wait_until(x->win, sig, GPURMA_CMP_NE, 0);
+    if (!rc)
+        rc = gpurma_signal_read(x->win, sig, &got);
+    if (!rc && got != x->word)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: rank %d of the team passed another collective, count, "
+                                "dtype or root",
+                                x->me, peer);
     return rc ? rc : gpurma_signal_reset(x->win, sig);
 }
 
@@ -230,15 +263,16 @@ static int ce_step(const ce_t *x, size_t k)
     for (int s = 0; s < x->n && !rc; s++)
         if (receives_from(x, s))
             rc = ce_signal(x, s, me);
+    for (int p = 0; p < x->n && !rc; p++)
+        if (sends_to(x, p))
+            rc = ce_take(x, (uint32_t)p, p);
     for (int p = 0; p < x->n && !rc; p++) {
         if (!sends_to(x, p))
             continue;
         size_t len, off;
         const char *src = send_block(x, p, &len);
         len = step_len(x, len, k, &off);
-        rc = ce_take(x, (uint32_t)p);
-        if (!rc)
-            rc = ce_put_signal(x, p, (size_t)me * x->slot, len ? src + off : NULL, len, n + me);
+        rc = ce_put_signal(x, p, (size_t)me * x->slot, len ? src + off : NULL, len, n + me);
     }
     /* In place, recv is the puts' source: they must be done before the
      * copies out overwrite it (stream order gives that on a stream). */
@@ -251,7 +285,7 @@ static int ce_step(const ce_t *x, size_t k)
         size_t len, off;
         char *dst = recv_block(x, s, &len);
         len = step_len(x, len, k, &off);
-        rc = ce_take(x, n + (uint32_t)s);
+        rc = ce_take(x, n + (uint32_t)s, s);
         if (!rc)
             rc = ce_copy(x, dst + off, base + (size_t)s * x->slot, len);
     }
@@ -267,7 +301,7 @@ int gpurma_coll_ce_run(const coll_call_t *a)
     if (a->stream && (rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream)))
         return rc; /* the local copies below come before any window call */
     ce_t x = {a, w->win, a->stream, w->slot, gpurma_dev_dtype_size(a->dtype), a->team->rank,
-              a->team->size};
+              a->team->size, ce_word(a)};
     /* This rank's own block: a local copy (none in place; none but the
      * root's in a broadcast, where own_len is 0 elsewhere). */
     size_t own_len, in_len;

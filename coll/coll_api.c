@@ -200,13 +200,61 @@ static int coll_run(const coll_call_t *a, size_t piece)
     return rc == GPURMA_SUCCESS ? rc : run_error(a, algo, rc, &before);
 }
 
+/* Takes the team for one collective. Two at once on one team (two
+ * threads; the API does not allow it) would pair with the peers' calls
+ * in an order nobody chose, so the second is refused, the first fails
+ * when it ends (team_leave), and the team's collectives fail from then
+ * on at this rank: its peers then fail too (refused or timed out) rather
+ * than match a call of the wrong thread. The scratch protocol's own flag
+ * (gpurma_dcoll__begin) covers kernels and device calls; this one covers
+ * every algorithm of the host API, ce included, for the whole call. */
+static int team_enter(const coll_call_t *a)
+{
+    struct gpurma_team_s *t = a->team;
+    int idle = 0;
+    if (__atomic_load_n(&t->coll_misused, __ATOMIC_ACQUIRE))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: %s: refused: two collectives ran on this team at the "
+                                "same time before (another thread); its collectives fail from "
+                                "then on: free the team",
+                                t->ctx->rank, kind_names[a->kind]);
+    if (!__atomic_compare_exchange_n(&t->coll_busy, &idle, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&t->coll_misused, 1, __ATOMIC_RELEASE);
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: %s: refused: another collective runs on this team at "
+                                "the same time (another thread); the team's collectives fail "
+                                "from now on: free the team",
+                                t->ctx->rank, kind_names[a->kind]);
+    }
+    return GPURMA_SUCCESS;
+}
+
+static int team_leave(const coll_call_t *a, int rc)
+{
+    struct gpurma_team_s *t = a->team;
+    __atomic_store_n(&t->coll_busy, 0, __ATOMIC_RELEASE);
+    if (rc == GPURMA_SUCCESS && __atomic_load_n(&t->coll_misused, __ATOMIC_ACQUIRE))
+        rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                              "rank %d: %s: another collective was called on this team while "
+                              "this one ran (another thread): its peers may have matched the "
+                              "other call; the team's collectives fail from now on: free the "
+                              "team",
+                              t->ctx->rank, kind_names[a->kind]);
+    return rc;
+}
+
 /* Checks, then runs; the piece one rank sends one peer decides the algorithm. */
 static gpurma_status_t coll(coll_call_t *a, size_t send_n, size_t recv_n, int check_op)
 {
     int rc = check_call(a, send_n, recv_n, check_op);
     if (!rc)
         rc = check_memory(a, send_n * a->bytes, recv_n * a->bytes);
-    return (gpurma_status_t)(rc ? rc : coll_run(a, a->bytes));
+    if (!rc)
+        rc = team_enter(a);
+    if (!rc)
+        rc = team_leave(a, coll_run(a, a->bytes));
+    return (gpurma_status_t)rc;
 }
 
 #define TEAM_N(team) ((team) && gpurma_team_check(team) == GPURMA_SUCCESS ? (size_t)(team)->size : 1)
@@ -429,18 +477,20 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     rc = check_memory(&a, send_end, recv_end);
     if (rc)
         return (gpurma_status_t)rc;
-    rc = agree_counts(&a, &max_count);
+    rc = team_enter(&a);
     if (rc)
         return (gpurma_status_t)rc;
+    rc = agree_counts(&a, &max_count);
     a.max_count = max_count;
-    if (gpurma_size_mul(a.max_count, es, &a.bytes))
-        return (gpurma_status_t)bad(&a, "a peer's count overflows a size_t", NULL);
+    if (!rc && gpurma_size_mul(a.max_count, es, &a.bytes))
+        rc = bad(&a, "a peer's count overflows a size_t", NULL);
     size_t *zeroed = NULL;
-    rc = zero_empty_displs(&a, &zeroed);
+    if (!rc)
+        rc = zero_empty_displs(&a, &zeroed);
     if (!rc)
         rc = coll_run(&a, a.bytes);
     free(zeroed);
-    return (gpurma_status_t)rc;
+    return (gpurma_status_t)team_leave(&a, rc);
 }
 
 /* A zero-copy run when the call's buffers are registered: 1 when it was

@@ -164,6 +164,34 @@ int gpurma_coll_scratch_ll16(struct gpurma_team_s *team, int device, gpurma_dev_
     return rc;
 }
 
+/* A by-value handle is the library's when its window handle is the scratch
+ * window's own and everything else is that window's layout: a handle
+ * copied from a real one with other offsets, slots, channels, rank or
+ * part would have the collectives read and write outside the window. */
+GPURMA_API gpurma_status_t gpurma_dev_host_coll_state(const gpurma_dev_coll_t *c)
+{
+    gpurma_status_t rc = c ? gpurma_dev_host_win_handle_state(&c->win) : GPURMA_ERR_INVALID_ARG;
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    const int n = c->size;
+    size_t bytes = 0, want = gpurma_win_size((gpurma_win_t)c->win.host_win, c->win.rank);
+    gpurma_dev_coll_t h = *c;
+    if (c->rank != c->win.rank || n != c->win.size || !c->nchannels ||
+        c->nchannels > GPURMA_COLL_GPU_CHANNELS || c->part >= c->nparts ||
+        c->nparts > c->nchannels || c->slot < 16 || c->slot % 16 || c->ll_slot > c->slot ||
+        c->win.num_signals != (3u * c->nchannels + 1) * (uint32_t)n ||
+        scratch_layout(n, c->nchannels, c->slot, c->ll_slot, &h, &bytes) || bytes != want)
+        return GPURMA_ERR_INVALID_ARG;
+    /* h: channel 0's regions; c's must be those of its part's channel */
+    h.part = 0, h.nparts = 1, h.sig_base = 0;
+    h = gpurma_dev_coll_part(h, c->part, c->nparts);
+    return h.state_off == c->state_off && h.data_off == c->data_off && h.ll_off == c->ll_off &&
+                   h.stage_off == c->stage_off && h.ll16_off == c->ll16_off &&
+                   h.sig_base == c->sig_base
+               ? GPURMA_SUCCESS
+               : GPURMA_ERR_INVALID_ARG;
+}
+
 GPURMA_API gpurma_status_t gpurma_coll_device(gpurma_team_t team, gpurma_mem_kind_t kind,
                                               gpurma_dev_coll_t *out)
 {

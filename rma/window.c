@@ -570,6 +570,57 @@ GPURMA_API gpurma_status_t gpurma_dev_host_win_state(const void *p)
                : GPURMA_ERR_FREED;
 }
 
+/* A by-value handle is the window's own (gpurma_win_device's copy) when
+ * every field is; compared field by field, since a copy need not carry
+ * the padding. A handle whose host pointer is right but whose tables,
+ * rank or sizes were changed would have the device code read and write
+ * memory the library does not own. */
+static int dev_win_same(const gpurma_dev_win_t *h, const gpurma_dev_win_t *d)
+{
+    int same = h->peers == d->peers && h->signals == d->signals && h->counters == d->counters &&
+               h->nports == d->nports && h->host_win == d->host_win &&
+               h->timeout_ns == d->timeout_ns && h->rank == d->rank && h->size == d->size &&
+               h->num_signals == d->num_signals && h->num_counters == d->num_counters &&
+               h->magic == d->magic;
+    for (int k = 0; k < GPURMA_DEV_MAX_PORTS && same; k++)
+        same = h->ports[k] == d->ports[k] && h->port_win_ids[k] == d->port_win_ids[k];
+    return same;
+}
+
+GPURMA_API gpurma_status_t gpurma_dev_host_win_handle_state(const gpurma_dev_win_t *h)
+{
+    gpurma_status_t rc = h ? gpurma_dev_host_win_state(h->host_win) : GPURMA_ERR_INVALID_ARG;
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    return dev_win_same(h, &((const struct gpurma_win_s *)h->host_win)->dev)
+               ? GPURMA_SUCCESS
+               : GPURMA_ERR_INVALID_ARG;
+}
+
+/* A channel is what gpurma_dev_win_chan makes of the window's handle for
+ * its peer (gpurma_dev__chan_of), field by field. */
+GPURMA_API gpurma_status_t gpurma_dev_host_chan_state(const gpurma_dev_chan_t *c)
+{
+    gpurma_status_t rc = c ? gpurma_dev_host_win_state(c->host_win) : GPURMA_ERR_INVALID_ARG;
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    const gpurma_dev_win_t *d = &((const struct gpurma_win_s *)c->host_win)->dev;
+    if (c->peer < 0 || c->peer >= d->size || c->rank != d->rank ||
+        c->counters != d->counters || c->timeout_ns != d->timeout_ns ||
+        c->num_signals != d->num_signals || c->num_counters != d->num_counters)
+        return GPURMA_ERR_INVALID_ARG;
+    const gpurma_dev_peer_t *pe = &d->peers[c->peer];
+    void *fifo = NULL;
+    uint32_t id = 0;
+    if (pe->path == GPURMA_DEV_PATH_FIFO && (uint32_t)pe->port < d->nports)
+        fifo = d->ports[pe->port], id = d->port_win_ids[pe->port];
+    return c->pe.base == pe->base && c->pe.signals == pe->signals && c->pe.size == pe->size &&
+                   c->pe.engine == pe->engine && c->pe.path == pe->path &&
+                   c->pe.port == pe->port && c->fifo == fifo && c->port_win_id == id
+               ? GPURMA_SUCCESS
+               : GPURMA_ERR_INVALID_ARG;
+}
+
 GPURMA_API size_t gpurma_win_size(gpurma_win_t w, int peer)
 {
     if (GPURMA_QUERY(gpurma_win_check(w)) || peer < 0 || peer >= w->size)

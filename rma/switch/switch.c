@@ -301,6 +301,22 @@ GPURMA_API gpurma_status_t gpurma_dev_host_switch_state(const void *p)
                : GPURMA_ERR_FREED;
 }
 
+/* The whole by-value handle must be the switch's own (gpurma_switch_device):
+ * another range, mode or mapping would have the calls read and write
+ * outside the members' windows. The window inside is checked by the
+ * device code (gpurma_dev_host_win_handle_state). */
+GPURMA_API gpurma_status_t gpurma_dev_host_switch_handle_state(const gpurma_dev_switch_t *h)
+{
+    gpurma_status_t rc = h ? gpurma_dev_host_switch_state(h->host_sw) : GPURMA_ERR_INVALID_ARG;
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    const gpurma_dev_switch_t *d = &((const struct gpurma_switch_s *)h->host_sw)->dev;
+    return h->win.host_win == d->win.host_win && h->mc == d->mc && h->offset == d->offset &&
+                   h->bytes == d->bytes && h->mode == d->mode && h->aligned16 == d->aligned16
+               ? GPURMA_SUCCESS
+               : GPURMA_ERR_INVALID_ARG;
+}
+
 GPURMA_API gpurma_status_t gpurma_switch_query(gpurma_switch_t sw, gpurma_switch_info_t *info)
 {
     int rc = switch_check(sw);

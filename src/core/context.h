@@ -84,6 +84,9 @@ struct gpurma_team_s {
     uint64_t            *barrier_expect; /* [size] */
     struct gpurma_team_s *next_live; /* ctx->teams: split teams not freed */
     int                  nwins;          /* user windows on it (ctx->lock)      */
+    /* coll/coll_api.c: 1 while a collective of gpurma_coll.h runs on the
+     * team here; misused: 1 for good once two ran at the same time. */
+    int                  coll_busy, coll_misused;
     pthread_mutex_t      slot_lock;
     pthread_cond_t       slot_made;      /* a slot's making ended               */
     gpurma_team_slot_t   slots[GPURMA_TEAM_MAX_SLOTS];

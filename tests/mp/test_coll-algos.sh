@@ -4,7 +4,8 @@
 # allgather, alltoall(v), broadcast through the port engine, memcpy on the
 # host backend) and ll16 at 1 to 8 ranks; then ring, twoshot, ce and ll16
 # (which runs oneshot there) with the ranks
-# split over two "nodes" (port engine, UCX), when UCX is built.
+# split over two "nodes" (port engine, UCX), when UCX is built; and
+# test_coll_mismatch.mp and test_coll_threads.mp with ce.
 # The automatic choice runs in test_coll.mp itself (make check), and over
 # two nodes in engines-nodes.sh and engines-nodes-2.sh.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +29,13 @@ for algo in oneshot_ll oneshot twoshot ring; do
 done
 run ce GPURMA_COLL_ALGO=ce GPURMA_TEST_RANKS="1 2 3 5 8"
 run ll16 GPURMA_COLL_ALGO=ll16 GPURMA_TEST_RANKS="1 2 3 5 8"
+# ce has no scratch window and its own signals: ranks that pass different
+# counts, and two threads on one team, must fail there too
+prog=$build/tests/mp/test_coll_mismatch.mp
+run mismatch-ce GPURMA_COLL_ALGO=ce GPURMA_TEST_RANKS="3 8"
+prog=$build/tests/mp/test_coll_threads.mp
+run threads-ce GPURMA_COLL_ALGO=ce GPURMA_TEST_RANKS="3"
+prog=$build/tests/mp/test_coll.mp
 if test "${HAVE_UCX:-yes}" != no; then
     for algo in ring twoshot ce ll16; do
         run "$algo-nodes" GPURMA_COLL_ALGO=$algo GPURMA_TEST_NODES=2 GPURMA_TEST_RANKS="3"

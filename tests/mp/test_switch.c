@@ -337,6 +337,20 @@ static void test_bad_input(void)
     memset(&z, 0, sizeof(z));
     EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_switch_reduce(z, 0, buf, 1, GPURMA_UINT8, GPURMA_SUM));
     EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_switch_broadcast(z, 0, vals, 1, GPURMA_UINT8));
+    /* Copies of the real handle with another range or window table: the
+     * library compares every field with the switch's own (host backend),
+     * so the range check cannot be widened past the members' windows. */
+    gpurma_dev_switch_t wide = dsw, moved = dsw, table = dsw;
+    wide.bytes = 2 * dsw.bytes + WIN_LEN;
+    moved.offset = dsw.offset + 8;
+    table.win.peers = table.win.peers + 1;
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                gpurma_dev_switch_reduce(wide, RANGE_LEN + 4, buf, 1, GPURMA_UINT8, GPURMA_SUM));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                gpurma_dev_switch_reduce(moved, 0, buf, 1, GPURMA_UINT8, GPURMA_SUM));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_switch_broadcast(moved, 0, vals, 1, GPURMA_UINT8));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                gpurma_dev_switch_reduce(table, 0, buf, 1, GPURMA_UINT8, GPURMA_SUM));
     EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS,
                 gpurma_dev_switch_reduce(dsw, RANGE_LEN - 4, buf, 2, GPURMA_FLOAT32, GPURMA_SUM));
     EXPECT_CODE(GPURMA_ERR_OUT_OF_BOUNDS,

@@ -16,6 +16,11 @@
  *            ones with their host pointer replaced by 0x10, garbage that
  *            begins with the live word, freed memory or a pointer inside
  *            the real struct: GPURMA_ERR_INVALID_ARG, nothing written
+ *   tampered device handles copied from real ones with the host pointer
+ *            right and another field changed (peer table, team size, signal
+ *            count, rank; a channel's base or size; a collective handle's
+ *            regions, channels, rank or slot): GPURMA_ERR_INVALID_ARG,
+ *            nothing written anywhere
  *   dcoll    a device-collective handle kept after gpurma_team_free gives
  *            GPURMA_ERR_FREED (the team's scratch window is a tombstone),
  *            and writes nothing
@@ -214,6 +219,83 @@ static void test_forged_device_handles(void)
     CHECK(gpurma_win_free(&win));
 }
 
+/* By-value device handles copied from real ones with the host pointer
+ * left right and another field changed (a peer table of the caller's
+ * that points at a victim buffer, a larger team, a channel aimed at the
+ * victim, a collective handle with moved regions, channels or rank): the
+ * library compares the whole handle with its own (host backend), so each
+ * is refused and the victim, the window and the scratch stay untouched. */
+static void test_tampered_device_handles(void)
+{
+    gpurma_win_t win;
+    unsigned char *base, victim[256], src[8] = {9, 8, 7, 6, 5, 4, 3, 2};
+    CHECK(gpurma_win_allocate(t_world, 64, NULL, (void **)&base, &win));
+    memset(base, T_POISON, 64);
+    memset(victim, T_POISON, sizeof(victim));
+    gpurma_dev_win_t dw;
+    CHECK(gpurma_win_device(win, &dw));
+    gpurma_dev_coll_t dc;
+    CHECK(gpurma_coll_device(t_world, GPURMA_MEM_HOST, &dc));
+    CHECK(gpurma_barrier(t_world));
+    /* the caller's peer table: every peer's memory is the victim */
+    gpurma_dev_peer_t fake_peers[64];
+    for (int p = 0; p < 64; p++) {
+        fake_peers[p] = dw.peers[p < t_size ? p : 0];
+        fake_peers[p].base = (char *)victim;
+        fake_peers[p].size = sizeof(victim);
+        fake_peers[p].path = GPURMA_DEV_PATH_LOADSTORE;
+    }
+    gpurma_dev_win_t f[4];
+    for (int i = 0; i < 4; i++)
+        f[i] = dw;
+    f[0].peers = fake_peers;
+    f[1].size = 64; /* peers past the real table */
+    f[2].num_signals = dw.num_signals + 1000;
+    f[3].rank = (dw.rank + 1) % 64;
+    for (int i = 0; i < 4; i++) {
+        int peer = i == 1 ? 63 : t_rank;
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_put(f[i], peer, 0, src, sizeof(src)));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                    gpurma_dev_signal(f[i], t_rank, dw.num_signals + 10 * (i == 2),
+                                      GPURMA_SIGNAL_ADD, 1));
+    }
+    gpurma_dev_chan_t ch = gpurma_dev_win_chan(dw, t_rank);
+    gpurma_dev_chan_t c2 = ch, c3 = ch;
+    c2.pe.base = (char *)victim;
+    c3.pe.size = ch.pe.size + 4096; /* past the window */
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_chan_put(c2, 0, src, sizeof(src)));
+    EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_chan_put(c3, 4000, src, sizeof(src)));
+    gpurma_dev_coll_t fc[5];
+    for (int i = 0; i < 5; i++)
+        fc[i] = dc;
+    fc[0].state_off += 64;
+    fc[1].data_off += 8;
+    fc[2].nchannels += 1;
+    fc[3].rank = (dc.rank + 1) % t_size == dc.rank ? dc.rank + 1 : (dc.rank + 1) % t_size;
+    fc[4].slot *= 2;
+    uint64_t one = 1, got[64];
+    memset(got, T_POISON, sizeof(got));
+    for (int i = 0; i < 5; i++) {
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG, gpurma_dev_coll_barrier(fc[i]));
+        EXPECT_CODE(GPURMA_ERR_INVALID_ARG,
+                    gpurma_dev_coll_allgather(fc[i], got, &one, 1, GPURMA_UINT64));
+    }
+    t_verify_fill(victim, T_POISON, sizeof(victim), "a tampered device handle wrote here",
+                  t_rank, 0);
+    t_verify_fill(got, T_POISON, sizeof(got), "a tampered collective handle wrote here", t_rank,
+                  0);
+    CHECK(gpurma_barrier(t_world));
+    t_verify_fill(base, T_POISON, 64, "a tampered device handle wrote into the window", t_rank,
+                  0);
+    /* the real handles still work, the scratch in step */
+    CHECK(gpurma_dev_coll_barrier(dc));
+    CHECK(gpurma_dev_chan_put(ch, 0, src, sizeof(src)));
+    CHECK(gpurma_dev_flush(dw, t_rank));
+    t_verify(base, src, sizeof(src), "put through the real channel", t_rank, 0);
+    CHECK(gpurma_barrier(t_world));
+    CHECK(gpurma_win_free(&win));
+}
+
 /* A device-collective handle outlives its team: FREED, nothing written. */
 static void test_dcoll_after_free(void)
 {
@@ -297,6 +379,7 @@ int main(void)
     test_wild();
     test_near_and_random();
     test_forged_device_handles();
+    test_tampered_device_handles();
     test_dcoll_after_free();
     test_alltoallv_zero_blocks();
     /* after finalize the kept handles are refused the same way */

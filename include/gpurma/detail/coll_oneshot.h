@@ -128,6 +128,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__broadcast(const gpurma_dev_coll_t *c
             }
         }
     }
+    /* The root receives nothing: it learns that every member took its
+     * pieces as this call's from their last acknowledgement. */
+    for (int i = 1; i < n && me == root && total && rc == GPURMA_SUCCESS; i++)
+        rc = gpurma_dcoll__await_consumed(c, g, (me + i) % n, e);
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 
@@ -169,6 +173,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
             continue;
         rc = gpurma_dcoll__recv_reduce(c, g, (char *)recv + off, len, e, ll, dtype, op);
     }
+    /* A reduce's other members receive nothing: they learn that the root
+     * took their pieces as this call's from its last acknowledgement. */
+    if (kind == 0 && me != root && total && rc == GPURMA_SUCCESS)
+        rc = gpurma_dcoll__await_consumed(c, g, root, e);
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 

@@ -44,6 +44,22 @@ typedef struct gpurma_dev_coll {
     uint32_t         nchannels, part, nparts, sig_base;
 } gpurma_dev_coll_t;
 
+#if !GPURMA_DEV_GPU
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Host backend: GPURMA_SUCCESS when c is a handle gpurma_coll_device made
+ * (or gpurma_dev_coll_part of one) for a team not freed since: its window
+ * handle is the scratch window's own and its regions, channels and part
+ * are that window's layout; GPURMA_ERR_FREED once the team is freed;
+ * GPURMA_ERR_INVALID_ARG for anything else, whose pointers and offsets are
+ * not followed (coll/coll_scratch.c). Sets no message. */
+GPURMA_API gpurma_status_t gpurma_dev_host_coll_state(const gpurma_dev_coll_t *c);
+#ifdef __cplusplus
+}
+#endif
+#endif
+
 /* What this member keeps at the start of each channel's state region in
  * its own scratch window. */
 typedef struct gpurma_dcoll__state {
@@ -371,6 +387,21 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__consumed(const gpurma_dev_coll_t *c,
     return gpurma_dcoll__agree(g, rc);
 }
 
+/* Waits until peer gave back its slot of this member's piece of epoch e
+ * (gpurma_dcoll__consumed). A member that only sends in a call (the root
+ * of a broadcast, the others in a reduce) ends with it: a peer that
+ * passed another call refuses the piece and never gives the slot back, so
+ * the sender fails too (a timeout) instead of returning success. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__await_consumed(const gpurma_dev_coll_t *c,
+                                                           const gpurma_dcoll__grp_t *g,
+                                                           int peer, uint64_t e)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    if (g->tid == 0)
+        rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)(c->size + peer), e);
+    return gpurma_dcoll__agree(g, rc);
+}
+
 /* Sources of the user's buffers may be reused, and in-place destinations
  * overwritten, once the puts that read them completed locally. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__flush(const gpurma_dev_coll_t *c,
@@ -459,9 +490,14 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c, si
                                                   gpurma_dtype_t dtype, gpurma_redop_t op,
                                                   int root)
 {
+#if GPURMA_DEV_GPU
     gpurma_status_t rc = c->magic == GPURMA_DEV_COLL_MAGIC && c->part < c->nparts
                              ? gpurma_dev__check_win(&c->win)
                              : GPURMA_ERR_INVALID_ARG;
+#else
+    gpurma_status_t rc = c->magic == GPURMA_DEV_COLL_MAGIC ? gpurma_dev_host_coll_state(c)
+                                                           : GPURMA_ERR_INVALID_ARG;
+#endif
     if (rc == GPURMA_SUCCESS && (!gpurma_dev_redop_valid(dtype, op) || root < 0 ||
                                  root >= c->size ||
                                  count > SIZE_MAX / gpurma_dev_dtype_size(dtype) /

@@ -24,34 +24,33 @@ extern "C" {
  * library looks it up in its handle registry first. Sets no message. */
 GPURMA_API gpurma_status_t gpurma_dev_host_win_state(const void *p);
 GPURMA_API gpurma_status_t gpurma_dev_host_switch_state(const void *p);
+/* The same for a whole by-value handle, whose every field must then be
+ * the one the library made (gpurma_win_device, gpurma_dev_win_chan): a
+ * handle with the right host pointer but other tables, rank or sizes is
+ * GPURMA_ERR_INVALID_ARG, its pointers not followed. */
+GPURMA_API gpurma_status_t gpurma_dev_host_win_handle_state(const gpurma_dev_win_t *h);
+GPURMA_API gpurma_status_t gpurma_dev_host_chan_state(const gpurma_dev_chan_t *c);
 #ifdef __cplusplus
 }
 #endif
 #endif
 
-/* On the host backend, a window not freed since the handle was made: the
- * window struct outlives the window (see GPURMA_DEV_HOST_WIN_LIVE), the
- * peer table, signals, counters and FIFOs do not. The library checks the
- * pointer (a forged handle's is refused, not read). A window freed by
- * another thread while this check passes is the caller's race, as with
- * any freed memory. GPU code cannot read the host struct. */
-GPURMA_DEVICE gpurma_status_t gpurma_dev__check_host_win(const void *host_win)
-{
-#if !GPURMA_DEV_GPU
-    return gpurma_dev_host_win_state(host_win);
-#else
-    (void)host_win;
-#endif
-    return GPURMA_SUCCESS;
-}
-
 /* A handle gpurma_win_device made (a zeroed or garbled one is INVALID_ARG)
- * of a live window. */
+ * of a live window. On the host backend the window struct outlives the
+ * window (a tombstone), the peer table, signals, counters and FIFOs do
+ * not; the library looks the handle up (a forged one is refused, not
+ * read). A window freed by another thread while this check passes is the
+ * caller's race, as with any freed memory. GPU code cannot read the host
+ * struct. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__check_win(const gpurma_dev_win_t *w)
 {
     if (w->magic != GPURMA_DEV_WIN_MAGIC)
         return GPURMA_ERR_INVALID_ARG;
-    return gpurma_dev__check_host_win(w->host_win);
+#if !GPURMA_DEV_GPU
+    return gpurma_dev_host_win_handle_state(w);
+#else
+    return GPURMA_SUCCESS;
+#endif
 }
 
 /* A channel gpurma_dev_win_chan made for a valid peer (otherwise the reason
@@ -61,7 +60,11 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__check_chan(const gpurma_dev_chan_t *c)
 {
     if (c->magic != GPURMA_DEV_CHAN_MAGIC)
         return c->status < 0 ? (gpurma_status_t)c->status : GPURMA_ERR_INVALID_ARG;
-    return gpurma_dev__check_host_win(c->host_win);
+#if !GPURMA_DEV_GPU
+    return gpurma_dev_host_chan_state(c);
+#else
+    return GPURMA_SUCCESS;
+#endif
 }
 
 /* A live handle and a rank of the window's team. */

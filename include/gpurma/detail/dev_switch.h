@@ -35,6 +35,18 @@ typedef struct gpurma_dev_switch {
     uint32_t pad;
 } gpurma_dev_switch_t;
 
+#if !GPURMA_DEV_GPU
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Host backend: gpurma_dev_host_switch_state for the handle's switch, and
+ * every field of the handle the switch's own (rma/switch/switch.c). */
+GPURMA_API gpurma_status_t gpurma_dev_host_switch_handle_state(const gpurma_dev_switch_t *h);
+#ifdef __cplusplus
+}
+#endif
+#endif
+
 /* ------------------------------------------------------------- checks */
 
 /* What a reduction may use: SUM, MIN, MAX (the hardware has no product or
@@ -54,7 +66,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dsw__check_handle(const gpurma_dev_switch_t
     if (sw->magic != GPURMA_DEV_SWITCH_MAGIC)
         return GPURMA_ERR_INVALID_ARG;
 #if !GPURMA_DEV_GPU
-    gpurma_status_t rc = gpurma_dev_host_switch_state(sw->host_sw);
+    gpurma_status_t rc = gpurma_dev_host_switch_handle_state(sw);
     if (rc != GPURMA_SUCCESS)
         return rc;
 #endif

@@ -1,0 +1,112 @@
+/*
+ * test_coll_mismatch.c - ranks that pass different counts to one
+ * collective, which the API does not allow: no rank may return SUCCESS
+ * with a result that is not exactly the one its own arguments ask for,
+ * and a rank that only sends in the call (the root of a broadcast, the
+ * others in a reduce) must not return SUCCESS at all, since a peer it sent
+ * to refused. Every error is INVALID_ARG (a piece of another call
+ * refused) or TIMEOUT (waiting for a piece or an acknowledgement never
+ * sent), and nothing is written past what this rank's own count covers.
+ *
+ * Cases: allgather, alltoall, broadcast and reduce (root 0), each once
+ * with rank 0 passing a larger count than the others and once with the
+ * last rank passing one element fewer; each on a team of its own, since
+ * a team is out of step after such a call. Before the fix a broadcast
+ * root and the non-roots of a reduce returned SUCCESS at once, and with
+ * GPURMA_COLL_ALGO=ce (tests/mp/test_coll-algos.sh runs it so) every rank
+ * of every case returned SUCCESS with the wrong bytes.
+ */
+#include "common.h"
+#include "gpurma_coll.h"
+
+#define TIMEOUT_MS 1000
+#define BASE 1001 /* elements; odd */
+#define GUARD 64
+
+enum { K_ALLGATHER, K_ALLTOALL, K_BROADCAST, K_REDUCE, K_CASES };
+static const char *const names[K_CASES] = {"allgather", "alltoall", "broadcast", "reduce"};
+
+static size_t count_of(int rank, int variant)
+{
+    if (variant == 0)
+        return rank == 0 ? 2 * BASE + 3 : BASE;
+    return rank == t_size - 1 ? BASE - 1 : BASE;
+}
+
+static gpurma_status_t call(int kind, gpurma_team_t t, const void *in, void *out, size_t count)
+{
+    switch (kind) {
+    case K_ALLGATHER:
+        return gpurma_allgather(t, in, out, count, GPURMA_INT32, NULL);
+    case K_ALLTOALL:
+        return gpurma_alltoall(t, in, out, count, GPURMA_INT32, NULL);
+    case K_BROADCAST:
+        return gpurma_broadcast(t, in, out, count, GPURMA_INT32, 0, NULL);
+    default:
+        return gpurma_reduce(t, in, out, count, GPURMA_INT32, GPURMA_SUM, 0, NULL);
+    }
+}
+
+/* Bytes of recv this rank's own call may write. */
+static size_t writes(int kind, size_t count)
+{
+    if (kind == K_REDUCE && t_rank != 0)
+        return 0;
+    return count * 4 * (kind == K_ALLGATHER || kind == K_ALLTOALL ? (size_t)t_size : 1);
+}
+
+static void one_case(int kind, int variant, unsigned char *in, unsigned char *out, size_t cap)
+{
+    gpurma_team_t t;
+    CHECK(gpurma_team_split(t_world, 0, t_rank, &t));
+    const size_t count = count_of(t_rank, variant);
+    const uint64_t round = (uint64_t)(kind * 2 + variant);
+    t_fill(in, cap, t_seed(11, (uint64_t)t_rank, round));
+    memset(out - GUARD, T_POISON, cap + 2 * GUARD);
+    CHECK(gpurma_barrier(t_world));
+    const double t0 = t_now();
+    t_arm_message();
+    gpurma_status_t rc = call(kind, t, in, out, count);
+    const char *what = names[kind];
+    if (rc == GPURMA_SUCCESS) {
+        /* Only a broadcast receiver whose count is the root's can be right. */
+        T_ASSERT(kind == K_BROADCAST && t_rank != 0 && count == count_of(0, variant),
+                 "%s (variant %d, count %zu): SUCCESS although rank %s passed another count",
+                 what, variant, count, variant ? "last" : "0");
+        unsigned char *want = t_malloc(cap);
+        t_fill(want, cap, t_seed(11, 0, round));
+        t_verify(out, want, count * 4, "broadcast beside a mismatch", 0, 0);
+        free(want);
+    } else {
+        T_ASSERT(rc == GPURMA_ERR_INVALID_ARG || rc == GPURMA_ERR_TIMEOUT,
+                 "%s (variant %d): %d (%s): %s", what, variant, (int)rc, gpurma_strerror(rc),
+                 gpurma_last_error_message(t_ctx));
+        T_ASSERT(!strstr(gpurma_last_error_message(t_ctx), t_stale_message),
+                 "%s (variant %d): %d without a message of its own", what, variant, (int)rc);
+    }
+    const size_t w = writes(kind, count);
+    t_verify_fill(out - GUARD, T_POISON, GUARD, "head", t_rank, 0);
+    t_verify_fill(out + w, T_POISON, cap - w + GUARD, "tail", t_rank, w);
+    t_checks++;
+    /* Peers may still wait out a timeout on t (one at most: every wait of
+     * a case starts within its first moments); every rank waits past it
+     * before the next case's barrier on the world team, which itself
+     * tolerates a late rank up to another timeout. t stays: freeing is
+     * collective over a team out of step. */
+    while (t_now() < t0 + 1.3 * TIMEOUT_MS / 1000.0)
+        usleep(20 * 1000);
+}
+
+int main(void)
+{
+    t_init("test_coll_mismatch", TIMEOUT_MS);
+    if (t_size > 1) {
+        const size_t cap = (2 * BASE + 3) * 4 * (size_t)t_size;
+        unsigned char *in = t_malloc(cap), *out = (unsigned char *)t_malloc(cap + 2 * GUARD) + GUARD;
+        for (int kind = 0; kind < K_CASES; kind++)
+            for (int variant = 0; variant < 2; variant++)
+                one_case(kind, variant, in, out, cap);
+        free(in), free(out - GUARD);
+    }
+    return t_finish("");
+}
