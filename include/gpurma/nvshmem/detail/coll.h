@@ -110,10 +110,12 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__dcoll(const char *call, int kind, nvshmem
                          kind == GPURMA_NVSHMEMI_COLL_ALLTOALL;
     (void)gpurma_nvshmemi__offset(call, source,
                                   gpurma_nvshmemi__bytes(call, block_bytes,
-                                                         src_per_member ? n : 1));
+                                                         src_per_member ? n : 1),
+                                  NULL);
     (void)gpurma_nvshmemi__offset(call, dest,
                                   gpurma_nvshmemi__bytes(call, block_bytes,
-                                                         dst_per_member ? n : 1));
+                                                         dst_per_member ? n : 1),
+                                  NULL);
     switch (kind) {
     case GPURMA_NVSHMEMI_COLL_ALLREDUCE:
         rc = GPURMA_NVSHMEMI__DCOLL(gpurma_dev_coll_allreduce, scope, c, dest, source, count, dt,

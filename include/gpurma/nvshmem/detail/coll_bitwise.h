@@ -48,27 +48,27 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__elem_store(void *p, size_t esize, uint64
  * equal values the smaller index. */
 enum { GPURMA_NVSHMEMI_MAXLOC = 100 };
 GPURMA_NVSHMEMI_D void gpurma_nvshmemi__maxloc_elems(const char *call, gpurma_nvshmemi_team_t t,
-                                                     size_t soff, size_t doff, size_t nreduce,
+                                                     const char *src, char *dst, size_t nreduce,
                                                      unsigned tid, unsigned nthreads)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
     for (size_t i = tid; i < nreduce; i += nthreads) {
-        size_t at = soff + i * 16;
+        const char *at = src + i * 16;
         double best[2], v[2];
-        memcpy(best, s->heap_base + at, 16);
+        memcpy(best, at, 16);
         for (int m = 0; m < t.size; m++) {
             int pe = t.start + m * t.stride;
             if (pe == s->my_pe)
                 continue;
-            const void *peer = gpurma_nvshmemi__ptr(s->heap_base + at, pe);
+            const void *peer = gpurma_nvshmemi__ptr(at, pe);
             if (peer)
                 memcpy(v, peer, 16);
             else
-                gpurma_nvshmemi__get(call, v, s->heap_base + at, 16, pe, 0);
+                gpurma_nvshmemi__get(call, v, at, 16, pe, 0);
             if (v[0] > best[0] || (v[0] == best[0] && v[1] < best[1]))
                 best[0] = v[0], best[1] = v[1];
         }
-        memcpy(s->heap_base + doff + i * 16, best, 16);
+        memcpy(dst + i * 16, best, 16);
     }
 }
 
@@ -87,9 +87,12 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__bitwise_reduce(const char *call, nvshmem_
     gpurma_nvshmemi_team_t t = s->teams[team];
     size_t block = gpurma_nvshmemi__bytes(call, nreduce, esize);
     size_t src_bytes = gpurma_nvshmemi__bytes(call, block, scatter ? (size_t)t.size : 1);
-    size_t soff = gpurma_nvshmemi__offset(call, source, src_bytes);
-    size_t doff = gpurma_nvshmemi__offset(call, dest, block);
-    if (block && doff < soff + src_bytes && soff < doff + block)
+    (void)gpurma_nvshmemi__offset(call, source, src_bytes, NULL);
+    (void)gpurma_nvshmemi__offset(call, dest, block, NULL);
+    const char *src = (const char *)source;
+    char *dst = (char *)dest;
+    if (block && (uintptr_t)dst < (uintptr_t)src + src_bytes &&
+        (uintptr_t)src < (uintptr_t)dst + block)
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "dest overlaps source (not supported for and/or/xor reductions)");
     unsigned tid = 0, nthreads = 1;
@@ -109,27 +112,27 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__bitwise_reduce(const char *call, nvshmem_
         gpurma_nvshmemi__team_sync_group(call, team, 0, scope);
     size_t first = scatter ? (size_t)t.my_pe * block : 0;
     if (op == GPURMA_NVSHMEMI_MAXLOC) {
-        gpurma_nvshmemi__maxloc_elems(call, t, soff + first, doff, nreduce, tid, nthreads);
+        gpurma_nvshmemi__maxloc_elems(call, t, src + first, dst, nreduce, tid, nthreads);
         nreduce = 0; /* done */
     }
     for (size_t i = tid; i < nreduce; i += nthreads) {
-        size_t at = soff + first + i * esize;
-        uint64_t acc = gpurma_nvshmemi__elem_load(s->heap_base + at, esize);
+        const char *at = src + first + i * esize;
+        uint64_t acc = gpurma_nvshmemi__elem_load(at, esize);
         for (int m = 0; m < t.size; m++) {
             int pe = t.start + m * t.stride;
             if (pe == s->my_pe)
                 continue;
             uint64_t v = 0;
-            const void *peer = gpurma_nvshmemi__ptr(s->heap_base + at, pe);
+            const void *peer = gpurma_nvshmemi__ptr(at, pe);
             if (peer)
                 v = gpurma_nvshmemi__elem_load(peer, esize);
             else
-                gpurma_nvshmemi__get(call, &v, s->heap_base + at, esize, pe, 0);
+                gpurma_nvshmemi__get(call, &v, at, esize, pe, 0);
             acc = op == GPURMA_NVSHMEMI_AMO_AND ? acc & v
                   : op == GPURMA_NVSHMEMI_AMO_OR ? acc | v
                                                  : acc ^ v;
         }
-        gpurma_nvshmemi__elem_store(s->heap_base + doff + i * esize, esize, acc);
+        gpurma_nvshmemi__elem_store(dst + i * esize, esize, acc);
     }
     /* No member changes its source while another may still read it. */
     if (scope == GPURMA_NVSHMEMI_THREAD)
