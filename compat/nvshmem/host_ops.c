@@ -118,6 +118,8 @@ GPURMA_API void *gpurma_nvshmemi_ptr(const void *addr, int pe)
     if (k < 0 || off >= (k ? L->st.segments[k - 1].size : L->st.heap_size) ||
         (!k && off < L->st.sync_bytes))
         return NULL;
+    if (pe == L->st.my_pe) /* this PE's own copy, however its window reaches it */
+        return (void *)addr;
     char *peer = gpurma_win_peer_ptr(k ? L->seg_wins[k - 1] : L->win, pe);
     return peer ? peer + off : NULL;
 }

@@ -292,6 +292,8 @@ GPURMA_NVSHMEMI_HD void *gpurma_nvshmemi__ptr(const void *addr, int pe)
         if (seg < 0 || (!seg && (off < s->sync_bytes || off >= s->heap_size)) ||
             (seg && off >= s->segments[seg - 1].size))
             return NULL;
+        if (pe == s->my_pe) /* this PE's own copy, however its window reaches it */
+            return (void *)addr;
         return gpurma_nvshmemi__direct(seg, pe, off);
     }
 #endif
