@@ -11,9 +11,8 @@
  * function" error naming the call, and the _warp/_block forms are
  * undeclared.
  *
- * Not provided, so that a program using them fails to compile naming the
- * call: and/or/xor reductions and reductions of 16-bit types (gpurma's
- * collectives have neither).
+ * and/or/xor reductions and the arithmetic ones of 16-bit integers, which
+ * gpurma's collectives do not have, are the layer's own (coll_bitwise.h).
  */
 #ifndef GPURMA_NVSHMEM_DETAIL_COLL_H
 #define GPURMA_NVSHMEM_DETAIL_COLL_H

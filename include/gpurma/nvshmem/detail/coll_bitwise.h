@@ -1,7 +1,7 @@
 /*
  * coll_bitwise.h - and, or and xor reductions (reduce and reducescatter),
- * which gpurma's collectives do not have: the layer's own, on its device
- * barrier. Every member meets, reads each other member's source through a
+ * and sum, prod, min and max of 16-bit integers, which gpurma's collectives
+ * do not have: the layer's own, on its device barrier. Every member meets, reads each other member's source through a
  * load/store pointer (or a get where there is none), combines in place of
  * its own element, and meets again so that no source changes while a peer
  * still reads it. Host calls run the same code in a one-block kernel of the
@@ -45,8 +45,30 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__elem_store(void *p, size_t esize, uint64
 }
 
 /* maxloc: pairs {value, index} of doubles; the larger value wins, and of
- * equal values the smaller index. */
-enum { GPURMA_NVSHMEMI_MAXLOC = 100 };
+ * equal values the smaller index. Then the arithmetic ops on 16-bit
+ * integers (sum and prod wrap, as in C on unsigned 16 bits; min and max
+ * compare as the type's signedness says). */
+enum {
+    GPURMA_NVSHMEMI_MAXLOC = 100, GPURMA_NVSHMEMI_SUM16, GPURMA_NVSHMEMI_PROD16,
+    GPURMA_NVSHMEMI_MIN16S, GPURMA_NVSHMEMI_MAX16S, GPURMA_NVSHMEMI_MIN16U, GPURMA_NVSHMEMI_MAX16U
+};
+
+/* acc op v for the and/or/xor and 16-bit codes (values zero-extended). */
+GPURMA_NVSHMEMI_D uint64_t gpurma_nvshmemi__combine(int op, uint64_t acc, uint64_t v)
+{
+    int16_t sa = (int16_t)(uint16_t)acc, sv = (int16_t)(uint16_t)v;
+    switch (op) {
+    case GPURMA_NVSHMEMI_AMO_AND: return acc & v;
+    case GPURMA_NVSHMEMI_AMO_OR: return acc | v;
+    case GPURMA_NVSHMEMI_SUM16: return (uint16_t)(acc + v);
+    case GPURMA_NVSHMEMI_PROD16: return (uint16_t)((uint32_t)acc * (uint32_t)v);
+    case GPURMA_NVSHMEMI_MIN16S: return sv < sa ? v : acc;
+    case GPURMA_NVSHMEMI_MAX16S: return sv > sa ? v : acc;
+    case GPURMA_NVSHMEMI_MIN16U: return v < acc ? v : acc;
+    case GPURMA_NVSHMEMI_MAX16U: return v > acc ? v : acc;
+    default: return acc ^ v;
+    }
+}
 GPURMA_NVSHMEMI_D void gpurma_nvshmemi__maxloc_elems(const char *call, gpurma_nvshmemi_team_t t,
                                                      const char *src, char *dst, size_t nreduce,
                                                      unsigned tid, unsigned nthreads)
@@ -72,7 +94,8 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__maxloc_elems(const char *call, gpurma_nv
     }
 }
 
-/* op: GPURMA_NVSHMEMI_AMO_AND, _OR or _XOR (amo.h), or _MAXLOC; scatter: reducescatter
+/* op: GPURMA_NVSHMEMI_AMO_AND, _OR or _XOR (amo.h), _MAXLOC or a 16-bit
+ * code; scatter: reducescatter
  * (this member's block of nreduce elements of every member's source). */
 GPURMA_NVSHMEMI_D int gpurma_nvshmemi__bitwise_reduce(const char *call, nvshmem_team_t team,
                                                       void *dest, const void *source,
@@ -128,9 +151,7 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__bitwise_reduce(const char *call, nvshmem_
                 v = gpurma_nvshmemi__elem_load(peer, esize);
             else
                 gpurma_nvshmemi__get(call, &v, at, esize, pe, 0);
-            acc = op == GPURMA_NVSHMEMI_AMO_AND ? acc & v
-                  : op == GPURMA_NVSHMEMI_AMO_OR ? acc | v
-                                                 : acc ^ v;
+            acc = gpurma_nvshmemi__combine(op, acc, v);
         }
         gpurma_nvshmemi__elem_store(dst + i * esize, esize, acc);
     }
@@ -152,13 +173,25 @@ static __global__ void gpurma_nvshmemi_bitwise_kernel(nvshmem_team_t team, void 
     gpurma_nvshmemi__bitwise_reduce("an and/or/xor reduction called from the host", team, dest,
                                     source, nreduce, esize, op, scatter, GPURMA_NVSHMEMI_BLOCK);
 }
+static __global__ void gpurma_nvshmemi_reduce16_kernel(nvshmem_team_t team, void *dest,
+                                                       const void *source, size_t nreduce,
+                                                       size_t esize, int op, int scatter)
+{
+    gpurma_nvshmemi__bitwise_reduce("a 16-bit sum/prod/min/max reduction called from the host",
+                                    team, dest, source, nreduce, esize, op, scatter,
+                                    GPURMA_NVSHMEMI_BLOCK);
+}
 #define GPURMA_NVSHMEMI_BITWISE_LAUNCH(call, team, d, s, n, esize, op, scatter, stream)      \
     do {                                                                                    \
         if (nvshmemx_init_status() < NVSHMEM_STATUS_IS_INITIALIZED)                         \
             gpurma_nvshmemi_fail(call, GPURMA_ERR_NOT_INITIALIZED,                          \
                                  "called before nvshmem_init");                             \
-        gpurma_nvshmemi_bitwise_kernel<<<1, 256, 0, stream>>>(team, d, s, n, esize, op,     \
-                                                              scatter);                     \
+        if ((op) > GPURMA_NVSHMEMI_MAXLOC)                                                  \
+            gpurma_nvshmemi_reduce16_kernel<<<1, 256, 0, stream>>>(team, d, s, n, esize, op, \
+                                                                   scatter);                \
+        else                                                                                \
+            gpurma_nvshmemi_bitwise_kernel<<<1, 256, 0, stream>>>(team, d, s, n, esize, op, \
+                                                                  scatter);                 \
         gpurma_nvshmemi__launched(call);                                                    \
     } while (0)
 #endif
@@ -227,6 +260,24 @@ static __global__ void gpurma_nvshmemi_bitwise_kernel(nvshmem_team_t team, void 
     GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, or, GPURMA_NVSHMEMI_AMO_OR, reducescatter, 1)   \
     GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, xor, GPURMA_NVSHMEMI_AMO_XOR, reducescatter, 1)
 GPURMA_NVSHMEMI_BITWISE_REDUCE_TYPES(GPURMA_NVSHMEMI_BITWISE_ALL)
+
+/* X(NAME, TYPE, MIN, MAX): the 16-bit integer types of NVSHMEM's
+ * arithmetic reductions, with their min and max codes. */
+#define GPURMA_NVSHMEMI_REDUCE16_TYPES(X)                                                   \
+    X(short, short, GPURMA_NVSHMEMI_MIN16S, GPURMA_NVSHMEMI_MAX16S)                         \
+    X(int16, int16_t, GPURMA_NVSHMEMI_MIN16S, GPURMA_NVSHMEMI_MAX16S)                       \
+    X(ushort, unsigned short, GPURMA_NVSHMEMI_MIN16U, GPURMA_NVSHMEMI_MAX16U)               \
+    X(uint16, uint16_t, GPURMA_NVSHMEMI_MIN16U, GPURMA_NVSHMEMI_MAX16U)
+#define GPURMA_NVSHMEMI_REDUCE16_ALL(NAME, TYPE, MIN, MAX)                                  \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, sum, GPURMA_NVSHMEMI_SUM16, reduce, 0)          \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, prod, GPURMA_NVSHMEMI_PROD16, reduce, 0)        \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, min, MIN, reduce, 0)                            \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, max, MAX, reduce, 0)                            \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, sum, GPURMA_NVSHMEMI_SUM16, reducescatter, 1)   \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, prod, GPURMA_NVSHMEMI_PROD16, reducescatter, 1) \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, min, MIN, reducescatter, 1)                     \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, max, MAX, reducescatter, 1)
+GPURMA_NVSHMEMI_REDUCE16_TYPES(GPURMA_NVSHMEMI_REDUCE16_ALL)
 
 #if GPURMA_NVSHMEMI_CUDA
 /* NVSHMEM's one maxloc reduction: a block of a kernel. */
