@@ -186,7 +186,7 @@ static __global__ void gpurma_nvshmemi_reduce16_kernel(nvshmem_team_t team, void
         if (nvshmemx_init_status() < NVSHMEM_STATUS_IS_INITIALIZED)                         \
             gpurma_nvshmemi_fail(call, GPURMA_ERR_NOT_INITIALIZED,                          \
                                  "called before nvshmem_init");                             \
-        if ((op) > GPURMA_NVSHMEMI_MAXLOC)                                                  \
+        if ((int)(op) > (int)GPURMA_NVSHMEMI_MAXLOC)                                        \
             gpurma_nvshmemi_reduce16_kernel<<<1, 256, 0, stream>>>(team, d, s, n, esize, op, \
                                                                    scatter);                \
         else                                                                                \
