@@ -368,6 +368,35 @@ int main(void)
                    "tile gather block %d [%d]: %g", pe, i, hf[pe * tn + i]);
     free(hf);
 
+    /* 13. put_signal on a stream: a device source (one fused launch) and a
+     * pageable host source (copy, then the signal kernel), each waited for
+     * on the receiver's stream; odd sizes, poisoned destinations */
+    const size_t psz[2] = {4099, (300u << 10) + 5};
+    unsigned char *pdst = (unsigned char *)nvshmem_malloc(psz[1]);
+    unsigned char *psrc = (unsigned char *)nvshmem_malloc(psz[1]);
+    uint64_t *psig = (uint64_t *)nvshmem_calloc(1, sizeof(uint64_t));
+    unsigned char *ph = (unsigned char *)malloc(psz[1]), *pw = (unsigned char *)malloc(psz[1]);
+    unsigned round13 = 0;
+    for (int host_src = 0; host_src < 2; host_src++)
+        for (int k = 0; k < 2; k++) {
+            round13++;
+            for (size_t i = 0; i < psz[k]; i++)
+                ph[i] = pattern(me, i, 20 + round13);
+            CU(cudaMemcpy(psrc, ph, psz[k], cudaMemcpyHostToDevice));
+            CU(cudaMemset(pdst, 0xa5, psz[1]));
+            sync_all();
+            nvshmemx_putmem_signal_on_stream(pdst, host_src ? (const void *)ph : (const void *)psrc,
+                                             psz[k], psig, round13, NVSHMEM_SIGNAL_SET, next, s);
+            nvshmemx_signal_wait_until_on_stream(psig, NVSHMEM_CMP_EQ, round13, s);
+            CU(cudaStreamSynchronize(s));
+            CU(cudaMemcpy(ph, pdst, psz[1], cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < psz[1]; i++)
+                pw[i] = i < psz[k] ? pattern(prev, i, 20 + round13) : 0xa5;
+            ASSERT(!memcmp(ph, pw, psz[1]), "put_signal_on_stream (%s source, %zu bytes) differs",
+                   host_src ? "host" : "device", psz[k]);
+        }
+    free(ph), free(pw);
+
     /* 9. a module loaded after init */
     void *mod = dlopen(getenv("NVT_GPU_MODULE") ? getenv("NVT_GPU_MODULE")
                                                 : "tests/nvshmem/libgpu_module.so",
