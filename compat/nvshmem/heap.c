@@ -319,11 +319,18 @@ GPURMA_API void *nvshmemx_buffer_register_symmetric(void *buf, size_t size, int 
     (void)flags; /* NVSHMEM defines none */
     if (!buf || !size)
         gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG, "the buffer is NULL or empty");
-    size_t off;
-    if ((uintptr_t)buf + size < (uintptr_t)buf)
+    uintptr_t lo = (uintptr_t)buf, hi = lo + size;
+    if (hi < lo)
         gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG, "the buffer wraps the address space");
-    if (gpurma_nvshmemi_find_segment(buf, &off) >= 0 ||
-        gpurma_nvshmemi_find_segment((char *)buf + size - 1, &off) >= 0)
+    int overlaps = (uintptr_t)L->st.heap_base < hi && lo < (uintptr_t)L->st.heap_base + L->st.heap_size;
+    pthread_mutex_lock(&L->lock);
+    for (int k = 0; k < GPURMA_NVSHMEMI_MAX_SEGMENTS; k++) {
+        uintptr_t b = (uintptr_t)L->st.segments[k].base;
+        if (L->seg_wins[k] && b < hi && lo < b + L->st.segments[k].size)
+            overlaps = 1;
+    }
+    pthread_mutex_unlock(&L->lock);
+    if (overlaps)
         gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
                              "the buffer overlaps symmetric memory already");
     pthread_mutex_lock(&L->lock);

@@ -292,6 +292,13 @@ static void register_heap_memory(void)
     char *p = (char *)nvshmem_malloc(4096);
     (void)nvshmemx_buffer_register_symmetric(p + 256, 1024, 0);
 }
+static void register_around_registered(void)
+{
+    static char own[8192];
+    nvshmem_init();
+    (void)nvshmemx_buffer_register_symmetric(own + 1024, 1024, 0);
+    (void)nvshmemx_buffer_register_symmetric(own, sizeof own, 0);
+}
 static void put_after_unregister(void)
 {
     static char own[4096];
@@ -310,6 +317,8 @@ static void unregister_unknown(void)
 
 static const misuse_t misuses[] = {
     {"register_heap_memory", "nvshmemx_buffer_register_symmetric", register_heap_memory, NULL},
+    {"register_around_registered", "nvshmemx_buffer_register_symmetric",
+     register_around_registered, NULL},
     {"put_after_unregister", "nvshmem_putmem", put_after_unregister, NULL},
     {"unregister_unknown", "nvshmemx_buffer_unregister_symmetric", unregister_unknown, NULL},
     {"reduce_past_heap", "nvshmem_int_sum_reduce", reduce_past_heap, NULL},
