@@ -13,6 +13,7 @@
  * segment (types.h) that kernels find by address. Growth happens on every
  * PE at the same call, since the block lists agree.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,22 +190,40 @@ static size_t growth_bytes(size_t need, size_t align)
 }
 
 /* A new segment for an object of size bytes (collective: every PE's
- * allocator fails at the same call). 0, or -1 when no slot is left or the
- * window could not be made (every PE alike: window creation is collective). */
+ * allocator fails at the same call). 0, or -1 when the size overflows, no
+ * slot is left or the window could not be made: every PE alike (the block
+ * lists agree, window creation is collective), and each says why on
+ * stderr, since a program that goes on with the NULL fails far from here
+ * (in a kernel, then in whatever CUDA call comes next). */
 static int heap_grow(const char *call, size_t align, size_t size)
 {
     gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
     size_t bytes = growth_bytes(size, align);
     int k = free_segment_slot();
-    if (bytes == SIZE_MAX || k < 0 || blocks_reserve(L->nblocks + 1))
+    if (bytes == SIZE_MAX || k < 0) {
+        fprintf(stderr, "gpurma NVSHMEM layer: PE %d: %s of %zu bytes returns NULL: %s\n",
+                L->st.my_pe, call, size,
+                k < 0 ? "the heap cannot grow further (15 segments in use)"
+                      : "the size is past what the heap can hold");
         return -1;
+    }
+    /* A PE that stopped here alone would leave the others in the window's
+     * collective creation: this one ends the job instead. */
+    if (blocks_reserve(L->nblocks + 1))
+        gpurma_nvshmemi_fail(call, GPURMA_ERR_NO_MEMORY, "out of host memory for the heap's "
+                                                         "block list");
     gpurma_win_params_t p = {.field_mask = GPURMA_WIN_FIELD_MEM_KIND,
                              .mem_kind = L->st.heap_host ? GPURMA_MEM_HOST : GPURMA_MEM_DEVICE};
     void *base = NULL;
     gpurma_win_t win = NULL;
-    if (gpurma_win_allocate(L->teams[NVSHMEM_TEAM_WORLD], bytes, &p, &base, &win) !=
-        GPURMA_SUCCESS)
+    gpurma_status_t wrc = gpurma_win_allocate(L->teams[NVSHMEM_TEAM_WORLD], bytes, &p, &base, &win);
+    if (wrc != GPURMA_SUCCESS) {
+        fprintf(stderr, "gpurma NVSHMEM layer: PE %d: %s of %zu bytes returns NULL: the heap "
+                        "could not grow by %zu bytes (%s: %s)\n",
+                L->st.my_pe, call, size, bytes, gpurma_strerror(wrc),
+                gpurma_last_error_message(L->ctx));
         return -1;
+    }
     pthread_mutex_lock(&L->lock);
     gpurma_status_t rc = publish_segment(k, win, base, bytes);
     if (rc == GPURMA_SUCCESS) /* a segment's blocks stay together: it is never freed */
