@@ -60,12 +60,22 @@ static __global__ void gpurma_nvshmemi_put_signal_kernel(void *dest, const void 
                                       source, bytes, sig_addr, signal, sig_op, pe, 0,
                                       GPURMA_NVSHMEMI_BLOCK);
 }
-/* Whether a kernel on the current GPU can read src directly. */
+/* Whether a kernel on the current GPU can read src directly. The query is
+ * made in relaxed capture mode: under a global-mode capture (a program
+ * capturing this call into a graph) it would otherwise invalidate the
+ * capture. */
 static inline int gpurma_nvshmemi__kernel_reads(const void *src)
 {
     struct cudaPointerAttributes a;
     int dev = -1;
-    if (cudaPointerGetAttributes(&a, src) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess) {
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    int swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+    cudaError_t e = cudaPointerGetAttributes(&a, src);
+    if (e == cudaSuccess)
+        e = cudaGetDevice(&dev);
+    if (swapped)
+        (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    if (e != cudaSuccess) {
         (void)cudaGetLastError(); /* a pageable pointer's answer is not the program's error */
         return 0;
     }
