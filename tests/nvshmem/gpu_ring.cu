@@ -395,6 +395,28 @@ int main(void)
             ASSERT(!memcmp(ph, pw, psz[1]), "put_signal_on_stream (%s source, %zu bytes) differs",
                    host_src ? "host" : "device", psz[k]);
         }
+    /* the same, captured into a graph (global capture mode) and replayed */
+    round13++;
+    for (size_t i = 0; i < psz[0]; i++)
+        ph[i] = pattern(me, i, 20 + round13);
+    CU(cudaMemcpy(psrc, ph, psz[0], cudaMemcpyHostToDevice));
+    CU(cudaMemset(pdst, 0xa5, psz[1]));
+    sync_all();
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    nvshmemx_putmem_signal_on_stream(pdst, psrc, psz[0], psig, round13, NVSHMEM_SIGNAL_SET, next, s);
+    nvshmemx_signal_wait_until_on_stream(psig, NVSHMEM_CMP_EQ, round13, s);
+    CU(cudaStreamEndCapture(s, &graph));
+    CU(cudaGraphInstantiate(&exec, graph, 0));
+    CU(cudaGraphLaunch(exec, s));
+    CU(cudaStreamSynchronize(s));
+    CU(cudaMemcpy(ph, pdst, psz[0], cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < psz[0]; i++)
+        pw[i] = pattern(prev, i, 20 + round13);
+    ASSERT(!memcmp(ph, pw, psz[0]), "put_signal_on_stream in a graph differs");
+    CU(cudaGraphExecDestroy(exec));
+    CU(cudaGraphDestroy(graph));
     free(ph), free(pw);
 
     /* 9. a module loaded after init */
