@@ -32,8 +32,8 @@ GPURMA_API int gpurma_nvshmemi_coll(const char *call, int kind, nvshmem_team_t t
         gpurma_size_mul(block, src_per_member ? n : 1, &src_bytes) ||
         gpurma_size_mul(block, dst_per_member ? n : 1, &dst_bytes))
         gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG, "the element count overflows");
-    (void)gpurma_nvshmemi_heap_offset(call, source, src_bytes);
-    (void)gpurma_nvshmemi_heap_offset(call, dest, dst_bytes);
+    (void)gpurma_nvshmemi_heap_offset(call, source, src_bytes, NULL);
+    (void)gpurma_nvshmemi_heap_offset(call, dest, dst_bytes, NULL);
     switch (kind) {
     case GPURMA_NVSHMEMI_COLL_ALLREDUCE:
         rc = gpurma_allreduce(t, source, dest, count, dt, ro, stream);

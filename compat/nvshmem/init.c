@@ -277,7 +277,7 @@ GPURMA_API void nvshmem_finalize(void)
     gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
     if (L->status < NVSHMEM_STATUS_IS_INITIALIZED)
         return;
-    gpurma_nvshmemi_check_rc("nvshmem_finalize", gpurma_quiet(L->win));
+    gpurma_nvshmemi_quiet("nvshmem_finalize"); /* the heap and every segment */
     gpurma_nvshmemi_check_rc("nvshmem_finalize", gpurma_barrier(L->teams[NVSHMEM_TEAM_WORLD]));
     for (int t = NVSHMEM_TEAM_SHARED + 1; t < GPURMA_NVSHMEMI_MAX_TEAMS; t++)
         if (L->teams[t])

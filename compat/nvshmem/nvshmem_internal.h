@@ -19,9 +19,11 @@
  * 16-byte vector copy of the device API is aligned. */
 #define GPURMA_NVSHMEMI_MIN_ALIGN 256
 
-/* A block of the heap allocator: [off, off + size), free or in use. */
+/* A block of the heap allocator: [off, off + size) of segment seg (0: the
+ * heap, k: st.segments[k - 1]), free or in use. */
 typedef struct {
     size_t off, size;
+    int    seg;
     int    used;
 } gpurma_nvshmemi_block_t;
 
@@ -31,6 +33,11 @@ typedef struct {
     int             finalized; /* by nvshmem_finalize, so that a later call says so */
     gpurma_ctx_t    ctx;
     gpurma_win_t    win;
+    /* The windows of st.segments (NULL: free slot), and which of them the
+     * program registered (nvshmemx_buffer_register_symmetric) rather than
+     * the allocator made. */
+    gpurma_win_t    seg_wins[GPURMA_NVSHMEMI_MAX_SEGMENTS];
+    int             seg_registered[GPURMA_NVSHMEMI_MAX_SEGMENTS];
     /* gpurma teams behind the handles (NULL: free slot); world, node and
      * shared are slots 0-2 and owned by the context. */
     gpurma_team_t   teams[GPURMA_NVSHMEMI_MAX_TEAMS];
@@ -39,7 +46,8 @@ typedef struct {
     /* Registered units. */
     gpurma_nvshmemi_update_fn *units;
     size_t          nunits, units_cap;
-    /* Heap blocks, sorted by offset, covering [sync_bytes, heap_size). */
+    /* Heap blocks covering [sync_bytes, heap_size) of the heap and every
+     * segment the allocator made: a segment's blocks together, by offset. */
     gpurma_nvshmemi_block_t *blocks;
     size_t          nblocks, blocks_cap;
 } gpurma_nvshmemi_lib_t;
@@ -55,8 +63,12 @@ void gpurma_nvshmemi_require_init(const char *call);
 void gpurma_nvshmemi_check_rc(const char *call, gpurma_status_t rc);
 /* Copies the master state to every unit (lib.lock held). */
 void gpurma_nvshmemi_push_state(void);
-/* Heap offset of [addr, addr + bytes), or the call fails. */
-size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t bytes);
+/* Offset of [addr, addr + bytes) in the heap or a segment, whose window
+ * goes to *win (when win is not NULL), or the call fails. */
+size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t bytes,
+                                   gpurma_win_t *win);
+/* The segment (0: the heap) holding addr with its offset, or -1. */
+int gpurma_nvshmemi_find_segment(const void *addr, size_t *off);
 /* The gpurma team of a handle, or the call fails. */
 gpurma_team_t gpurma_nvshmemi_gteam(const char *call, nvshmem_team_t team);
 /* Fills the device view of team slot i from its gpurma team. */
@@ -67,6 +79,7 @@ void gpurma_nvshmemi_prepare_stream_barrier(gpurma_team_t team);
 
 /* heap.c */
 int  gpurma_nvshmemi_heap_setup(size_t user_bytes);
+/* Frees every segment's window (collective, at finalize). */
 void gpurma_nvshmemi_heap_teardown(void);
 
 #endif

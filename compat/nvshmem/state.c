@@ -60,19 +60,45 @@ void gpurma_nvshmemi_require_init(const char *call)
                                              : "called before nvshmem_init");
 }
 
-size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t bytes)
+int gpurma_nvshmemi_find_segment(const void *addr, size_t *off)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_lib.st;
-    uintptr_t base = (uintptr_t)s->heap_base, a = (uintptr_t)addr;
-    if (a < base || a - base > s->heap_size || bytes > s->heap_size - (a - base))
+    uintptr_t a = (uintptr_t)addr, base = (uintptr_t)s->heap_base;
+    if (a >= base && a - base <= s->heap_size) {
+        *off = (size_t)(a - base);
+        return 0;
+    }
+    for (uint32_t k = 0; k < s->nsegments; k++) {
+        base = (uintptr_t)s->segments[k].base;
+        if (base && a >= base && a - base <= s->segments[k].size) {
+            *off = (size_t)(a - base);
+            return (int)k + 1;
+        }
+    }
+    return -1;
+}
+
+size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t bytes,
+                                   gpurma_win_t *win)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    size_t off = 0;
+    int k = gpurma_nvshmemi_find_segment(addr, &off);
+    if (k < 0)
         gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
                              "the address is not in the symmetric heap");
+    uint64_t size = k ? L->st.segments[k - 1].size : L->st.heap_size;
+    if (bytes > size - off)
+        gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
+                             "the access runs past the end of the symmetric heap");
     /* The layer's own words (barrier counters, team handles): see prims.h. */
-    if (a - base < s->sync_bytes)
+    if (!k && off < L->st.sync_bytes)
         gpurma_nvshmemi_fail(call, GPURMA_ERR_INVALID_ARG,
                              "the address is below the first nvshmem_malloc (the layer's own "
                              "barrier and team words)");
-    return (size_t)(a - base);
+    if (win)
+        *win = k ? L->seg_wins[k - 1] : L->win;
+    return off;
 }
 
 /* -------------------------------------------------------------- units */

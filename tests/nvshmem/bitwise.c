@@ -2,7 +2,9 @@
  * bitwise.c - and, or and xor reductions (reduce and reducescatter) on
  * random 64-, 32-, 16- and 8-bit words, on the world and on a strided team,
  * with an odd element count and poisoned destinations: every PE checks
- * every element against the combination it computes itself.
+ * every element against the combination it computes itself. Then sum,
+ * prod, min and max of 16-bit integers (signed and unsigned), which are
+ * the layer's own too.
  */
 #include "nvtest.h"
 
@@ -69,8 +71,60 @@ CHECK_TYPE(int32, int32_t)
 CHECK_TYPE(ushort, unsigned short)
 CHECK_TYPE(uchar, unsigned char)
 
+/* 16-bit arithmetic: op 0 sum, 1 prod, 2 min, 3 max, computed here in the
+ * type itself (sum and prod wrap modulo 2^16). */
+#define CHECK_ARITH16(NAME, TYPE)                                                           \
+    static TYPE expect16_##NAME(const int *members, int size, size_t i, int round, int op)  \
+    {                                                                                       \
+        TYPE acc = (TYPE)word(members[0], i, round);                                        \
+        for (int m = 1; m < size; m++) {                                                    \
+            TYPE v = (TYPE)word(members[m], i, round);                                      \
+            acc = op == 0   ? (TYPE)(uint16_t)((uint16_t)acc + (uint16_t)v)                 \
+                  : op == 1 ? (TYPE)(uint16_t)((uint32_t)(uint16_t)acc * (uint16_t)v)       \
+                  : op == 2 ? (v < acc ? v : acc)                                           \
+                            : (v > acc ? v : acc);                                          \
+        }                                                                                   \
+        return acc;                                                                         \
+    }                                                                                       \
+    static void arith16_##NAME(nvshmem_team_t team, const int *members, int size, int rank, \
+                               int round)                                                   \
+    {                                                                                       \
+        TYPE *src = (TYPE *)gsrc, *dst = (TYPE *)gdst;                                      \
+        for (int op = 0; op < 4; op++) {                                                    \
+            for (int scatter = 0; scatter < 2; scatter++) {                                 \
+                for (size_t i = 0; i < (size_t)size * N; i++)                               \
+                    src[i] = (TYPE)word(me, i, round + op);                                 \
+                memset(dst, NV_POISON, ((size_t)npes * N + 1) * 8);                        \
+                if (!scatter)                                                               \
+                    (op == 0 ? nvshmem_##NAME##_sum_reduce                                  \
+                     : op == 1 ? nvshmem_##NAME##_prod_reduce                               \
+                     : op == 2 ? nvshmem_##NAME##_min_reduce                                \
+                               : nvshmem_##NAME##_max_reduce)(team, dst, src, N);           \
+                else                                                                        \
+                    (op == 0 ? nvshmem_##NAME##_sum_reducescatter                           \
+                     : op == 1 ? nvshmem_##NAME##_prod_reducescatter                        \
+                     : op == 2 ? nvshmem_##NAME##_min_reducescatter                         \
+                               : nvshmem_##NAME##_max_reducescatter)(team, dst, src, N);    \
+                for (size_t i = 0; i < N; i++) {                                            \
+                    TYPE want = expect16_##NAME(members, size,                              \
+                                                scatter ? (size_t)rank * N + i : i,         \
+                                                round + op, op);                            \
+                    NV_ASSERT(dst[i] == want, #NAME " op %d %s [%zu]: %d, want %d", op,     \
+                              scatter ? "reducescatter" : "reduce", i, (int)dst[i],         \
+                              (int)want);                                                   \
+                }                                                                           \
+                NV_ASSERT(((unsigned char *)dst)[N * sizeof(TYPE)] == NV_POISON,            \
+                          #NAME " wrote past its %d elements", N);                          \
+            }                                                                               \
+        }                                                                                   \
+    }
+CHECK_ARITH16(short, short)
+CHECK_ARITH16(uint16, uint16_t)
+
 static void check_team(nvshmem_team_t team, const int *members, int size, int round)
 {
+    arith16_short(team, members, size, nvshmem_team_my_pe(team), round + 40);
+    arith16_uint16(team, members, size, nvshmem_team_my_pe(team), round + 50);
     int rank = nvshmem_team_my_pe(team);
     check_uint64(team, members, size, rank, round);
     check_int32(team, members, size, rank, round + 10);

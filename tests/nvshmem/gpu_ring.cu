@@ -3,7 +3,9 @@
  * nvshmem.h with plain nvcc (no -rdc: gpu_ring.mp) and with -rdc
  * (gpu_ring_rdc.mp), from two translation units, plus a module loaded with
  * dlopen after init (libgpu_module.so), and reductions on a stream and in
- * a kernel where gpurma has them. nvshmem_init runs before
+ * a kernel where gpurma has them, objects past NVSHMEM_SYMMETRIC_SIZE (the
+ * heap grows) and a registered cudaMalloc buffer, and the tile API.
+ * nvshmem_init runs before
  * cudaSetDevice, which then takes the node rank, as NVSHMEM programs do.
  * Exits 77 without a GPU.
  */
@@ -15,6 +17,7 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
+#include "device_host/nvshmem_tensor.h"
 #include "gpu_kernels.h"
 
 static int me, npes, next, prev;
@@ -57,6 +60,29 @@ static __global__ void ring_p(int *dst, int value, int pe) { nvshmem_int_p(dst, 
 static __global__ void or_reduce_block(unsigned *dest, const unsigned *source, size_t n)
 {
     nvshmemx_uint32_or_reduce_block(NVSHMEM_TEAM_WORLD, dest, source, n);
+}
+
+/* A tile of 8 x cols floats (column-major), summed over the team, and
+ * gathered side by side (dst is npes times wider), by one block. */
+template <typename T> static __global__ void tile_block(T *sum, T *gathered, T *source, int cols,
+                                                        int npes)
+{
+    struct empty {};
+    auto shape = nvshmemx::make_shape<ConstInt<8>, int>(ConstInt<8>{}, cols);
+    auto wide = nvshmemx::make_shape<ConstInt<8>, int>(ConstInt<8>{}, cols * npes);
+    auto stride = nvshmemx::make_stride<ConstInt<1>, int>(ConstInt<1>{}, 8);
+    auto src = nvshmemx::Tensor<T, decltype(nvshmemx::make_layout(shape, stride))>(
+        source, nvshmemx::make_layout(shape, stride));
+    auto dst = nvshmemx::Tensor<T, decltype(nvshmemx::make_layout(shape, stride))>(
+        sum, nvshmemx::make_layout(shape, stride));
+    auto all = nvshmemx::Tensor<T, decltype(nvshmemx::make_layout(wide, stride))>(
+        gathered, nvshmemx::make_layout(wide, stride));
+    constexpr nvshmemx::tile_coll_algo_t algo = nvshmemx::tile_coll_algo_t::NVLS_ONE_SHOT_PUSH_NBI;
+    nvshmemx::tile_sum_allreduce_block<decltype(src), decltype(dst), empty, algo>(
+        NVSHMEM_TEAM_WORLD, src, dst, {}, {}, 0, 0);
+    nvshmemx::tile_allgather_block<decltype(src), decltype(all), empty, algo>(NVSHMEM_TEAM_WORLD,
+                                                                              src, all, {}, {}, 0);
+    nvshmemx::tile_collective_wait_block<algo>(NVSHMEM_TEAM_WORLD, 0);
 }
 
 static __global__ void barrier_in_collective(int *dst)
@@ -262,6 +288,136 @@ int main(void)
         }
         ASSERT(uh[rn] == 0xa5a5a5a5u, "bitwise reduce wrote past its %zu elements", rn);
     }
+
+    /* 10. objects past the 64 MiB heap: the heap grows; a kernel's p, the
+     * stream barrier and a reduction on a stream work on them (issue 17:
+     * these failed once several allocations had filled the heap) */
+    const size_t big = (40u << 20) + 4096;
+    int *objs[3];
+    for (int k = 0; k < 3; k++) {
+        objs[k] = (int *)nvshmem_malloc(big);
+        ASSERT(objs[k], "object %d of %zu bytes past the heap: NULL", k, big);
+    }
+    int *far = objs[2];
+    CU(cudaMemset(far, 0xa5, 2 * sizeof(int)));
+    sync_all();
+    ring_p<<<1, 1, 0, s>>>(far + 1, 6000 + me, next);
+    nvshmemx_barrier_all_on_stream(s);
+    CU(cudaStreamSynchronize(s));
+    CU(cudaMemcpy(host, far, sizeof host, cudaMemcpyDeviceToHost));
+    ASSERT(host[1] == 6000 + prev, "p into a grown segment + stream barrier: %d", host[1]);
+    for (size_t i = 0; i < rn; i++)
+        hv[i] = (int)pattern(me, i, 13) - 100;
+    CU(cudaMemcpy(objs[1], hv, rn * sizeof(int), cudaMemcpyHostToDevice));
+    CU(cudaMemset(objs[2], 0xa5, rn * sizeof(int)));
+    sync_all();
+    if (dlsym(RTLD_DEFAULT, "gpurma_allreduce")) {
+        nvshmemx_int_sum_reduce_on_stream(NVSHMEM_TEAM_WORLD, objs[2], objs[1], rn, s);
+        nvshmemx_barrier_all_on_stream(s);
+        CU(cudaStreamSynchronize(s));
+        CU(cudaMemcpy(hv, objs[2], rn * sizeof(int), cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < rn; i++) {
+            int sum = 0;
+            for (int pe = 0; pe < npes; pe++)
+                sum += (int)pattern(pe, i, 13) - 100;
+            ASSERT(hv[i] == sum, "reduce in grown segments [%zu]: %d, want %d", i, hv[i], sum);
+        }
+    }
+
+    /* 11. a cudaMalloc buffer registered as symmetric takes a kernel's p */
+    int *own;
+    CU(cudaMalloc(&own, 4096));
+    int *reg = (int *)nvshmemx_buffer_register_symmetric(own, 4096, 0);
+    ASSERT(reg == own, "register_symmetric returned %p", (void *)reg);
+    CU(cudaMemset(reg, 0xa5, 2 * sizeof(int)));
+    sync_all();
+    ring_p<<<1, 1, 0, s>>>(reg, 7000 + me, next);
+    CU(cudaStreamSynchronize(s));
+    sync_all();
+    CU(cudaMemcpy(host, reg, sizeof host, cudaMemcpyDeviceToHost));
+    ASSERT(host[0] == 7000 + prev, "p into a registered buffer: %d", host[0]);
+    ASSERT(nvshmemx_buffer_unregister_symmetric(reg, 4096) == 0, "unregister");
+    CU(cudaFree(own));
+
+    /* 12. the tile API: sum and gather of 8 x 37 float tiles, one block */
+    const int cols = 37, tn = 8 * cols;
+    float *tsrc = (float *)nvshmem_malloc(tn * sizeof(float));
+    float *tsum = (float *)nvshmem_malloc(tn * sizeof(float));
+    float *tall = (float *)nvshmem_malloc((size_t)tn * npes * sizeof(float));
+    float *hf = (float *)malloc((size_t)tn * npes * sizeof(float));
+    for (int i = 0; i < tn; i++)
+        hf[i] = (float)pattern(me, (size_t)i, 14) - 100.0f;
+    CU(cudaMemcpy(tsrc, hf, tn * sizeof(float), cudaMemcpyHostToDevice));
+    CU(cudaMemset(tsum, 0xa5, tn * sizeof(float)));
+    CU(cudaMemset(tall, 0xa5, (size_t)tn * npes * sizeof(float)));
+    sync_all();
+    tile_block<float><<<1, 128, 0, s>>>(tsum, tall, tsrc, cols, npes);
+    CU(cudaStreamSynchronize(s));
+    sync_all();
+    CU(cudaMemcpy(hf, tsum, tn * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < tn; i++) {
+        float want = 0;
+        for (int pe = 0; pe < npes; pe++)
+            want += (float)pattern(pe, (size_t)i, 14) - 100.0f;
+        ASSERT(hf[i] == want, "tile sum [%d]: %g, want %g", i, hf[i], want);
+    }
+    CU(cudaMemcpy(hf, tall, (size_t)tn * npes * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int pe = 0; pe < npes; pe++)
+        for (int i = 0; i < tn; i++)
+            ASSERT(hf[pe * tn + i] == (float)pattern(pe, (size_t)i, 14) - 100.0f,
+                   "tile gather block %d [%d]: %g", pe, i, hf[pe * tn + i]);
+    free(hf);
+
+    /* 13. put_signal on a stream: a device source (one fused launch) and a
+     * pageable host source (copy, then the signal kernel), each waited for
+     * on the receiver's stream; odd sizes, poisoned destinations */
+    const size_t psz[2] = {4099, (300u << 10) + 5};
+    unsigned char *pdst = (unsigned char *)nvshmem_malloc(psz[1]);
+    unsigned char *psrc = (unsigned char *)nvshmem_malloc(psz[1]);
+    uint64_t *psig = (uint64_t *)nvshmem_calloc(1, sizeof(uint64_t));
+    unsigned char *ph = (unsigned char *)malloc(psz[1]), *pw = (unsigned char *)malloc(psz[1]);
+    unsigned round13 = 0;
+    for (int host_src = 0; host_src < 2; host_src++)
+        for (int k = 0; k < 2; k++) {
+            round13++;
+            for (size_t i = 0; i < psz[k]; i++)
+                ph[i] = pattern(me, i, 20 + round13);
+            CU(cudaMemcpy(psrc, ph, psz[k], cudaMemcpyHostToDevice));
+            CU(cudaMemset(pdst, 0xa5, psz[1]));
+            sync_all();
+            nvshmemx_putmem_signal_on_stream(pdst, host_src ? (const void *)ph : (const void *)psrc,
+                                             psz[k], psig, round13, NVSHMEM_SIGNAL_SET, next, s);
+            nvshmemx_signal_wait_until_on_stream(psig, NVSHMEM_CMP_EQ, round13, s);
+            CU(cudaStreamSynchronize(s));
+            CU(cudaMemcpy(ph, pdst, psz[1], cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < psz[1]; i++)
+                pw[i] = i < psz[k] ? pattern(prev, i, 20 + round13) : 0xa5;
+            ASSERT(!memcmp(ph, pw, psz[1]), "put_signal_on_stream (%s source, %zu bytes) differs",
+                   host_src ? "host" : "device", psz[k]);
+        }
+    /* the same, captured into a graph (global capture mode) and replayed */
+    round13++;
+    for (size_t i = 0; i < psz[0]; i++)
+        ph[i] = pattern(me, i, 20 + round13);
+    CU(cudaMemcpy(psrc, ph, psz[0], cudaMemcpyHostToDevice));
+    CU(cudaMemset(pdst, 0xa5, psz[1]));
+    sync_all();
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    nvshmemx_putmem_signal_on_stream(pdst, psrc, psz[0], psig, round13, NVSHMEM_SIGNAL_SET, next, s);
+    nvshmemx_signal_wait_until_on_stream(psig, NVSHMEM_CMP_EQ, round13, s);
+    CU(cudaStreamEndCapture(s, &graph));
+    CU(cudaGraphInstantiate(&exec, graph, 0));
+    CU(cudaGraphLaunch(exec, s));
+    CU(cudaStreamSynchronize(s));
+    CU(cudaMemcpy(ph, pdst, psz[0], cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < psz[0]; i++)
+        pw[i] = pattern(prev, i, 20 + round13);
+    ASSERT(!memcmp(ph, pw, psz[0]), "put_signal_on_stream in a graph differs");
+    CU(cudaGraphExecDestroy(exec));
+    CU(cudaGraphDestroy(graph));
+    free(ph), free(pw);
 
     /* 9. a module loaded after init */
     void *mod = dlopen(getenv("NVT_GPU_MODULE") ? getenv("NVT_GPU_MODULE")

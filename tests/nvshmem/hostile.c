@@ -284,7 +284,43 @@ static void iget_stride_wraps(void)
     nvshmem_int_iget(d, src, 1, PTRDIFF_MAX / 2, 3, 0);
 }
 
+/* Issue 17: registered buffers (the heap's own memory is symmetric
+ * already; a buffer unregistered is no longer symmetric). */
+static void register_heap_memory(void)
+{
+    nvshmem_init();
+    char *p = (char *)nvshmem_malloc(4096);
+    (void)nvshmemx_buffer_register_symmetric(p + 256, 1024, 0);
+}
+static void register_around_registered(void)
+{
+    static char own[8192];
+    nvshmem_init();
+    (void)nvshmemx_buffer_register_symmetric(own + 1024, 1024, 0);
+    (void)nvshmemx_buffer_register_symmetric(own, sizeof own, 0);
+}
+static void put_after_unregister(void)
+{
+    static char own[4096];
+    char v[8] = {1};
+    nvshmem_init();
+    char *p = (char *)nvshmemx_buffer_register_symmetric(own, sizeof own, 0);
+    nvshmemx_buffer_unregister_symmetric(p, sizeof own);
+    nvshmem_putmem(p, v, sizeof v, 0);
+}
+static void unregister_unknown(void)
+{
+    static char own[4096];
+    nvshmem_init();
+    nvshmemx_buffer_unregister_symmetric(own, sizeof own);
+}
+
 static const misuse_t misuses[] = {
+    {"register_heap_memory", "nvshmemx_buffer_register_symmetric", register_heap_memory, NULL},
+    {"register_around_registered", "nvshmemx_buffer_register_symmetric",
+     register_around_registered, NULL},
+    {"put_after_unregister", "nvshmem_putmem", put_after_unregister, NULL},
+    {"unregister_unknown", "nvshmemx_buffer_unregister_symmetric", unregister_unknown, NULL},
     {"reduce_past_heap", "nvshmem_int_sum_reduce", reduce_past_heap, NULL},
     {"broadcast_past_heap", "nvshmem_int_broadcast", broadcast_past_heap, NULL},
     {"fcollect_past_heap", "nvshmem_int_fcollect", fcollect_past_heap, NULL},

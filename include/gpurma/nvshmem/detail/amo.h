@@ -46,7 +46,9 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, s
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     /* A mapped peer: one relaxed atomic (the op codes are direct.h's). */
     if ((size == 8 || size == 4) && gpurma_nvshmemi__devpath(call)) {
-        char *p = gpurma_nvshmemi__direct(pe, gpurma_nvshmemi__offset(call, addr, size));
+        int seg;
+        size_t off = gpurma_nvshmemi__offset(call, addr, size, &seg);
+        char *p = gpurma_nvshmemi__direct(seg, pe, off);
         if (p)
             return size == 8 ? gpurma_nvshmemi__atomic64((uint64_t *)p, op, value, cond, fetch)
                              : gpurma_nvshmemi__atomic32((uint32_t *)p, op, (uint32_t)value,

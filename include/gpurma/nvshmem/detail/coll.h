@@ -11,9 +11,8 @@
  * function" error naming the call, and the _warp/_block forms are
  * undeclared.
  *
- * Not provided, so that a program using them fails to compile naming the
- * call: and/or/xor reductions and reductions of 16-bit types (gpurma's
- * collectives have neither).
+ * and/or/xor reductions and the arithmetic ones of 16-bit integers, which
+ * gpurma's collectives do not have, are the layer's own (coll_bitwise.h).
  */
 #ifndef GPURMA_NVSHMEM_DETAIL_COLL_H
 #define GPURMA_NVSHMEM_DETAIL_COLL_H
@@ -110,10 +109,12 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__dcoll(const char *call, int kind, nvshmem
                          kind == GPURMA_NVSHMEMI_COLL_ALLTOALL;
     (void)gpurma_nvshmemi__offset(call, source,
                                   gpurma_nvshmemi__bytes(call, block_bytes,
-                                                         src_per_member ? n : 1));
+                                                         src_per_member ? n : 1),
+                                  NULL);
     (void)gpurma_nvshmemi__offset(call, dest,
                                   gpurma_nvshmemi__bytes(call, block_bytes,
-                                                         dst_per_member ? n : 1));
+                                                         dst_per_member ? n : 1),
+                                  NULL);
     switch (kind) {
     case GPURMA_NVSHMEMI_COLL_ALLREDUCE:
         rc = GPURMA_NVSHMEMI__DCOLL(gpurma_dev_coll_allreduce, scope, c, dest, source, count, dt,

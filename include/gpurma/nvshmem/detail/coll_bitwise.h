@@ -1,7 +1,7 @@
 /*
  * coll_bitwise.h - and, or and xor reductions (reduce and reducescatter),
- * which gpurma's collectives do not have: the layer's own, on its device
- * barrier. Every member meets, reads each other member's source through a
+ * and sum, prod, min and max of 16-bit integers, which gpurma's collectives
+ * do not have: the layer's own, on its device barrier. Every member meets, reads each other member's source through a
  * load/store pointer (or a get where there is none), combines in place of
  * its own element, and meets again so that no source changes while a peer
  * still reads it. Host calls run the same code in a one-block kernel of the
@@ -45,34 +45,57 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__elem_store(void *p, size_t esize, uint64
 }
 
 /* maxloc: pairs {value, index} of doubles; the larger value wins, and of
- * equal values the smaller index. */
-enum { GPURMA_NVSHMEMI_MAXLOC = 100 };
+ * equal values the smaller index. Then the arithmetic ops on 16-bit
+ * integers (sum and prod wrap, as in C on unsigned 16 bits; min and max
+ * compare as the type's signedness says). */
+enum {
+    GPURMA_NVSHMEMI_MAXLOC = 100, GPURMA_NVSHMEMI_SUM16, GPURMA_NVSHMEMI_PROD16,
+    GPURMA_NVSHMEMI_MIN16S, GPURMA_NVSHMEMI_MAX16S, GPURMA_NVSHMEMI_MIN16U, GPURMA_NVSHMEMI_MAX16U
+};
+
+/* acc op v for the and/or/xor and 16-bit codes (values zero-extended). */
+GPURMA_NVSHMEMI_D uint64_t gpurma_nvshmemi__combine(int op, uint64_t acc, uint64_t v)
+{
+    int16_t sa = (int16_t)(uint16_t)acc, sv = (int16_t)(uint16_t)v;
+    switch (op) {
+    case GPURMA_NVSHMEMI_AMO_AND: return acc & v;
+    case GPURMA_NVSHMEMI_AMO_OR: return acc | v;
+    case GPURMA_NVSHMEMI_SUM16: return (uint16_t)(acc + v);
+    case GPURMA_NVSHMEMI_PROD16: return (uint16_t)((uint32_t)acc * (uint32_t)v);
+    case GPURMA_NVSHMEMI_MIN16S: return sv < sa ? v : acc;
+    case GPURMA_NVSHMEMI_MAX16S: return sv > sa ? v : acc;
+    case GPURMA_NVSHMEMI_MIN16U: return v < acc ? v : acc;
+    case GPURMA_NVSHMEMI_MAX16U: return v > acc ? v : acc;
+    default: return acc ^ v;
+    }
+}
 GPURMA_NVSHMEMI_D void gpurma_nvshmemi__maxloc_elems(const char *call, gpurma_nvshmemi_team_t t,
-                                                     size_t soff, size_t doff, size_t nreduce,
+                                                     const char *src, char *dst, size_t nreduce,
                                                      unsigned tid, unsigned nthreads)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
     for (size_t i = tid; i < nreduce; i += nthreads) {
-        size_t at = soff + i * 16;
+        const char *at = src + i * 16;
         double best[2], v[2];
-        memcpy(best, s->heap_base + at, 16);
+        memcpy(best, at, 16);
         for (int m = 0; m < t.size; m++) {
             int pe = t.start + m * t.stride;
             if (pe == s->my_pe)
                 continue;
-            const void *peer = gpurma_nvshmemi__ptr(s->heap_base + at, pe);
+            const void *peer = gpurma_nvshmemi__ptr(at, pe);
             if (peer)
                 memcpy(v, peer, 16);
             else
-                gpurma_nvshmemi__get(call, v, s->heap_base + at, 16, pe, 0);
+                gpurma_nvshmemi__get(call, v, at, 16, pe, 0);
             if (v[0] > best[0] || (v[0] == best[0] && v[1] < best[1]))
                 best[0] = v[0], best[1] = v[1];
         }
-        memcpy(s->heap_base + doff + i * 16, best, 16);
+        memcpy(dst + i * 16, best, 16);
     }
 }
 
-/* op: GPURMA_NVSHMEMI_AMO_AND, _OR or _XOR (amo.h), or _MAXLOC; scatter: reducescatter
+/* op: GPURMA_NVSHMEMI_AMO_AND, _OR or _XOR (amo.h), _MAXLOC or a 16-bit
+ * code; scatter: reducescatter
  * (this member's block of nreduce elements of every member's source). */
 GPURMA_NVSHMEMI_D int gpurma_nvshmemi__bitwise_reduce(const char *call, nvshmem_team_t team,
                                                       void *dest, const void *source,
@@ -87,9 +110,12 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__bitwise_reduce(const char *call, nvshmem_
     gpurma_nvshmemi_team_t t = s->teams[team];
     size_t block = gpurma_nvshmemi__bytes(call, nreduce, esize);
     size_t src_bytes = gpurma_nvshmemi__bytes(call, block, scatter ? (size_t)t.size : 1);
-    size_t soff = gpurma_nvshmemi__offset(call, source, src_bytes);
-    size_t doff = gpurma_nvshmemi__offset(call, dest, block);
-    if (block && doff < soff + src_bytes && soff < doff + block)
+    (void)gpurma_nvshmemi__offset(call, source, src_bytes, NULL);
+    (void)gpurma_nvshmemi__offset(call, dest, block, NULL);
+    const char *src = (const char *)source;
+    char *dst = (char *)dest;
+    if (block && (uintptr_t)dst < (uintptr_t)src + src_bytes &&
+        (uintptr_t)src < (uintptr_t)dst + block)
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "dest overlaps source (not supported for and/or/xor reductions)");
     unsigned tid = 0, nthreads = 1;
@@ -109,27 +135,25 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__bitwise_reduce(const char *call, nvshmem_
         gpurma_nvshmemi__team_sync_group(call, team, 0, scope);
     size_t first = scatter ? (size_t)t.my_pe * block : 0;
     if (op == GPURMA_NVSHMEMI_MAXLOC) {
-        gpurma_nvshmemi__maxloc_elems(call, t, soff + first, doff, nreduce, tid, nthreads);
+        gpurma_nvshmemi__maxloc_elems(call, t, src + first, dst, nreduce, tid, nthreads);
         nreduce = 0; /* done */
     }
     for (size_t i = tid; i < nreduce; i += nthreads) {
-        size_t at = soff + first + i * esize;
-        uint64_t acc = gpurma_nvshmemi__elem_load(s->heap_base + at, esize);
+        const char *at = src + first + i * esize;
+        uint64_t acc = gpurma_nvshmemi__elem_load(at, esize);
         for (int m = 0; m < t.size; m++) {
             int pe = t.start + m * t.stride;
             if (pe == s->my_pe)
                 continue;
             uint64_t v = 0;
-            const void *peer = gpurma_nvshmemi__ptr(s->heap_base + at, pe);
+            const void *peer = gpurma_nvshmemi__ptr(at, pe);
             if (peer)
                 v = gpurma_nvshmemi__elem_load(peer, esize);
             else
-                gpurma_nvshmemi__get(call, &v, s->heap_base + at, esize, pe, 0);
-            acc = op == GPURMA_NVSHMEMI_AMO_AND ? acc & v
-                  : op == GPURMA_NVSHMEMI_AMO_OR ? acc | v
-                                                 : acc ^ v;
+                gpurma_nvshmemi__get(call, &v, at, esize, pe, 0);
+            acc = gpurma_nvshmemi__combine(op, acc, v);
         }
-        gpurma_nvshmemi__elem_store(s->heap_base + doff + i * esize, esize, acc);
+        gpurma_nvshmemi__elem_store(dst + i * esize, esize, acc);
     }
     /* No member changes its source while another may still read it. */
     if (scope == GPURMA_NVSHMEMI_THREAD)
@@ -149,13 +173,25 @@ static __global__ void gpurma_nvshmemi_bitwise_kernel(nvshmem_team_t team, void 
     gpurma_nvshmemi__bitwise_reduce("an and/or/xor reduction called from the host", team, dest,
                                     source, nreduce, esize, op, scatter, GPURMA_NVSHMEMI_BLOCK);
 }
+static __global__ void gpurma_nvshmemi_reduce16_kernel(nvshmem_team_t team, void *dest,
+                                                       const void *source, size_t nreduce,
+                                                       size_t esize, int op, int scatter)
+{
+    gpurma_nvshmemi__bitwise_reduce("a 16-bit sum/prod/min/max reduction called from the host",
+                                    team, dest, source, nreduce, esize, op, scatter,
+                                    GPURMA_NVSHMEMI_BLOCK);
+}
 #define GPURMA_NVSHMEMI_BITWISE_LAUNCH(call, team, d, s, n, esize, op, scatter, stream)      \
     do {                                                                                    \
         if (nvshmemx_init_status() < NVSHMEM_STATUS_IS_INITIALIZED)                         \
             gpurma_nvshmemi_fail(call, GPURMA_ERR_NOT_INITIALIZED,                          \
                                  "called before nvshmem_init");                             \
-        gpurma_nvshmemi_bitwise_kernel<<<1, 256, 0, stream>>>(team, d, s, n, esize, op,     \
-                                                              scatter);                     \
+        if ((int)(op) > (int)GPURMA_NVSHMEMI_MAXLOC)                                        \
+            gpurma_nvshmemi_reduce16_kernel<<<1, 256, 0, stream>>>(team, d, s, n, esize, op, \
+                                                                   scatter);                \
+        else                                                                                \
+            gpurma_nvshmemi_bitwise_kernel<<<1, 256, 0, stream>>>(team, d, s, n, esize, op, \
+                                                                  scatter);                 \
         gpurma_nvshmemi__launched(call);                                                    \
     } while (0)
 #endif
@@ -224,6 +260,24 @@ static __global__ void gpurma_nvshmemi_bitwise_kernel(nvshmem_team_t team, void 
     GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, or, GPURMA_NVSHMEMI_AMO_OR, reducescatter, 1)   \
     GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, xor, GPURMA_NVSHMEMI_AMO_XOR, reducescatter, 1)
 GPURMA_NVSHMEMI_BITWISE_REDUCE_TYPES(GPURMA_NVSHMEMI_BITWISE_ALL)
+
+/* X(NAME, TYPE, MIN, MAX): the 16-bit integer types of NVSHMEM's
+ * arithmetic reductions, with their min and max codes. */
+#define GPURMA_NVSHMEMI_REDUCE16_TYPES(X)                                                   \
+    X(short, short, GPURMA_NVSHMEMI_MIN16S, GPURMA_NVSHMEMI_MAX16S)                         \
+    X(int16, int16_t, GPURMA_NVSHMEMI_MIN16S, GPURMA_NVSHMEMI_MAX16S)                       \
+    X(ushort, unsigned short, GPURMA_NVSHMEMI_MIN16U, GPURMA_NVSHMEMI_MAX16U)               \
+    X(uint16, uint16_t, GPURMA_NVSHMEMI_MIN16U, GPURMA_NVSHMEMI_MAX16U)
+#define GPURMA_NVSHMEMI_REDUCE16_ALL(NAME, TYPE, MIN, MAX)                                  \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, sum, GPURMA_NVSHMEMI_SUM16, reduce, 0)          \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, prod, GPURMA_NVSHMEMI_PROD16, reduce, 0)        \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, min, MIN, reduce, 0)                            \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, max, MAX, reduce, 0)                            \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, sum, GPURMA_NVSHMEMI_SUM16, reducescatter, 1)   \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, prod, GPURMA_NVSHMEMI_PROD16, reducescatter, 1) \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, min, MIN, reducescatter, 1)                     \
+    GPURMA_NVSHMEMI_BITWISE_DEF(NAME, TYPE, max, MAX, reducescatter, 1)
+GPURMA_NVSHMEMI_REDUCE16_TYPES(GPURMA_NVSHMEMI_REDUCE16_ALL)
 
 #if GPURMA_NVSHMEMI_CUDA
 /* NVSHMEM's one maxloc reduction: a block of a kernel. */

@@ -13,15 +13,15 @@
 
 #include "gpurma/nvshmem/detail/unit.h"
 
-/* This processor's address of heap offset off on pe when pe is reached by
- * load/store, else NULL. Only where the unit's state is live (device code,
- * plain C on the host backend). */
-GPURMA_NVSHMEMI_D char *gpurma_nvshmemi__direct(int pe, size_t off)
+/* This processor's address of offset off of segment seg (0: the heap) on
+ * pe when pe is reached by load/store, else NULL. Only where the unit's
+ * state is live (device code, plain C on the host backend). */
+GPURMA_NVSHMEMI_D char *gpurma_nvshmemi__direct(int seg, int pe, size_t off)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
     if ((unsigned)pe >= (unsigned)s->n_pes)
         return NULL;
-    const gpurma_dev_peer_t *p = &s->win.peers[pe];
+    const gpurma_dev_peer_t *p = &(seg > 0 ? &s->segments[seg - 1].win : &s->win)->peers[pe];
     return p->path == GPURMA_DEV_PATH_LOADSTORE && p->base ? p->base + off : NULL;
 }
 

@@ -55,23 +55,76 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__check(const char *call, gpurma_status_t 
                                                              : "the operation failed");
 }
 
-/* Heap offset of [addr, addr + bytes), which must lie inside the part of
- * the heap nvshmem_malloc hands out: the layer's own words below it
- * (barrier counters, team handles) are no program's to write, and a put
- * there would let a barrier return early. */
-GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *addr,
-                                                  size_t bytes)
+/* The segment (0: the heap; k: segments[k - 1]) whose memory holds addr,
+ * with addr's offset in it, or -1. An address at a segment's end belongs
+ * to it (a zero-byte access there is fine). */
+GPURMA_NVSHMEMI_D int gpurma_nvshmemi__find(const void *addr, size_t *off)
 {
-    uintptr_t base = (uintptr_t)gpurma_nvshmemi_st.heap_base, a = (uintptr_t)addr;
-    uint64_t size = gpurma_nvshmemi_st.heap_size;
-    if (a < base || a - base > size || bytes > size - (a - base))
+    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
+    uintptr_t a = (uintptr_t)addr, base = (uintptr_t)s->heap_base;
+    if (a >= base && a - base <= s->heap_size) {
+        *off = (size_t)(a - base);
+        return 0;
+    }
+    for (uint32_t k = 0; k < s->nsegments && k < GPURMA_NVSHMEMI_MAX_SEGMENTS; k++) {
+        base = (uintptr_t)s->segments[k].base;
+        if (base && a >= base && a - base <= s->segments[k].size) {
+            *off = (size_t)(a - base);
+            return (int)k + 1;
+        }
+    }
+    return -1;
+}
+
+/* The device window of segment seg. */
+GPURMA_NVSHMEMI_D const gpurma_dev_win_t *gpurma_nvshmemi__win(int seg)
+{
+    return seg > 0 ? &gpurma_nvshmemi_st.segments[seg - 1].win : &gpurma_nvshmemi_st.win;
+}
+
+/* Offset of [addr, addr + bytes) in its segment (*seg, when seg is not
+ * NULL), which must hold all of it; in the heap, it must lie inside the
+ * part nvshmem_malloc hands out: the layer's own words below it (barrier
+ * counters, team handles) are no program's to write, and a put there would
+ * let a barrier return early. */
+GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *addr,
+                                                  size_t bytes, int *seg)
+{
+    size_t off = 0;
+    int k = gpurma_nvshmemi__find(addr, &off);
+    if (k < 0)
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "the address is not in the symmetric heap");
-    if (a - base < gpurma_nvshmemi_st.sync_bytes)
+    uint64_t size = k ? gpurma_nvshmemi_st.segments[k - 1].size : gpurma_nvshmemi_st.heap_size;
+    if (bytes > size - off)
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
+                              "the access runs past the end of the symmetric heap");
+    if (!k && off < gpurma_nvshmemi_st.sync_bytes)
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "the address is below the first nvshmem_malloc (the layer's own "
                               "barrier and team words)");
-    return (size_t)(a - base);
+    if (seg)
+        *seg = k;
+    return off;
+}
+
+/* Kinds of gpurma_nvshmemi__each. */
+enum { GPURMA_NVSHMEMI_FLUSH_LOCAL, GPURMA_NVSHMEMI_FENCE, GPURMA_NVSHMEMI_QUIET };
+
+/* One completion call on the heap's window and every live segment's (a
+ * program with one heap, the usual case, makes one call). */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__each(const char *call, int kind, int pe)
+{
+    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
+    for (uint32_t k = 0; k <= s->nsegments && k <= GPURMA_NVSHMEMI_MAX_SEGMENTS; k++) {
+        if (k && !s->segments[k - 1].base)
+            continue;
+        const gpurma_dev_win_t *w = gpurma_nvshmemi__win((int)k);
+        gpurma_status_t rc = kind == GPURMA_NVSHMEMI_FLUSH_LOCAL ? gpurma_dev_flush_local(*w, pe)
+                             : kind == GPURMA_NVSHMEMI_FENCE   ? gpurma_dev_fence(*w)
+                                                               : gpurma_dev_quiet(*w);
+        gpurma_nvshmemi__check(call, rc);
+    }
 }
 
 /* A blocking operation's completion: local (the source may be reused, a
@@ -80,7 +133,7 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__flush(const char *call, int pe)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        gpurma_nvshmemi__check(call, gpurma_dev_flush_local(gpurma_nvshmemi_st.win, pe));
+        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
         return;
     }
 #endif
@@ -95,8 +148,10 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put(const char *call, void *dst, const 
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        size_t off = gpurma_nvshmemi__offset(call, dst, bytes);
-        gpurma_nvshmemi__check(call, gpurma_dev_put(gpurma_nvshmemi_st.win, pe, off, src, bytes));
+        int seg;
+        size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
+        gpurma_nvshmemi__check(call, gpurma_dev_put(*gpurma_nvshmemi__win(seg), pe, off, src,
+                                                    bytes));
         if (!nbi)
             gpurma_nvshmemi__flush(call, pe);
         return;
@@ -112,8 +167,9 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const 
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        size_t off = gpurma_nvshmemi__offset(call, src, bytes);
-        const char *from = gpurma_nvshmemi__direct(pe, off);
+        int seg;
+        size_t off = gpurma_nvshmemi__offset(call, src, bytes, &seg);
+        const char *from = gpurma_nvshmemi__direct(seg, pe, off);
         /* g and other single words: one load */
         if (from && (bytes == 8 || bytes == 4 || bytes == 2 || bytes == 1) &&
             !(off & (bytes - 1)) && !((uintptr_t)dst & (bytes - 1))) {
@@ -127,7 +183,8 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const 
                 *(uint8_t *)dst = *(const volatile uint8_t *)from;
             return;
         }
-        gpurma_nvshmemi__check(call, gpurma_dev_get(gpurma_nvshmemi_st.win, pe, dst, off, bytes));
+        gpurma_nvshmemi__check(call, gpurma_dev_get(*gpurma_nvshmemi__win(seg), pe, dst, off,
+                                                    bytes));
         if (!nbi)
             gpurma_nvshmemi__flush(call, pe);
         return;
@@ -144,8 +201,9 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, 
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        size_t off = gpurma_nvshmemi__offset(call, dst, bytes);
-        char *d = gpurma_nvshmemi__direct(pe, off);
+        int seg;
+        size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
+        char *d = gpurma_nvshmemi__direct(seg, pe, off);
         if (d && !(off & (bytes - 1))) { /* one store, as NVSHMEM's p */
             if (bytes == 8)
                 *(volatile uint64_t *)d = value;
@@ -158,7 +216,8 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, 
             return;
         }
         gpurma_nvshmemi__check(call,
-                               gpurma_dev_put_value(gpurma_nvshmemi_st.win, pe, off, value, bytes));
+                               gpurma_dev_put_value(*gpurma_nvshmemi__win(seg), pe, off, value,
+                                                    bytes));
         return;
     }
 #endif
@@ -173,9 +232,10 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo64(const char *call, int kind, v
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        size_t off = gpurma_nvshmemi__offset(call, addr, 8);
+        int seg;
+        size_t off = gpurma_nvshmemi__offset(call, addr, 8, &seg);
         uint64_t old = 0;
-        gpurma_dev_win_t w = gpurma_nvshmemi_st.win;
+        gpurma_dev_win_t w = *gpurma_nvshmemi__win(seg);
         gpurma_status_t rc;
         if (kind == GPURMA_DEV__ATOMIC_CAS)
             rc = gpurma_dev_atomic_compare_swap(w, pe, off, compare, value, &old);
@@ -198,7 +258,7 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__fence(const char *call)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        gpurma_nvshmemi__check(call, gpurma_dev_fence(gpurma_nvshmemi_st.win));
+        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FENCE, 0);
         return;
     }
 #endif
@@ -211,7 +271,7 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__quiet(const char *call)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        gpurma_nvshmemi__check(call, gpurma_dev_quiet(gpurma_nvshmemi_st.win));
+        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_QUIET, 0);
         return;
     }
 #endif
@@ -226,13 +286,15 @@ GPURMA_NVSHMEMI_HD void *gpurma_nvshmemi__ptr(const void *addr, int pe)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath("nvshmem_ptr")) {
+        size_t off = 0;
+        int seg = gpurma_nvshmemi__find(addr, &off);
         const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
-        uintptr_t base = (uintptr_t)s->heap_base, a = (uintptr_t)addr;
-        if (pe < 0 || pe >= s->n_pes || a < base || a - base >= s->heap_size ||
-            a - base < s->sync_bytes)
+        if (seg < 0 || (!seg && (off < s->sync_bytes || off >= s->heap_size)) ||
+            (seg && off >= s->segments[seg - 1].size))
             return NULL;
-        gpurma_dev_peer_t p = s->win.peers[pe];
-        return p.path == GPURMA_DEV_PATH_LOADSTORE && p.base ? p.base + (a - base) : NULL;
+        if (pe == s->my_pe) /* this PE's own copy, however its window reaches it */
+            return (void *)addr;
+        return gpurma_nvshmemi__direct(seg, pe, off);
     }
 #endif
 #if !GPURMA_NVSHMEMI_DEVICE_PASS
@@ -254,8 +316,8 @@ GPURMA_NVSHMEMI_HD size_t gpurma_nvshmemi__bytes(const char *call, size_t nelems
 
 /* A strided access of nelems elements of esize bytes, stride elements
  * apart, must not wrap the address space: |stride| * esize * (nelems - 1)
- * fits in a ptrdiff_t (and, for the symmetric side, in the heap, which the
- * per-element check then confirms element by element). */
+ * fits in a ptrdiff_t (and, for the symmetric side, in the largest
+ * segment, which the per-element check then confirms element by element). */
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__stride_span(const char *call, ptrdiff_t stride,
                                                      size_t nelems, size_t esize, int symmetric)
 {
@@ -269,6 +331,10 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__stride_span(const char *call, ptrdiff_t
     (void)symmetric;
 #else
     uint64_t limit = symmetric ? gpurma_nvshmemi_st.heap_size : (uint64_t)PTRDIFF_MAX;
+    for (uint32_t k = 0; symmetric && k < gpurma_nvshmemi_st.nsegments &&
+                         k < GPURMA_NVSHMEMI_MAX_SEGMENTS; k++)
+        if (gpurma_nvshmemi_st.segments[k].size > limit)
+            limit = gpurma_nvshmemi_st.segments[k].size; /* the largest one */
 #endif
     if (mag && (esize > limit / mag || (uint64_t)(nelems - 1) > limit / (mag * esize)))
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
@@ -323,14 +389,16 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group(const char *call, int is_get, 
 {
 #if GPURMA_NVSHMEMI_CUDA
     gpurma_nvshmemi__devpath(call);
-    gpurma_dev_win_t w = gpurma_nvshmemi_st.win;
+    int seg;
     gpurma_status_t rc;
     if (is_get) {
-        size_t off = gpurma_nvshmemi__offset(call, source, bytes);
+        size_t off = gpurma_nvshmemi__offset(call, source, bytes, &seg);
+        gpurma_dev_win_t w = *gpurma_nvshmemi__win(seg);
         rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_get_warp(w, pe, dest, off, bytes)
                                            : gpurma_dev_get_block(w, pe, dest, off, bytes);
     } else {
-        size_t off = gpurma_nvshmemi__offset(call, dest, bytes);
+        size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
+        gpurma_dev_win_t w = *gpurma_nvshmemi__win(seg);
         rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_put_warp(w, pe, off, source, bytes)
                                            : gpurma_dev_put_block(w, pe, off, source, bytes);
     }

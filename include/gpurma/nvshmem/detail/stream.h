@@ -45,15 +45,66 @@ static inline void nvshmemx_signal_wait_until_on_stream(uint64_t *sig_addr, int 
     gpurma_nvshmemi__launched("nvshmemx_signal_wait_until_on_stream");
 }
 
+/* put_signal on a stream in one launch: a block copies (to a mapped PE,
+ * stores; else the port engine's put, complete before the signal) and one
+ * thread's release store or add signals. For sources a kernel reads (this
+ * GPU's memory, managed memory) up to 256 KiB; larger ones go to the copy
+ * engine through the library, then the signal kernel, which keeps SMs free
+ * and matches their bandwidth. */
+#define GPURMA_NVSHMEMI_STREAM_FUSED_MAX ((size_t)256 << 10)
+static __global__ void gpurma_nvshmemi_put_signal_kernel(void *dest, const void *source,
+                                                         size_t bytes, uint64_t *sig_addr,
+                                                         uint64_t signal, int sig_op, int pe)
+{
+    gpurma_nvshmemi__put_signal_group("nvshmemx_putmem_signal_on_stream (or a typed form)", dest,
+                                      source, bytes, sig_addr, signal, sig_op, pe, 0,
+                                      GPURMA_NVSHMEMI_BLOCK);
+}
+/* Whether a kernel on the current GPU can read src directly. The query is
+ * made in relaxed capture mode: under a global-mode capture (a program
+ * capturing this call into a graph) it would otherwise invalidate the
+ * capture. */
+static inline int gpurma_nvshmemi__kernel_reads(const void *src)
+{
+    struct cudaPointerAttributes a;
+    int dev = -1;
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    int swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+    cudaError_t e = cudaPointerGetAttributes(&a, src);
+    if (e == cudaSuccess)
+        e = cudaGetDevice(&dev);
+    if (swapped)
+        (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* a pageable pointer's answer is not the program's error */
+        return 0;
+    }
+    return a.type == cudaMemoryTypeManaged || (a.type == cudaMemoryTypeDevice && a.device == dev);
+}
+static inline void gpurma_nvshmemi__put_signal_on_stream(const char *call, void *dest,
+                                                         const void *source, size_t bytes,
+                                                         uint64_t *sig_addr, uint64_t signal,
+                                                         int sig_op, int pe, cudaStream_t stream)
+{
+    if (bytes <= GPURMA_NVSHMEMI_STREAM_FUSED_MAX &&
+        (!bytes || gpurma_nvshmemi__kernel_reads(source))) {
+        gpurma_nvshmemi_put_signal_kernel<<<1, bytes > 4096 ? 512 : 128, 0, stream>>>(
+            dest, source, bytes, sig_addr, signal, sig_op, pe);
+        gpurma_nvshmemi__launched(call);
+        return;
+    }
+    gpurma_nvshmemi_put_on_stream(call, dest, source, bytes, pe, (void *)stream);
+    nvshmemx_signal_op_on_stream(sig_addr, signal, sig_op, pe, stream);
+}
+
 #define GPURMA_NVSHMEMI_PUT_SIGNAL_STREAM(XPUT, TYPE, ESIZE)                                \
     static inline void XPUT##_signal_on_stream(TYPE *dest, const TYPE *source, size_t nelems, \
                                                uint64_t *sig_addr, uint64_t signal,         \
                                                int sig_op, int pe, cudaStream_t stream)     \
     {                                                                                       \
-        gpurma_nvshmemi_put_on_stream(#XPUT "_signal_on_stream", dest, source,              \
-                                      gpurma_nvshmemi__bytes(#XPUT, nelems, ESIZE), pe,     \
-                                      (void *)stream);                                      \
-        nvshmemx_signal_op_on_stream(sig_addr, signal, sig_op, pe, stream);                 \
+        gpurma_nvshmemi__put_signal_on_stream(#XPUT "_signal_on_stream", dest, source,      \
+                                              gpurma_nvshmemi__bytes(#XPUT, nelems, ESIZE), \
+                                              sig_addr, signal, sig_op, pe, stream);        \
     }                                                                                       \
     static inline void XPUT##_signal_nbi_on_stream(TYPE *dest, const TYPE *source,          \
                                                    size_t nelems, uint64_t *sig_addr,       \

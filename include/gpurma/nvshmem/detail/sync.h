@@ -98,7 +98,9 @@ GPURMA_NVSHMEMI_D uint64_t *gpurma_nvshmemi__signal_word(const char *call, uint6
         return NULL;
     if ((uintptr_t)sig_addr & 7)
         gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED, "the signal word is not 8-byte aligned");
-    return (uint64_t *)gpurma_nvshmemi__direct(pe, gpurma_nvshmemi__offset(call, sig_addr, 8));
+    int seg;
+    size_t off = gpurma_nvshmemi__offset(call, sig_addr, 8, &seg);
+    return (uint64_t *)gpurma_nvshmemi__direct(seg, pe, off);
 #else
     (void)call, (void)sig_addr, (void)pe;
     return NULL;
@@ -144,9 +146,10 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_signal(const char *call, void *dest
     if (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) {
         uint64_t *word = gpurma_nvshmemi__signal_word(call, sig_addr, pe);
         if (word) {
-            size_t off = gpurma_nvshmemi__offset(call, dest, bytes);
-            gpurma_nvshmemi__check(call, gpurma_dev_put(gpurma_nvshmemi_st.win, pe, off, source,
-                                                        bytes));
+            int seg;
+            size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
+            gpurma_nvshmemi__check(call, gpurma_dev_put(*gpurma_nvshmemi__win(seg), pe, off,
+                                                        source, bytes));
             gpurma_nvshmemi__signal_release(word, signal, sig_op == NVSHMEM_SIGNAL_ADD);
             return;
         }
@@ -171,10 +174,11 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__put_signal_group(const char *call, void 
                          ? gpurma_nvshmemi__signal_word(call, sig_addr, pe)
                          : NULL;
     if (word) {
-        size_t off = gpurma_nvshmemi__offset(call, dest, bytes);
+        int seg;
+        size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
         unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
         unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
-        gpurma_nvshmemi__check(call, gpurma_dev_put_coop(gpurma_nvshmemi_st.win, pe, off, source,
+        gpurma_nvshmemi__check(call, gpurma_dev_put_coop(*gpurma_nvshmemi__win(seg), pe, off, source,
                                                          bytes, tid, nthreads));
         gpurma_nvshmemi__group_sync(scope);
         if (tid == 0)
@@ -496,7 +500,7 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__team_sync(const char *call, nvshmem_team
         /* The counters are the layer's own words, which the program's
          * address check refuses: straight to the peer (a release add, no
          * reply to wait for) or to the device API. */
-        uint64_t *arrival = (uint64_t *)gpurma_nvshmemi__direct(pe, (size_t)s->my_pe * 8);
+        uint64_t *arrival = (uint64_t *)gpurma_nvshmemi__direct(0, pe, (size_t)s->my_pe * 8);
         if (arrival)
             gpurma_nvshmemi__signal_release(arrival, 1, 1);
         else

@@ -195,6 +195,17 @@ typedef struct {
 
 #define GPURMA_NVSHMEMI_STATE_LIVE 0x4e56534du /* "NVSM" */
 
+/* Symmetric memory beyond the first heap: a window each, made when
+ * nvshmem_malloc finds no room in the ones before (NVSHMEM grows its heap
+ * too) or by nvshmemx_buffer_register_symmetric. base is this PE's part,
+ * NULL for a free slot. */
+#define GPURMA_NVSHMEMI_MAX_SEGMENTS 15
+typedef struct {
+    char            *base;
+    uint64_t         size;
+    gpurma_dev_win_t win;
+} gpurma_nvshmemi_segment_t;
+
 /*
  * What every translation unit that includes nvshmem.h holds a copy of (in
  * __constant__ memory when compiled by nvcc): the library fills the copies
@@ -219,6 +230,9 @@ typedef struct {
     uint64_t               colls_off;  /* device collectives' handles, or 0 */
     gpurma_dev_win_t       win;        /* the heap's window */
     gpurma_nvshmemi_team_t teams[GPURMA_NVSHMEMI_MAX_TEAMS];
+    /* Segment k + 1 of an address is segments[k]; segment 0 is the heap. */
+    uint32_t               nsegments;  /* slots in use or freed: [0, nsegments) */
+    gpurma_nvshmemi_segment_t segments[GPURMA_NVSHMEMI_MAX_SEGMENTS];
 } gpurma_nvshmemi_state_t;
 
 #endif
