@@ -57,9 +57,10 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$build" ] && [ -n "$logs" ] || { sed -n '2,38p' "$0" >&2; exit 2; }
 build=$(cd "$build" && pwd)
-mkdir -p "$logs/verdicts"
+mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
-rm -f "$logs"/verdicts/*
+rm -rf "$logs/verdicts"
+mkdir "$logs/verdicts"
 t0=$SECONDS
 want() { [ "$only" = all ] || [ "$only" = "$1" ]; }
 # Seconds left of the budget, and a run's limit cut to them (0: too late).
@@ -171,11 +172,12 @@ torch_real_nccl() { # the same ops on NVIDIA's NCCL: one GPU per rank
 }
 torch_pid=
 if want torch; then
-    order torch_imports; order torch_ops; order torch_killed_rank
-    [ "$ngpu" -ge 2 ] && order torch_ops_real_nccl
+    order torch_imports
     if ! "$python" -c 'import torch, torch.distributed' >/dev/null 2>&1; then
         record torch_imports 77 "(no torch at $python)"
     else
+        order torch_ops; order torch_killed_rank
+        [ "$ngpu" -ge 2 ] && order torch_ops_real_nccl
         # What torch imports from libnccl.so.2, against what the shim exports.
         tdir=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
         for f in "$tdir"/*.so*; do nm -D "$f" 2>/dev/null; done |
@@ -242,7 +244,9 @@ nt_run() {
 # launch NAME NP BIN ARGS...: nt_run in the background, --jobs at a time.
 launch() {
     order "$1"
-    while [ "$(jobs -rp | wc -l)" -ge $((jobs + ${torch_pid:+1})) ]; do wait -n; done
+    busy=$jobs
+    [ -n "$torch_pid" ] && busy=$((jobs + 1)) # the torch runs, beside
+    while [ "$(jobs -rp | wc -l)" -ge $busy ]; do wait -n; done
     nt_run "$@" &
 }
 
@@ -387,6 +391,7 @@ done | sort | while read -r _ name; do
 done >"$logs/results.txt"
 cat "$logs/results.txt"
 for g in 0 10; do
+    want bench || break
     other=coll
     [ "$ngpu" -ge 2 ] && other=nccl
     s=$logs/bench_nt_shim_G$g.log o=$logs/bench_nt_${other}_G$g.log
