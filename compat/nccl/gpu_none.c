@@ -36,3 +36,17 @@ int gpurma_nccl_gpu_scale_async(void *dst, const void *src, size_t count, ncclDa
 }
 
 int gpurma_nccl_gpu_stream_capturing(void *stream) { (void)stream; return 0; }
+
+int gpurma_nccl_gpu_probe_create(void **probe)
+{
+    *probe = NULL;
+    return 1;
+}
+
+void gpurma_nccl_gpu_probe_destroy(void *probe) { (void)probe; }
+
+int gpurma_nccl_gpu_probe_failed(void *probe, const char **why)
+{
+    (void)probe, (void)why;
+    return 0;
+}

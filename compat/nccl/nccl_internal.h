@@ -74,6 +74,7 @@ struct ncclComm {
     size_t          scratch_bytes;
     /* the real NCCL's communicator (fallback.c), or NULL */
     void           *fallback;
+    void           *gpu_probe; /* gpurma_nccl_gpu_probe_create, GPU communicators */
     char            name[64];
     pthread_mutex_t lock;
 };
@@ -86,6 +87,8 @@ ncclResult_t gpurma_nccl_fail(ncclComm_t comm, ncclResult_t result, const char *
 /* A gpurma call failed: its message follows ours. Remote failures also
  * become the communicator's asynchronous error. */
 ncclResult_t gpurma_nccl_fail_rc(ncclComm_t comm, gpurma_status_t rc, const char *what);
+/* The communicator's asynchronous error becomes result unless it has one. */
+void gpurma_nccl_set_async(ncclComm_t comm, ncclResult_t result);
 void gpurma_nccl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Checks comm is live and usable (not aborted, initialized). */
 ncclResult_t gpurma_nccl_check_comm(ncclComm_t comm, const char *call);
@@ -169,5 +172,13 @@ int  gpurma_nccl_gpu_scale_async(void *dst, const void *src, size_t count,
                                  ncclDataType_t dtype, double scalar, const void *scalar_dev,
                                  void *stream);
 int  gpurma_nccl_gpu_stream_capturing(void *stream);
+/* A stream of the communicator's own that never gets work: querying it
+ * tells whether the GPU's context broke (a kernel that faulted, such as a
+ * gpurma collective that timed out and trapped) without touching the
+ * caller's streams or a graph being captured on another thread. */
+int  gpurma_nccl_gpu_probe_create(void **probe);
+void gpurma_nccl_gpu_probe_destroy(void *probe);
+/* 0 while the context is sound, else 1 with the CUDA error's text. */
+int  gpurma_nccl_gpu_probe_failed(void *probe, const char **why);
 
 #endif

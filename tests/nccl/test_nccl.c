@@ -15,6 +15,7 @@
 #include "../mp/common.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 
 #include "gpurma/nccl/nccl.h"
@@ -667,6 +668,40 @@ static void test_errors(ncclComm_t comm, ncclUniqueId id)
     T_ASSERT(dev == -1, "host backend communicator on device %d", dev);
 }
 
+/* A thread with no error of its own reads the process's last one (torch
+ * asks from its watchdog thread); once it has its own, that one. */
+static void *last_error_reader(void *arg)
+{
+    char **out = arg;
+    out[0] = strdup(ncclGetLastError(NULL));
+    ncclResult_t rc = ncclGetUniqueId(NULL);
+    out[1] = rc == ncclInvalidArgument ? strdup(ncclGetLastError(NULL)) : NULL;
+    return NULL;
+}
+
+static void test_last_error_threads(ncclComm_t comm)
+{
+    char buf[8];
+    ncclResetDebugInit();
+    NEXPECT(ncclInvalidArgument, ncclBroadcast(buf, buf, 1, ncclInt8, -7, comm, NULL));
+    char mine[1024];
+    snprintf(mine, sizeof mine, "%s", ncclGetLastError(comm));
+    T_ASSERT(strstr(mine, "-7"), "the last error does not name root -7: %s", mine);
+    char *seen[2] = {NULL, NULL};
+    pthread_t th;
+    T_ASSERT(pthread_create(&th, NULL, last_error_reader, seen) == 0, "pthread_create");
+    pthread_join(th, NULL);
+    T_ASSERT(seen[0] && !strcmp(seen[0], mine), "another thread read '%s', expected '%s'",
+             seen[0] ? seen[0] : "(null)", mine);
+    T_ASSERT(seen[1] && strstr(seen[1], "ncclGetUniqueId"),
+             "the thread's own error is '%s'", seen[1] ? seen[1] : "(null)");
+    /* this thread keeps its own */
+    T_ASSERT(!strcmp(ncclGetLastError(NULL), mine), "this thread's error became '%s'",
+             ncclGetLastError(NULL));
+    free(seen[0]);
+    free(seen[1]);
+}
+
 /* Abort is local: other ranks are not asked. */
 static void test_abort(ncclUniqueId id)
 {
@@ -722,6 +757,7 @@ int main(int argc, char **argv)
     ncclComm_t comm;
     NCHECK(ncclCommInitRank(&comm, t_size, id, t_rank));
     test_errors(comm, id);
+    test_last_error_threads(comm);
     test_reductions(comm);
     test_premulsum(comm);
     test_movement(comm);
