@@ -73,6 +73,10 @@ static ncclResult_t comm_setup(ncclComm_t comm)
     if (res != ncclSuccess)
         return res;
     gpurma_nccl_fallback_comm_init(comm);
+    if (comm->gpu && gpurma_nccl_gpu_load_kernels())
+        return gpurma_nccl_fail(comm, ncclUnhandledCudaError,
+                                "init: the NCCL layer's kernels could not be loaded on GPU %d",
+                                comm->device);
     if (comm->gpu && gpurma_nccl_gpu_probe_create(&comm->gpu_probe))
         gpurma_nccl_log("rank %d: no probe stream: ncclCommGetAsyncError will not see a GPU "
                         "fault", comm->rank);
