@@ -135,7 +135,11 @@ ncclResult_t gpurma_nccl_comm_init_now(ncclComm_t comm)
 
 static void *init_in_background(void *arg)
 {
-    gpurma_nccl_comm_init_now(arg);
+    ncclComm_t comm = arg;
+    /* a new thread: the caller's GPU, for what setup allocates and loads */
+    if (comm->device >= 0)
+        gpurma_nccl_gpu_set_device(comm->device);
+    gpurma_nccl_comm_init_now(comm);
     return NULL;
 }
 
