@@ -7,10 +7,11 @@
 #      built with MPI against the system nccl.h and run through our
 #      libnccl.so.2 (LD_PRELOAD + LD_LIBRARY_PATH) at 2 and 4 ranks: every
 #      binary, in and out of place (each run checks both), -G 0 and -G 5,
-#      -R 0/1/2 (pairs 0:0 0:2 5:1 5:2), every type but FP8 and every
+#      -R 0/1/2 (pairs 0:0 0:2 5:1 5:2), every type (FP8 too) and every
 #      operator of the reductions (PreMulSum included); a run passes when it exits 0 and
 #      reports 0 wrong values. With 2+ GPUs also -g 2 (two ranks of one
-#      process in one group) and the same binaries on NVIDIA's NCCL;
+#      process in one group), the fallback NCCL loaded beside the shim, and
+#      the same binaries on NVIDIA's NCCL;
 #   2. PyTorch (torchrun, 2 processes, LD_PRELOAD; torch finds NCCL by
 #      RPATH): tests/gpu/nccl_torch.py ops (all_reduce,
 #      all_gather_into_tensor, reduce_scatter_tensor, all_to_all_single,
@@ -273,9 +274,9 @@ if want nccl-tests && [ -x "$nt/all_reduce_perf" ]; then
             done
         done
     done
-    # Every type (but FP8, which gpurma does not reduce: that needs the
-    # fallback NCCL, one GPU per rank) and every operator, PreMulSum too.
-    types="int8 uint8 int32 uint32 int64 uint64 half float double bfloat16"
+    # Every type and every operator, PreMulSum too (FP8: reduced as float
+    # by the shim; a type per run, so that a failure names it).
+    types="int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2"
     for np in $typed_nps; do
         for b in all_reduce reduce_scatter reduce; do
             for d in $types; do
@@ -291,11 +292,17 @@ if want nccl-tests && [ -x "$nt/all_reduce_perf" ]; then
         # communicators (the shim runs each on its own thread).
         launch nt_all_reduce_g2 1 all_reduce_perf -b 8 -e 8M -f 8 -g 2 -c 1 -n 5 -w 2
         launch nt_sendrecv_g2 1 sendrecv_perf -b 8 -e 8M -f 8 -g 2 -c 1 -n 5 -w 2
-        # FP8 reductions go to the fallback NCCL (one GPU per rank)
-        env_extra="$through_shim -x GPURMA_NCCL_FALLBACK=$(ldconfig -p | awk '/libnccl.so.2 / {print $NF; exit}')"
-        launch nt_all_reduce_np2_f8e4m3_fallback 2 all_reduce_perf -b 8 -e 256K -f 32 -g 1 \
-            -c 1 -n 2 -w 1 -d f8e4m3 -o sum
+        # The fallback NCCL (one GPU per rank): loaded in its own namespace,
+        # its communicator made at init, beside the shim's.
+        real_nccl=$(ldconfig -p | awk '/libnccl.so.2 / {print $NF; exit}')
+        env_extra="$through_shim -x GPURMA_NCCL_DEBUG=1 -x GPURMA_NCCL_FALLBACK=$real_nccl"
         wait_nt
+        order nt_all_reduce_np2_fallback
+        order nt_fallback_loaded
+        nt_run nt_all_reduce_np2_fallback 2 all_reduce_perf -b 8 -e 256K -f 32 -g 1 -c 1 -n 2 -w 1
+        grep -q 'fallback NCCL loaded' "$logs/nt_all_reduce_np2_fallback.log" &&
+            grep -q 'fallback NCCL communicator made' "$logs/nt_all_reduce_np2_fallback.log"
+        record nt_fallback_loaded $? "($real_nccl)"
         # The same binaries on NVIDIA's NCCL, beside the shim's rows above.
         env_extra=
         for b in $bins; do
