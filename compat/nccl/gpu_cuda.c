@@ -78,14 +78,20 @@ void gpurma_nccl_gpu_probe_destroy(void *probe)
 }
 
 /* The probe stream is empty and non-blocking: its query costs about a
- * microsecond, needs no current device, and is allowed while another
- * thread captures a graph. A broken context fails every call with its
- * sticky error. */
+ * microsecond and needs no current device. It never takes part in a
+ * capture, so this thread's capture mode is relaxed around the query:
+ * another thread's graph capture in the global mode (torch's default)
+ * neither refuses it nor is invalidated by it. A broken context fails
+ * every call with its sticky error. */
 int gpurma_nccl_gpu_probe_failed(void *probe, const char **why)
 {
     if (!probe)
         return 0;
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    int relaxed = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
     cudaError_t e = cudaStreamQuery((cudaStream_t)probe);
+    if (relaxed)
+        cudaThreadExchangeStreamCaptureMode(&mode); /* back to the thread's own */
     if (e == cudaSuccess || e == cudaErrorNotReady)
         return 0;
     *why = cudaGetErrorString(e);
