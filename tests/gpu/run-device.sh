@@ -37,6 +37,8 @@
 # and once with both ranks sharing GPU 0. A tree without ./configure (the
 # machine may lack libtool) gets the generated files from .gpu-carry/,
 # which tests/gpu/prepare-carry.sh fills on a machine that has autotools.
+# GPURMA_CONFIGURE_ARGS adds configure options (--with-cuda-arch=90: one
+# architecture, about half the compile time).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # Logs go to gpu-logs/; with $OUT set (the device tool), they also come
@@ -119,7 +121,7 @@ mkdir -p "$build"
 note "configure + make -j16 (log: build.log)"
 (
     cd "$build" &&
-        "$top/configure" --with-cuda=/usr/local/cuda --with-ucx=no &&
+        "$top/configure" --with-cuda=/usr/local/cuda --with-ucx=no ${GPURMA_CONFIGURE_ARGS:-} &&
         make -j16 libgpurma.la
 ) >"$out/build.log" 2>&1
 build_rc=$?
