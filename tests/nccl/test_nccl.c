@@ -840,6 +840,48 @@ static void test_last_error_threads(ncclComm_t comm)
     free(seen[1]);
 }
 
+/* The host functions of nccl_device.h, which our header does not declare:
+ * NCCL 2.28's prototypes. */
+typedef struct {
+    int nRanks, rank, stride;
+} team_t;
+team_t ncclTeamWorld(ncclComm_t comm);
+team_t ncclTeamLsa(ncclComm_t comm);
+team_t ncclTeamRail(ncclComm_t comm);
+int ncclTeamRankToWorld(ncclComm_t comm, team_t team, int rank);
+int ncclTeamRankToLsa(ncclComm_t comm, team_t team, int rank);
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *reqs, void *outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm);
+
+/* Teams come from the communicator (one host here: the LSA team is all of
+ * it, each rail one rank); device communicators are refused with a reason
+ * and nothing written. */
+static void test_device_api(ncclComm_t comm)
+{
+    team_t w = ncclTeamWorld(comm), l = ncclTeamLsa(comm), r = ncclTeamRail(comm);
+    T_ASSERT(w.nRanks == t_size && w.rank == t_rank && w.stride == 1, "world team %d %d %d",
+             w.nRanks, w.rank, w.stride);
+    T_ASSERT(l.nRanks == t_size && l.rank == t_rank && l.stride == 1, "LSA team %d %d %d",
+             l.nRanks, l.rank, l.stride);
+    T_ASSERT(r.nRanks == 1 && r.rank == 0, "rail team %d %d %d", r.nRanks, r.rank, r.stride);
+    for (int i = 0; i < t_size; i++) {
+        T_ASSERT(ncclTeamRankToWorld(comm, w, i) == i, "world rank of %d", i);
+        T_ASSERT(ncclTeamRankToLsa(comm, w, i) == i, "LSA rank of %d", i);
+    }
+    T_ASSERT(ncclTeamRankToWorld(comm, w, t_size) == -1 && ncclTeamRankToWorld(comm, w, -1) == -1,
+             "ranks outside the team are not -1");
+    T_ASSERT(ncclTeamRankToWorld(comm, r, 0) == t_rank, "rail rank 0 is not this rank");
+    unsigned char dev[256];
+    memset(dev, T_POISON, sizeof dev);
+    NEXPECT(ncclInvalidUsage, ncclDevCommCreate(comm, dev, dev));
+    T_ASSERT(strstr(ncclGetLastError(NULL), "device API"), "no reason: %s",
+             ncclGetLastError(NULL));
+    t_verify_fill(dev, T_POISON, sizeof dev, "ncclDevCommCreate's output", -1, 0);
+    NEXPECT(ncclInvalidUsage, ncclDevCommDestroy(comm, dev));
+    team_t none = ncclTeamWorld(NULL);
+    T_ASSERT(none.nRanks == 0, "a team of no communicator has %d ranks", none.nRanks);
+}
+
 /* Abort is local: other ranks are not asked. */
 static void test_abort(ncclUniqueId id)
 {
@@ -896,6 +938,7 @@ int main(int argc, char **argv)
     NCHECK(ncclCommInitRank(&comm, t_size, id, t_rank));
     test_errors(comm, id);
     test_last_error_threads(comm);
+    test_device_api(comm);
     test_reductions(comm);
     test_premulsum(comm);
     test_fp8(comm);
