@@ -295,6 +295,7 @@ if want nccl-tests && [ -x "$nt/all_reduce_perf" ]; then
         # The fallback NCCL (one GPU per rank): loaded in its own namespace,
         # its communicator made at init, beside the shim's.
         real_nccl=$(ldconfig -p | awk '/libnccl.so.2 / {print $NF; exit}')
+        [ -n "$real_nccl" ] || real_nccl=$("$python" -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
         env_extra="$through_shim -x GPURMA_NCCL_DEBUG=1 -x GPURMA_NCCL_FALLBACK=$real_nccl"
         wait_nt
         order nt_all_reduce_np2_fallback
