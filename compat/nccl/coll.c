@@ -6,8 +6,10 @@
  * calls it has: gather and scatter are alltoallv with one non-empty column
  * or row; NCCL's in-place reduce-scatter (recv inside send at this rank's
  * block) reduces into scratch and copies; PreMulSum scales into scratch
- * and sums. Data-moving calls take FP8 as bytes; FP8 reductions go to the
- * real NCCL when GPURMA_NCCL_FALLBACK names one.
+ * and sums. Data-moving calls take FP8 as bytes; FP8 reductions widen to
+ * float in scratch, reduce as float and narrow back (fp8.c, gpu_fp8.cu).
+ * What gpurma refuses as unsupported goes to the real NCCL when
+ * GPURMA_NCCL_FALLBACK names one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +226,8 @@ static double scalar_from(const void *p, ncclDataType_t dtype)
     case ncclBfloat16: return bf16_to_float(*(const uint16_t *)p);
     case ncclFloat32:  return *(const float *)p;
     case ncclFloat64:  return *(const double *)p;
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2: return gpurma_nccl_fp8_to_float(*(const uint8_t *)p, dtype);
     default:           return 0;
     }
 }
@@ -235,7 +239,7 @@ NCCL_API ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar,
     ncclResult_t res = gpurma_nccl_check_comm(comm, "ncclRedOpCreatePreMulSum");
     if (res != ncclSuccess)
         return res;
-    if (!op || !scalar || gpurma_dtype(datatype) < 0 ||
+    if (!op || !scalar || !gpurma_nccl_dtype_size(datatype) ||
         (residence != ncclScalarDevice && residence != ncclScalarHostImmediate))
         return gpurma_nccl_fail(comm, ncclInvalidArgument,
                                 "ncclRedOpCreatePreMulSum: op %p, scalar %p, dtype %d, residence "
@@ -280,6 +284,74 @@ NCCL_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
     return ncclSuccess;
 }
 NCCL_PROFILING_ALIAS(ncclRedOpDestroy)
+
+/* ------------------------------------------------------------- FP8 */
+
+/* gpurma's collectives have no FP8 type: the input is widened to float in
+ * scratch (PreMulSum's scaling done in FP8 first, as NCCL does), reduced as
+ * float, and the result narrowed into recv (round to nearest even,
+ * saturating, as cuda_fp8.h). One rounding at the end: a sum is at least
+ * as exact as NCCL's, which rounds at each step. */
+static ncclResult_t run_fp8(const nccl_op_t *a, gpurma_redop_t op, const nccl_user_op_t *user,
+                            void *stream)
+{
+    ncclComm_t comm = a->comm;
+    const char *name = gpurma_nccl_op_name(a->kind);
+    /* count * size fits a size_t (checked by the caller) */
+    size_t n_in = a->kind == NCCL_OP_REDUCE_SCATTER ? a->count * (size_t)comm->size : a->count;
+    size_t bytes;
+    if (__builtin_add_overflow(n_in, a->count, &bytes) ||
+        __builtin_mul_overflow(bytes, sizeof(float), &bytes))
+        return gpurma_nccl_fail(comm, ncclInvalidArgument,
+                                "%s: FP8 count %zu is too large to widen to float", name,
+                                a->count);
+    nccl_scratch_t tmp = {NULL, 0};
+    ncclResult_t res = gpurma_nccl_scratch(comm, bytes, stream, &tmp);
+    if (res != ncclSuccess)
+        return res;
+    float *wide_in = tmp.ptr, *wide_out = wide_in + n_in;
+    double scalar = user ? user->scalar_host : 0;
+    const double *scaled = user && !user->on_device ? &scalar : NULL;
+    const void *scalar_dev = user && user->on_device ? user->scalar_dev : NULL;
+    if (comm->gpu) {
+        if (gpurma_nccl_gpu_fp8_widen_async(wide_in, a->send, n_in, a->dtype, scaled, scalar_dev,
+                                            stream))
+            res = gpurma_nccl_fail(comm, ncclUnhandledCudaError,
+                                   "%s: the FP8 widening kernel failed", name);
+    } else {
+        gpurma_nccl_fp8_widen_host(wide_in, a->send, n_in, a->dtype, scaled);
+    }
+    gpurma_status_t st = GPURMA_SUCCESS;
+    if (res == ncclSuccess) {
+        gpurma_team_t team = comm->team;
+        switch (a->kind) {
+        case NCCL_OP_ALLREDUCE:
+            st = gpurma_allreduce(team, wide_in, wide_out, a->count, GPURMA_FLOAT32, op, stream);
+            break;
+        case NCCL_OP_REDUCE:
+            st = gpurma_reduce(team, wide_in, wide_out, a->count, GPURMA_FLOAT32, op, a->root,
+                               stream);
+            break;
+        default:
+            st = gpurma_reduce_scatter(team, wide_in, wide_out, a->count, GPURMA_FLOAT32, op,
+                                       stream);
+            break;
+        }
+    }
+    /* NCCL's reduce writes only the root's recv */
+    int writes = a->kind != NCCL_OP_REDUCE || comm->rank == a->root;
+    if (res == ncclSuccess && st == GPURMA_SUCCESS && writes) {
+        if (!comm->gpu)
+            gpurma_nccl_fp8_narrow_host(a->recv, wide_out, a->count, a->dtype);
+        else if (gpurma_nccl_gpu_fp8_narrow_async(a->recv, wide_out, a->count, a->dtype, stream))
+            res = gpurma_nccl_fail(comm, ncclUnhandledCudaError,
+                                   "%s: the FP8 narrowing kernel failed", name);
+    }
+    gpurma_nccl_scratch_done(comm, &tmp, stream);
+    if (res != ncclSuccess)
+        return res;
+    return st == GPURMA_SUCCESS ? ncclSuccess : gpurma_nccl_fail_rc(comm, st, name);
+}
 
 /* --------------------------------------------------------- dispatch */
 
@@ -389,6 +461,7 @@ static ncclResult_t run_checked(const nccl_op_t *a)
                                         "%s: operator %d is not a live PreMulSum of datatype %d",
                                         gpurma_nccl_op_name(a->kind), (int)a->op, (int)a->dtype);
             user = &comm->ops[i];
+            op = GPURMA_SUM;
         } else if ((int)a->op < 0) {
             return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: unknown operator %d",
                                     gpurma_nccl_op_name(a->kind), (int)a->op);
@@ -398,8 +471,8 @@ static ncclResult_t run_checked(const nccl_op_t *a)
                 [ncclMin] = GPURMA_MIN, [ncclAvg] = GPURMA_AVG};
             op = ops[a->op];
         }
-        if (gpurma_dtype(a->dtype) < 0)
-            return gpurma_nccl_fallback_run(a, "gpurma does not reduce FP8");
+        if (gpurma_nccl_is_fp8(a->dtype))
+            return run_fp8(a, op, user, stream);
     }
     gpurma_dtype_t dt = reduces ? (gpurma_dtype_t)gpurma_dtype(a->dtype) : copy_dtype(a->dtype);
     gpurma_team_t team = comm->team;

@@ -73,6 +73,13 @@ static ncclResult_t comm_setup(ncclComm_t comm)
     if (res != ncclSuccess)
         return res;
     gpurma_nccl_fallback_comm_init(comm);
+    if (comm->gpu && gpurma_nccl_gpu_load_kernels())
+        return gpurma_nccl_fail(comm, ncclUnhandledCudaError,
+                                "init: the NCCL layer's kernels could not be loaded on GPU %d",
+                                comm->device);
+    if (comm->gpu && gpurma_nccl_gpu_probe_create(&comm->gpu_probe))
+        gpurma_nccl_log("rank %d: no probe stream: ncclCommGetAsyncError will not see a GPU "
+                        "fault", comm->rank);
     /* How a run shows it went through this library and not NVIDIA's. */
     if (getenv("GPURMA_NCCL_DEBUG"))
         gpurma_nccl_log("rank %d of %d: communicator on %s %d, send/recv slots of %zu bytes%s",
@@ -128,7 +135,11 @@ ncclResult_t gpurma_nccl_comm_init_now(ncclComm_t comm)
 
 static void *init_in_background(void *arg)
 {
-    gpurma_nccl_comm_init_now(arg);
+    ncclComm_t comm = arg;
+    /* a new thread: the caller's GPU, for what setup allocates and loads */
+    if (comm->device >= 0)
+        gpurma_nccl_gpu_set_device(comm->device);
+    gpurma_nccl_comm_init_now(comm);
     return NULL;
 }
 
@@ -368,6 +379,7 @@ static void release(ncclComm_t comm)
     if (comm->init_state == ncclSuccess) {
         gpurma_nccl_fallback_comm_destroy(comm, 0);
         gpurma_nccl_p2p_teardown(comm);
+        gpurma_nccl_gpu_probe_destroy(comm->gpu_probe);
         if (comm->own_team)
             gpurma_team_free(&comm->team);
         release_ctx(comm->ctx, 1);
@@ -502,9 +514,7 @@ NCCL_API ncclResult_t ncclCommAbort(ncclComm_t comm)
             pthread_mutex_unlock(&aborted_lock);
         }
     }
-    ncclResult_t none = ncclSuccess;
-    __atomic_compare_exchange_n(&comm->async_error, &none, ncclRemoteError, 0, __ATOMIC_ACQ_REL,
-                                __ATOMIC_ACQUIRE);
+    gpurma_nccl_set_async(comm, ncclRemoteError);
     gpurma_nccl_fallback_comm_destroy(comm, 1);
     return ncclSuccess;
 }
@@ -532,12 +542,23 @@ NCCL_API ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *async
     ncclResult_t st = __atomic_load_n(&comm->init_state, __ATOMIC_ACQUIRE);
     if (st == ncclSuccess)
         st = __atomic_load_n(&comm->async_error, __ATOMIC_ACQUIRE);
-    /* Work on a stream reports no error to the host: a dead peer is looked
-     * for here, which is what torch's watchdog polls. */
+    /* Work on a stream reports no error to the host: a dead peer, and a
+     * kernel that failed (a collective whose wait timed out stops its
+     * kernel with a trap, which breaks the GPU's context), are looked for
+     * here, which is what torch's watchdog polls. */
     if (st == ncclSuccess && !comm->aborted) {
         gpurma_status_t rc = gpurma_team_check_peers(comm->team);
-        if (rc != GPURMA_SUCCESS)
+        const char *why = NULL;
+        if (rc != GPURMA_SUCCESS) {
             st = gpurma_nccl_fail_rc(comm, rc, "ncclCommGetAsyncError");
+        } else if (gpurma_nccl_gpu_probe_failed(comm->gpu_probe, &why)) {
+            st = gpurma_nccl_fail(comm, ncclUnhandledCudaError,
+                                  "ncclCommGetAsyncError: the GPU's context failed (%s): a "
+                                  "kernel faulted, or a collective timed out waiting for a peer "
+                                  "(GPURMA_TIMEOUT_MS; its 'gpurma: rank' line says which)",
+                                  why);
+            gpurma_nccl_set_async(comm, st);
+        }
     }
     if (st == ncclSuccess && comm->init_thread_started)
         join_init(comm); /* finished: reap the thread */

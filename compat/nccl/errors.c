@@ -10,8 +10,12 @@
 #include "nccl_internal.h"
 
 /* NCCL keeps one last-error text per process; per thread is what a
- * multi-threaded caller can use, and what gpurma does. */
+ * multi-threaded caller can use, and what gpurma does. A thread that had
+ * no error of its own reads the process's last one: torch may ask from
+ * another thread than the one whose call failed. */
 static __thread char last_error[1024];
+static char process_last_error[1024];
+static pthread_mutex_t process_last_error_lock = PTHREAD_MUTEX_INITIALIZER;
 
 ncclResult_t gpurma_nccl_result(gpurma_status_t rc)
 {
@@ -33,7 +37,7 @@ ncclResult_t gpurma_nccl_result(gpurma_status_t rc)
     }
 }
 
-static void set_async(ncclComm_t comm, ncclResult_t result)
+void gpurma_nccl_set_async(ncclComm_t comm, ncclResult_t result)
 {
     ncclResult_t none = ncclSuccess;
     if (comm)
@@ -53,6 +57,9 @@ ncclResult_t gpurma_nccl_fail(ncclComm_t comm, ncclResult_t result, const char *
                  comm->size, msg);
     else
         snprintf(last_error, sizeof last_error, "gpurma-nccl: %s", msg);
+    pthread_mutex_lock(&process_last_error_lock);
+    memcpy(process_last_error, last_error, sizeof last_error);
+    pthread_mutex_unlock(&process_last_error_lock);
     if (getenv("GPURMA_NCCL_DEBUG"))
         fprintf(stderr, "%s\n", last_error);
     return result;
@@ -69,7 +76,7 @@ ncclResult_t gpurma_nccl_fail_rc(ncclComm_t comm, gpurma_status_t rc, const char
      * watchdog learns it from ncclCommGetAsyncError. */
     if (result == ncclRemoteError || result == ncclSystemError ||
         result == ncclUnhandledCudaError)
-        set_async(comm, result);
+        gpurma_nccl_set_async(comm, result);
     return result;
 }
 
@@ -130,7 +137,7 @@ NCCL_PROFILING_ALIAS(ncclGetErrorString)
 NCCL_API const char *ncclGetLastError(ncclComm_t comm)
 {
     (void)comm; /* per thread, whatever the communicator */
-    return last_error;
+    return last_error[0] ? last_error : process_last_error;
 }
 NCCL_PROFILING_ALIAS(ncclGetLastError)
 
@@ -144,5 +151,11 @@ NCCL_API ncclResult_t ncclGetVersion(int *version)
 NCCL_PROFILING_ALIAS(ncclGetVersion)
 
 /* NCCL rereads NCCL_DEBUG here; gpurma's log settings are read per call. */
-NCCL_API void ncclResetDebugInit(void) { last_error[0] = '\0'; }
+NCCL_API void ncclResetDebugInit(void)
+{
+    last_error[0] = '\0';
+    pthread_mutex_lock(&process_last_error_lock);
+    process_last_error[0] = '\0';
+    pthread_mutex_unlock(&process_last_error_lock);
+}
 NCCL_PROFILING_ALIAS(ncclResetDebugInit)

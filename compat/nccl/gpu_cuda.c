@@ -59,6 +59,45 @@ int gpurma_nccl_gpu_copy_async(void *dst, const void *src, size_t bytes, void *s
            cudaSuccess;
 }
 
+int gpurma_nccl_gpu_probe_create(void **probe)
+{
+    cudaStream_t s = NULL;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+        cudaGetLastError();
+        *probe = NULL;
+        return 1;
+    }
+    *probe = s;
+    return 0;
+}
+
+void gpurma_nccl_gpu_probe_destroy(void *probe)
+{
+    if (probe)
+        cudaStreamDestroy((cudaStream_t)probe);
+}
+
+/* The probe stream is empty and non-blocking: its query costs about a
+ * microsecond and needs no current device. It never takes part in a
+ * capture, so this thread's capture mode is relaxed around the query:
+ * another thread's graph capture in the global mode (torch's default)
+ * neither refuses it nor is invalidated by it. A broken context fails
+ * every call with its sticky error. */
+int gpurma_nccl_gpu_probe_failed(void *probe, const char **why)
+{
+    if (!probe)
+        return 0;
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    int relaxed = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+    cudaError_t e = cudaStreamQuery((cudaStream_t)probe);
+    if (relaxed)
+        cudaThreadExchangeStreamCaptureMode(&mode); /* back to the thread's own */
+    if (e == cudaSuccess || e == cudaErrorNotReady)
+        return 0;
+    *why = cudaGetErrorString(e);
+    return 1;
+}
+
 int gpurma_nccl_gpu_stream_capturing(void *stream)
 {
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;

@@ -36,3 +36,33 @@ int gpurma_nccl_gpu_scale_async(void *dst, const void *src, size_t count, ncclDa
 }
 
 int gpurma_nccl_gpu_stream_capturing(void *stream) { (void)stream; return 0; }
+
+int gpurma_nccl_gpu_fp8_widen_async(float *dst, const void *src, size_t n, ncclDataType_t dtype,
+                                    const double *scalar, const void *scalar_dev, void *stream)
+{
+    (void)dst, (void)src, (void)n, (void)dtype, (void)scalar, (void)scalar_dev, (void)stream;
+    return 1;
+}
+
+int gpurma_nccl_gpu_fp8_narrow_async(void *dst, const float *src, size_t n, ncclDataType_t dtype,
+                                     void *stream)
+{
+    (void)dst, (void)src, (void)n, (void)dtype, (void)stream;
+    return 1;
+}
+
+int gpurma_nccl_gpu_load_kernels(void) { return 0; }
+
+int gpurma_nccl_gpu_probe_create(void **probe)
+{
+    *probe = NULL;
+    return 1;
+}
+
+void gpurma_nccl_gpu_probe_destroy(void *probe) { (void)probe; }
+
+int gpurma_nccl_gpu_probe_failed(void *probe, const char **why)
+{
+    (void)probe, (void)why;
+    return 0;
+}

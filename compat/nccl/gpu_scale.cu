@@ -52,3 +52,18 @@ extern "C" int gpurma_nccl_gpu_scale_async(void *dst, const void *src, size_t co
     default: return 1;
     }
 }
+
+extern "C" int gpurma_nccl_gpu_fp8_load(void);
+
+/* Every kernel of the NCCL layer, loaded when a GPU communicator is set up
+ * rather than lazily at a first launch, which would wait for the kernels
+ * running then (collectives waiting for peers). */
+extern "C" int gpurma_nccl_gpu_load_kernels(void)
+{
+    int rc = gpurma_gpu_load_raw(scale_kernel<int8_t>, scale_kernel<uint8_t>,
+                                 scale_kernel<int32_t>, scale_kernel<uint32_t>,
+                                 scale_kernel<int64_t>, scale_kernel<uint64_t>,
+                                 scale_kernel<float>, scale_kernel<double>, scale_kernel<__half>,
+                                 scale_kernel<__nv_bfloat16>);
+    return rc ? rc : gpurma_nccl_gpu_fp8_load();
+}

@@ -74,6 +74,7 @@ struct ncclComm {
     size_t          scratch_bytes;
     /* the real NCCL's communicator (fallback.c), or NULL */
     void           *fallback;
+    void           *gpu_probe; /* gpurma_nccl_gpu_probe_create, GPU communicators */
     char            name[64];
     pthread_mutex_t lock;
 };
@@ -86,6 +87,8 @@ ncclResult_t gpurma_nccl_fail(ncclComm_t comm, ncclResult_t result, const char *
 /* A gpurma call failed: its message follows ours. Remote failures also
  * become the communicator's asynchronous error. */
 ncclResult_t gpurma_nccl_fail_rc(ncclComm_t comm, gpurma_status_t rc, const char *what);
+/* The communicator's asynchronous error becomes result unless it has one. */
+void gpurma_nccl_set_async(ncclComm_t comm, ncclResult_t result);
 void gpurma_nccl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Checks comm is live and usable (not aborted, initialized). */
 ncclResult_t gpurma_nccl_check_comm(ncclComm_t comm, const char *call);
@@ -154,6 +157,15 @@ void gpurma_nccl_fallback_comm_destroy(ncclComm_t comm, int abort);
 /* Runs op on the real NCCL; ncclInvalidUsage when there is none. */
 ncclResult_t gpurma_nccl_fallback_run(const nccl_op_t *op, const char *why);
 
+/* ------------------------------------------------------------- fp8.c */
+int     gpurma_nccl_is_fp8(ncclDataType_t t);
+float   gpurma_nccl_fp8_to_float(uint8_t v, ncclDataType_t t);
+uint8_t gpurma_nccl_float_to_fp8(float f, ncclDataType_t t); /* nearest even, saturating */
+/* Host-backend forms of the GPU's widening and narrowing. */
+void gpurma_nccl_fp8_widen_host(float *dst, const uint8_t *src, size_t n, ncclDataType_t t,
+                                const double *scalar);
+void gpurma_nccl_fp8_narrow_host(uint8_t *dst, const float *src, size_t n, ncclDataType_t t);
+
 /* ------------------------------------------------ gpu_cuda.c / gpu_none.c */
 int  gpurma_nccl_gpu_current_device(void); /* -1 without a GPU */
 int  gpurma_nccl_gpu_set_device(int device);
@@ -169,5 +181,21 @@ int  gpurma_nccl_gpu_scale_async(void *dst, const void *src, size_t count,
                                  ncclDataType_t dtype, double scalar, const void *scalar_dev,
                                  void *stream);
 int  gpurma_nccl_gpu_stream_capturing(void *stream);
+/* FP8 reductions on a stream (gpu_fp8.cu): src widened to float (scaled in
+ * FP8 first when scalar or scalar_dev is given: PreMulSum), and back. */
+int  gpurma_nccl_gpu_fp8_widen_async(float *dst, const void *src, size_t n, ncclDataType_t dtype,
+                                     const double *scalar, const void *scalar_dev, void *stream);
+int  gpurma_nccl_gpu_fp8_narrow_async(void *dst, const float *src, size_t n,
+                                      ncclDataType_t dtype, void *stream);
+/* Loads the layer's kernels into the current device (0 when done). */
+int  gpurma_nccl_gpu_load_kernels(void);
+/* A stream of the communicator's own that never gets work: querying it
+ * tells whether the GPU's context broke (a kernel that faulted, such as a
+ * gpurma collective that timed out and trapped) without touching the
+ * caller's streams or a graph being captured on another thread. */
+int  gpurma_nccl_gpu_probe_create(void **probe);
+void gpurma_nccl_gpu_probe_destroy(void *probe);
+/* 0 while the context is sound, else 1 with the CUDA error's text. */
+int  gpurma_nccl_gpu_probe_failed(void *probe, const char **why);
 
 #endif

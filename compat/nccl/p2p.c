@@ -281,7 +281,14 @@ ncclResult_t gpurma_nccl_p2p_run(ncclComm_t comm, const nccl_op_t *ops, int n)
         q->left += op_bytes(&ops[i]);
     }
     gpurma_status_t rc = GPURMA_SUCCESS;
+    int aborted = 0;
     for (int live = 1; live && !rc;) {
+        /* ncclCommAbort from another thread ends a long batch between
+         * chunks (a wait already started ends by its timeout) */
+        if (__atomic_load_n(&comm->aborted, __ATOMIC_ACQUIRE)) {
+            aborted = 1;
+            break;
+        }
         live = 0;
         for (int qi = 0; qi < nq && !rc; qi++) /* sends before receives */
             if (queue_live(&queues[qi])) {
@@ -290,10 +297,13 @@ ncclResult_t gpurma_nccl_p2p_run(ncclComm_t comm, const nccl_op_t *ops, int n)
                                         : recv_chunk(comm, &queues[qi]);
             }
     }
-    for (int qi = 0; qi < comm->size && !rc; qi++)
+    for (int qi = 0; qi < comm->size && !rc && !aborted; qi++)
         rc = send_finish(comm, &queues[qi]);
     free(queues);
     free(slots);
+    if (aborted)
+        return gpurma_nccl_fail(comm, ncclInvalidUsage,
+                                "send/recv: the communicator was aborted during the call");
     return rc ? gpurma_nccl_fail_rc(comm, rc, "send/recv") : ncclSuccess;
 }
 

@@ -6,7 +6,8 @@ libnccl.so.2 takes its place, and NVIDIA's is never loaded):
 
     torchrun --nproc_per_node 2 tests/gpu/nccl_torch.py ops
         all_reduce, all_gather_into_tensor, reduce_scatter_tensor,
-        all_to_all_single, send/recv, broadcast, new_group, and an all_reduce
+        all_to_all_single, send/recv, broadcast, new_group (ncclCommSplit:
+        the default group is bound to its device), and an all_reduce
         captured in a CUDA graph and replayed; every result checked exactly.
         Both ranks may share GPU 0 (NCCL 2.28 itself refuses that).
 
@@ -58,7 +59,9 @@ def values(rank, n, salt, dtype=torch.float32):
 
 def ops():
     dev = device()
-    dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=60))
+    # device_id: eager init, and new_group by ncclCommSplit of the default
+    # communicator (NOCOLOR on the ranks left out)
+    dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=60), device_id=dev)
     rank, world = dist.get_rank(), dist.get_world_size()
     for salt, n, dtype in [(1, 1, torch.float32), (2, 1027, torch.float32),
                            (3, 65541, torch.bfloat16), (4, 4097, torch.int64),

@@ -13,8 +13,9 @@
 # RMA and signal tests, collectives, the NVSHMEM layer), for a short lease;
 # --coll: build, then only the collective stress (below);
 # --nccl: after the build, only the NCCL layer (tests/gpu/nccl-shim.sh:
-# nccl-tests, PyTorch and the benchmark through libgpurma_nccl; carry
-# .nccl-tests-src too);
+# nccl-tests, PyTorch and the benchmark through libgpurma_nccl, within
+# about 6 minutes; carry .nccl-tests-src too; the full mode runs it too,
+# after the other tests);
 # --collbench: after the build, only the collectives against their floors
 # and NVSHMEM (carry .nvshmem-src too): gpurma-coll-bench --gpu --graph on
 # (every collective, 1 KiB .. 64 MiB, with the LL-exchange and SM-copy
@@ -36,6 +37,8 @@
 # and once with both ranks sharing GPU 0. A tree without ./configure (the
 # machine may lack libtool) gets the generated files from .gpu-carry/,
 # which tests/gpu/prepare-carry.sh fills on a machine that has autotools.
+# GPURMA_CONFIGURE_ARGS adds configure options (--with-cuda-arch=90: one
+# architecture, about half the compile time).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # Logs go to gpu-logs/; with $OUT set (the device tool), they also come
@@ -118,7 +121,7 @@ mkdir -p "$build"
 note "configure + make -j16 (log: build.log)"
 (
     cd "$build" &&
-        "$top/configure" --with-cuda=/usr/local/cuda --with-ucx=no &&
+        "$top/configure" --with-cuda=/usr/local/cuda --with-ucx=no ${GPURMA_CONFIGURE_ARGS:-} &&
         make -j16 libgpurma.la
 ) >"$out/build.log" 2>&1
 build_rc=$?
@@ -129,8 +132,8 @@ if [ $build_rc -ne 0 ]; then
     exit 1
 fi
 # The rest of the tree (tools, examples) is not needed here; report only.
-if [ $focus = yes ] || [ $collbench = yes ]; then
-    : # only the programs below
+if [ $focus = yes ] || [ $collbench = yes ] || [ $nccl = yes ]; then
+    : # only the programs below (nccl-shim.sh builds its own)
 elif (cd "$build" && make -j16) >>"$out/build.log" 2>&1; then
     echo "test build_all PASS" >>"$results"
 else
@@ -141,11 +144,15 @@ fi
 
 # ---- the NCCL layer (--nccl), issue 20: its own script, its lines in the table
 if [ $nccl = yes ]; then
-    # NCCL_SHIM_ARGS: more options of nccl-shim.sh (--only, --np)
-    sh "$top/tests/gpu/nccl-shim.sh" --build "$build" --logs "$out/nccl" \
+    # NCCL_SHIM_ARGS: more options of nccl-shim.sh (--only, --np, --budget, --jobs)
+    bash "$top/tests/gpu/nccl-shim.sh" --build "$build" --logs "$out/nccl" \
         $(test $quick = yes && echo --quick) ${NCCL_SHIM_ARGS:-} | tee "$out/nccl.txt"
     grep '^test ' "$out/nccl.txt" | awk '{print $1, $2, $3}' >>"$results"
-    awk '$1 == "test" {printf "  %-40s %s\n", $2, $3}' "$results" | tee "$out/table.txt"
+    {
+        awk '$1 == "test" {printf "  %-40s %s\n", $2, $3}' "$results"
+        cat "$out/nccl/bench-table.txt" 2>/dev/null
+        grep -h '^# nccl-shim.sh:' "$out/nccl.txt"
+    } | tee "$out/table.txt"
     grep -q 'FAIL' "$results" && exit 1
     exit 0
 fi
@@ -482,6 +489,16 @@ if command -v mpirun >/dev/null 2>&1; then
     note "signal_order under mpirun: $v"
 fi
 run_nvshmem_gpu
+# The NCCL layer (issue 20): nccl-tests (when .nccl-tests-src was carried)
+# and PyTorch through libgpurma_nccl, bounded by its own budget; its rows
+# join the table with an nccl_ prefix where they lack one.
+if [ $focus = no ]; then
+    bash "$top/tests/gpu/nccl-shim.sh" --build "$build" --logs "$out/nccl" \
+        $(test $quick = yes && echo --quick) ${NCCL_SHIM_ARGS:-} >"$out/nccl.txt" 2>&1
+    grep '^test ' "$out/nccl.txt" | awk '{n = $2; if (n !~ /^n/) n = "nccl_" n; print $1, n, $3}' \
+        >>"$results"
+    note "$(grep -h '^# nccl-shim.sh:' "$out/nccl.txt")"
+fi
 fi # tests
 
 # ------------------------------------------------------------ table

@@ -15,6 +15,7 @@
 #include "../mp/common.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 
 #include "gpurma/nccl/nccl.h"
@@ -274,6 +275,146 @@ static void test_premulsum(ncclComm_t comm)
         free(send);
         free(recv);
     }
+}
+
+/* ------------------------------------------------------------- FP8 */
+
+/* The FP8 byte of v, which must be exact in the format (small integers,
+ * powers of two): written here from the formats' definitions, not the
+ * library's codec. */
+static uint8_t fp8_exact(double v, ncclDataType_t t)
+{
+    int mant = t == ncclFloat8e5m2 ? 2 : 3, bias = t == ncclFloat8e5m2 ? 15 : 7;
+    uint8_t sign = v < 0 ? 0x80 : 0;
+    double a = fabs(v);
+    if (a == 0)
+        return sign;
+    int e;
+    double f = frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
+    double m = (f * 2 - 1) * (1 << mant);
+    T_ASSERT(m == floor(m) && e - 1 + bias > 0, "%g is not exact in FP8 type %d", v, (int)t);
+    return sign | (uint8_t)((e - 1 + bias) << mant) | (uint8_t)m;
+}
+
+/* Rank r's element i: small values whose sums, products, minima and
+ * maxima are exact in the format (|sum| <= 16 in E4M3, 8 in E5M2, for up
+ * to 8 ranks). */
+static double fp8_input(ncclDataType_t t, ncclRedOp_t op, int r, size_t i, uint64_t round)
+{
+    uint64_t h = (round * 1000003u + (uint64_t)r * 7919u + i * 104729u) * 0x9e3779b97f4a7c15ull;
+    int k = (int)(h >> 61); /* 0..7 */
+    if (op == ncclProd) /* |product| <= 2^8 */
+        return k < 3 ? -1.0 : k < 6 ? 1.0 : 2.0;
+    if (op == ncclAvg) /* the same on every rank: the average is exact */
+        return (double)((int)((round + i) % 5) - 2);
+    if (t == ncclFloat8e5m2)
+        return (double)(k % 3 - 1);
+    return (double)(k % 5 - 2);
+}
+
+static double fp8_reduced(ncclDataType_t t, ncclRedOp_t op, size_t i, uint64_t round, double mul)
+{
+    double acc = fp8_input(t, op, 0, i, round) * mul;
+    for (int r = 1; r < t_size; r++) {
+        double v = fp8_input(t, op, r, i, round) * mul;
+        acc = op == ncclProd ? acc * v : op == ncclMax ? fmax(acc, v)
+              : op == ncclMin ? fmin(acc, v) : acc + v;
+    }
+    return op == ncclAvg ? fp8_input(t, op, 0, i, round) : acc;
+}
+
+static void fp8_expect(const uint8_t *got, size_t count, ncclDataType_t t, ncclRedOp_t op,
+                       size_t first, uint64_t round, double mul, const char *what)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint8_t want = fp8_exact(fp8_reduced(t, op, first + i, round, mul), t);
+        T_ASSERT(got[i] == want, "%s: FP8 type %d op %d element %zu is 0x%02x, expected 0x%02x",
+                 what, (int)t, (int)op, first + i, got[i], want);
+    }
+}
+
+/* FP8 reductions (gpurma has none: the layer reduces them as float) on
+ * every operator, PreMulSum included; the narrowing saturates. */
+static void test_fp8(ncclComm_t comm)
+{
+    const ncclDataType_t fp8[] = {ncclFloat8e4m3, ncclFloat8e5m2};
+    const size_t count = 1027;
+    uint8_t *send = t_malloc(count * t_size), *recv = t_malloc(count * t_size);
+    uint64_t round = 700000;
+    for (int ti = 0; ti < 2; ti++) {
+        ncclDataType_t t = fp8[ti];
+        for (int op = ncclSum; op < ncclNumOps; op++, round++) {
+            for (size_t i = 0; i < count; i++)
+                send[i] = fp8_exact(fp8_input(t, op, t_rank, i, round), t);
+            memset(recv, T_POISON, count);
+            NCHECK(ncclAllReduce(send, recv, count, t, (ncclRedOp_t)op, comm, NULL));
+            fp8_expect(recv, count, t, op, 0, round, 1, "FP8 allreduce");
+            NCHECK(ncclAllReduce(send, send, count, t, (ncclRedOp_t)op, comm, NULL));
+            fp8_expect(send, count, t, op, 0, round, 1, "FP8 allreduce in place");
+            /* reduce: only the root's recv is written */
+            int root = (int)(round % (uint64_t)t_size);
+            for (size_t i = 0; i < count; i++)
+                send[i] = fp8_exact(fp8_input(t, op, t_rank, i, round), t);
+            memset(recv, T_POISON, count);
+            NCHECK(ncclReduce(send, recv, count, t, (ncclRedOp_t)op, root, comm, NULL));
+            if (t_rank == root)
+                fp8_expect(recv, count, t, op, 0, round, 1, "FP8 reduce");
+            else
+                t_verify_fill(recv, T_POISON, count, "FP8 reduce, not the root", -1, 0);
+        }
+        /* reduce-scatter, out of place and in place (recv is this rank's block) */
+        for (int r = 0; r < t_size; r++)
+            for (size_t i = 0; i < count; i++)
+                send[(size_t)r * count + i] =
+                    fp8_exact(fp8_input(t, ncclSum, t_rank, (size_t)r * count + i, round), t);
+        memset(recv, T_POISON, count);
+        NCHECK(ncclReduceScatter(send, recv, count, t, ncclSum, comm, NULL));
+        fp8_expect(recv, count, t, ncclSum, (size_t)t_rank * count, round, 1,
+                   "FP8 reduce_scatter");
+        uint8_t *mine = send + (size_t)t_rank * count;
+        NCHECK(ncclReduceScatter(send, mine, count, t, ncclSum, comm, NULL));
+        fp8_expect(mine, count, t, ncclSum, (size_t)t_rank * count, round, 1,
+                   "FP8 reduce_scatter in place");
+        round++;
+        /* PreMulSum, scalar 2 (exact) */
+        uint8_t two = fp8_exact(2.0, t);
+        ncclRedOp_t pm;
+        NCHECK(ncclRedOpCreatePreMulSum(&pm, &two, t, ncclScalarHostImmediate, comm));
+        for (size_t i = 0; i < count; i++)
+            send[i] = fp8_exact(fp8_input(t, ncclSum, t_rank, i, round), t);
+        memset(recv, T_POISON, count);
+        NCHECK(ncclAllReduce(send, recv, count, t, pm, comm, NULL));
+        fp8_expect(recv, count, t, ncclSum, 0, round, 2, "FP8 PreMulSum allreduce");
+        NCHECK(ncclRedOpDestroy(pm, comm));
+        round++;
+        /* saturation: 256 from every rank sums past the largest finite
+         * value (448 in E4M3, 57344 in E5M2 only from 224 ranks) */
+        uint8_t big = fp8_exact(256.0, t), sum;
+        NCHECK(ncclAllReduce(&big, &sum, 1, t, ncclSum, comm, NULL));
+        double want = 256.0 * t_size;
+        if (t == ncclFloat8e4m3 && want > 448)
+            want = 448;
+        T_ASSERT(sum == fp8_exact(want, t), "FP8 type %d: %d x 256 gave 0x%02x, expected %g",
+                 (int)t, t_size, sum, want);
+        /* rounding to nearest, ties to even: in E4M3 17 lies between 16
+         * and 18 and goes to 16 (even mantissa), 19 to 20; in E5M2 9 to 8
+         * and 11 to 12 */
+        if (t_size >= 2) {
+            int e5 = t == ncclFloat8e5m2;
+            double a0 = e5 ? 1 : 9, a1 = e5 ? 3 : 11, b = 8;
+            uint8_t in[2] = {fp8_exact(t_rank == 0 ? a0 : 0, t), fp8_exact(t_rank == 0 ? a1 : 0, t)};
+            if (t_rank == 1)
+                in[0] = in[1] = fp8_exact(b, t);
+            uint8_t out[2];
+            NCHECK(ncclAllReduce(in, out, 2, t, ncclSum, comm, NULL));
+            double w0 = e5 ? 8 : 16, w1 = e5 ? 12 : 20;
+            T_ASSERT(out[0] == fp8_exact(w0, t) && out[1] == fp8_exact(w1, t),
+                     "FP8 type %d: %g + %g and %g + %g gave 0x%02x 0x%02x, expected %g %g",
+                     (int)t, a0, b, a1, b, out[0], out[1], w0, w1);
+        }
+    }
+    free(send);
+    free(recv);
 }
 
 /* ---------------------------------------------------- data movement */
@@ -641,13 +782,11 @@ static void test_errors(ncclComm_t comm, ncclUniqueId id)
             ncclAllReduce(buf, buf, SIZE_MAX / 2, ncclInt64, ncclSum, comm, NULL));
     NEXPECT(ncclInvalidUsage, ncclAllReduce(buf, buf + 8, 1, ncclInt32, ncclSum, comm,
                                             (cudaStream_t)0x1234));
-    /* FP8 reductions need the fallback NCCL; there is none on the host backend */
-    NEXPECT(ncclInvalidUsage, ncclAllReduce(buf, buf + 8, 4, ncclFloat8e4m3, ncclSum, comm, NULL));
     NEXPECT(ncclInvalidUsage, ncclGroupEnd());
     NEXPECT(ncclInvalidArgument, ncclCommCount(comm, NULL));
     ncclRedOp_t op;
     NEXPECT(ncclInvalidArgument,
-            ncclRedOpCreatePreMulSum(&op, buf, ncclFloat8e5m2, ncclScalarHostImmediate, comm));
+            ncclRedOpCreatePreMulSum(&op, buf, (ncclDataType_t)42, ncclScalarHostImmediate, comm));
     NEXPECT(ncclInvalidArgument,
             ncclRedOpCreatePreMulSum(&op, buf, ncclFloat32, ncclScalarDevice, comm));
     NEXPECT(ncclInvalidArgument, ncclCommRevoke(comm, 5));
@@ -665,6 +804,82 @@ static void test_errors(ncclComm_t comm, ncclUniqueId id)
     int dev = 7;
     NCHECK(ncclCommCuDevice(comm, &dev));
     T_ASSERT(dev == -1, "host backend communicator on device %d", dev);
+}
+
+/* A thread with no error of its own reads the process's last one (torch
+ * asks from its watchdog thread); once it has its own, that one. */
+static void *last_error_reader(void *arg)
+{
+    char **out = arg;
+    out[0] = strdup(ncclGetLastError(NULL));
+    ncclResult_t rc = ncclGetUniqueId(NULL);
+    out[1] = rc == ncclInvalidArgument ? strdup(ncclGetLastError(NULL)) : NULL;
+    return NULL;
+}
+
+static void test_last_error_threads(ncclComm_t comm)
+{
+    char buf[8];
+    ncclResetDebugInit();
+    NEXPECT(ncclInvalidArgument, ncclBroadcast(buf, buf, 1, ncclInt8, -7, comm, NULL));
+    char mine[1024];
+    snprintf(mine, sizeof mine, "%s", ncclGetLastError(comm));
+    T_ASSERT(strstr(mine, "-7"), "the last error does not name root -7: %s", mine);
+    char *seen[2] = {NULL, NULL};
+    pthread_t th;
+    T_ASSERT(pthread_create(&th, NULL, last_error_reader, seen) == 0, "pthread_create");
+    pthread_join(th, NULL);
+    T_ASSERT(seen[0] && !strcmp(seen[0], mine), "another thread read '%s', expected '%s'",
+             seen[0] ? seen[0] : "(null)", mine);
+    T_ASSERT(seen[1] && strstr(seen[1], "ncclGetUniqueId"),
+             "the thread's own error is '%s'", seen[1] ? seen[1] : "(null)");
+    /* this thread keeps its own */
+    T_ASSERT(!strcmp(ncclGetLastError(NULL), mine), "this thread's error became '%s'",
+             ncclGetLastError(NULL));
+    free(seen[0]);
+    free(seen[1]);
+}
+
+/* The host functions of nccl_device.h, which our header does not declare:
+ * NCCL 2.28's prototypes. */
+typedef struct {
+    int nRanks, rank, stride;
+} team_t;
+team_t ncclTeamWorld(ncclComm_t comm);
+team_t ncclTeamLsa(ncclComm_t comm);
+team_t ncclTeamRail(ncclComm_t comm);
+int ncclTeamRankToWorld(ncclComm_t comm, team_t team, int rank);
+int ncclTeamRankToLsa(ncclComm_t comm, team_t team, int rank);
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *reqs, void *outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm);
+
+/* Teams come from the communicator (one host here: the LSA team is all of
+ * it, each rail one rank); device communicators are refused with a reason
+ * and nothing written. */
+static void test_device_api(ncclComm_t comm)
+{
+    team_t w = ncclTeamWorld(comm), l = ncclTeamLsa(comm), r = ncclTeamRail(comm);
+    T_ASSERT(w.nRanks == t_size && w.rank == t_rank && w.stride == 1, "world team %d %d %d",
+             w.nRanks, w.rank, w.stride);
+    T_ASSERT(l.nRanks == t_size && l.rank == t_rank && l.stride == 1, "LSA team %d %d %d",
+             l.nRanks, l.rank, l.stride);
+    T_ASSERT(r.nRanks == 1 && r.rank == 0, "rail team %d %d %d", r.nRanks, r.rank, r.stride);
+    for (int i = 0; i < t_size; i++) {
+        T_ASSERT(ncclTeamRankToWorld(comm, w, i) == i, "world rank of %d", i);
+        T_ASSERT(ncclTeamRankToLsa(comm, w, i) == i, "LSA rank of %d", i);
+    }
+    T_ASSERT(ncclTeamRankToWorld(comm, w, t_size) == -1 && ncclTeamRankToWorld(comm, w, -1) == -1,
+             "ranks outside the team are not -1");
+    T_ASSERT(ncclTeamRankToWorld(comm, r, 0) == t_rank, "rail rank 0 is not this rank");
+    unsigned char dev[256];
+    memset(dev, T_POISON, sizeof dev);
+    NEXPECT(ncclInvalidUsage, ncclDevCommCreate(comm, dev, dev));
+    T_ASSERT(strstr(ncclGetLastError(NULL), "device API"), "no reason: %s",
+             ncclGetLastError(NULL));
+    t_verify_fill(dev, T_POISON, sizeof dev, "ncclDevCommCreate's output", -1, 0);
+    NEXPECT(ncclInvalidUsage, ncclDevCommDestroy(comm, dev));
+    team_t none = ncclTeamWorld(NULL);
+    T_ASSERT(none.nRanks == 0, "a team of no communicator has %d ranks", none.nRanks);
 }
 
 /* Abort is local: other ranks are not asked. */
@@ -722,8 +937,11 @@ int main(int argc, char **argv)
     ncclComm_t comm;
     NCHECK(ncclCommInitRank(&comm, t_size, id, t_rank));
     test_errors(comm, id);
+    test_last_error_threads(comm);
+    test_device_api(comm);
     test_reductions(comm);
     test_premulsum(comm);
+    test_fp8(comm);
     test_movement(comm);
     test_p2p(comm);
     test_zero_counts(comm);
