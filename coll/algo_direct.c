@@ -1,11 +1,12 @@
 /*
- * algo_direct.c - zero-copy allreduce on a stream, for buffers registered
- * with gpurma_coll_register: the registration makes a window over the
- * user's GPU buffer (CUDA IPC: every member maps every other member's
- * registered buffer once), and a call whose send and recv lie in
- * registered buffers runs one kernel that reads the peers' send buffers
- * and writes their recv buffers directly (include/gpurma/detail/
- * coll_direct.h), with no scratch slot and no step protocol in between.
+ * algo_direct.c - zero-copy collectives on a stream (allreduce, allgather,
+ * reduce-scatter, alltoall), for buffers registered with
+ * gpurma_coll_register: the registration makes a window over the user's
+ * GPU buffer (CUDA IPC: every member maps every other member's registered
+ * buffer once), and a call whose send and recv lie in registered buffers
+ * runs one kernel that reads the peers' send buffers and writes their
+ * recv buffers directly (include/gpurma/detail/coll_direct.h), with no
+ * scratch slot and no step protocol in between.
  *
  * As with NCCL's symmetric buffers, every member passes buffers at the same
  * offsets of the same registrations (made in the same order); the kernel
@@ -79,20 +80,49 @@ static int all_mapped(const struct gpurma_win_s *w)
     return 1;
 }
 
+#ifdef HAVE_CUDA
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h * 0xff51afd7ed558ccdull;
 }
+#endif
 
-/* Whether the call can go zero-copy: an allreduce on a stream whose send
- * and recv lie in registrations s and r, at offsets os and orr. */
-int gpurma_coll_direct_applies(const coll_call_t *a, const gpurma_coll_direct_reg_t *s,
-                               size_t os, const gpurma_coll_direct_reg_t *r, size_t orr)
+/* The device kind of a collective that can go zero-copy, with the bytes
+ * its send and recv span; 0 for the others. Broadcast and reduce stay on
+ * the scratch path: their non-roots' send (or recv) may be anything, and
+ * every member must decide alike. In place, alltoall and reduce-scatter
+ * stay there too: a member's stores would land in blocks of its send that
+ * a peer has yet to read (reduce-scatter's result goes to block 0, which
+ * member 0 reads). */
+static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes)
 {
-    if (a->kind != GPURMA_COLL_ALLREDUCE || !a->stream || a->bytes < GPURMA_COLL_DIRECT_MIN ||
-        !s || !r || a->team->size > GPURMA_DCOLL_DIRECT_MAX || !all_mapped(s->win) ||
-        !all_mapped(r->win))
+    const size_t n = (size_t)a->team->size, all = a->bytes * n; /* checked by the API */
+    switch (a->kind) {
+    case GPURMA_COLL_ALLREDUCE:
+        *sbytes = *rbytes = a->bytes;
+        return GPURMA_DCOLL__K_ALLREDUCE;
+    case GPURMA_COLL_ALLGATHER:
+        *sbytes = a->bytes, *rbytes = all;
+        return GPURMA_DCOLL__K_ALLGATHER;
+    case GPURMA_COLL_REDUCE_SCATTER:
+        *sbytes = all, *rbytes = a->bytes;
+        return a->send == a->recv ? 0 : GPURMA_DCOLL__K_REDUCE_SCATTER;
+    case GPURMA_COLL_ALLTOALL:
+        *sbytes = *rbytes = all;
+        return a->send == a->recv ? 0 : GPURMA_DCOLL__K_ALLTOALL;
+    default:
+        return 0;
+    }
+}
+
+/* Whether the call can go zero-copy: on a stream, send and recv in
+ * registrations s and r (at offsets os and orr), every member mapped. */
+static int direct_applies(const coll_call_t *a, const gpurma_coll_direct_reg_t *s, size_t os,
+                          const gpurma_coll_direct_reg_t *r, size_t orr)
+{
+    if (!a->stream || a->bytes < GPURMA_COLL_DIRECT_MIN || !s || !r ||
+        a->team->size > GPURMA_DCOLL_DIRECT_MAX || !all_mapped(s->win) || !all_mapped(r->win))
         return 0;
     /* Elements at their natural alignment in every member's buffers (the
      * kernel loads whole elements); every member sees the same addresses'
@@ -105,9 +135,10 @@ int gpurma_coll_direct_applies(const coll_call_t *a, const gpurma_coll_direct_re
     return 1;
 }
 
-int gpurma_coll_direct_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
-                           const gpurma_coll_direct_reg_t *s, size_t os,
-                           const gpurma_coll_direct_reg_t *r, size_t orr)
+/* Enqueues the kernel; os and orr: offsets of send and recv in s and r. */
+static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c,
+                      const gpurma_coll_direct_reg_t *s, size_t os,
+                      const gpurma_coll_direct_reg_t *r, size_t orr)
 {
 #ifdef HAVE_CUDA
     gpurma_dcoll__direct_t d;
@@ -117,26 +148,50 @@ int gpurma_coll_direct_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
         d.send[p] = (const char *)s->win->peers[p].base + os;
         d.recv[p] = (char *)r->win->peers[p].base + orr;
     }
+    /* Peers' buffers are used at this member's offsets: the fingerprint
+     * holds the send side where peers read it (allreduce, reduce-scatter)
+     * and the recv side where they write it (all but reduce-scatter); an
+     * allgather's send, read only here, may lie anywhere (in place too). */
     uint64_t h = 0x6469726563740000ull; /* "direct" */
-    h = mix(h, s->seq), h = mix(h, os), h = mix(h, r->seq), h = mix(h, orr);
+    h = mix(h, (uint64_t)kind);
+    if (kind == GPURMA_DCOLL__K_ALLREDUCE || kind == GPURMA_DCOLL__K_REDUCE_SCATTER)
+        h = mix(h, s->seq), h = mix(h, os);
+    if (kind != GPURMA_DCOLL__K_REDUCE_SCATTER)
+        h = mix(h, r->seq), h = mix(h, orr);
     h = mix(h, a->count), h = mix(h, (uint64_t)a->dtype), h = mix(h, (uint64_t)a->op);
     d.fingerprint = h;
-    /* One block per 64 KiB of this member's share, 1 to 32: a block's
-     * reads of remote memory are bound by their latency (one 16-byte load
-     * per source and thread in flight), so mid sizes need many; few enough
+    /* One block per 64 KiB this member moves, 1 to 32: a block's reads of
+     * remote memory are bound by their latency (one 16-byte load per
+     * source and thread in flight), so mid sizes need many; few enough
      * that every member's blocks fit on the GPU together when several
-     * members share it. */
-    size_t share = a->bytes / (size_t)n, blocks = share / (64u << 10);
+     * members share it. An allreduce member reduces its share; the
+     * others move a block per member or one block. */
+    size_t moved = kind == GPURMA_DCOLL__K_ALLREDUCE ? a->bytes / (size_t)n : a->bytes;
+    size_t blocks = moved / (64u << 10);
     blocks = blocks < 1 ? 1 : blocks > 32 ? 32 : blocks;
     int rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream);
     if (rc)
         return rc;
-    return gpurma_coll_launch_direct(a->stream, c, (unsigned)blocks, &d, a->count, (int)a->dtype,
-                                     (int)a->op);
+    return gpurma_coll_launch_direct(a->stream, c, (unsigned)blocks, &d, kind, a->count,
+                                     (int)a->dtype, (int)a->op);
 #else
-    (void)c, (void)s, (void)os, (void)r, (void)orr;
+    (void)kind, (void)c, (void)s, (void)os, (void)r, (void)orr;
     return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                             "rank %d: collectives on a stream need a build with CUDA",
                             a->team->ctx->rank);
 #endif
+}
+
+int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
+{
+    size_t os = 0, orr = 0, sbytes, rbytes;
+    const int kind = a->stream ? direct_kind(a, &sbytes, &rbytes) : 0;
+    if (!kind)
+        return 0;
+    const gpurma_coll_direct_reg_t *s = gpurma_coll_registered(a->team, a->send, sbytes, &os);
+    const gpurma_coll_direct_reg_t *r = gpurma_coll_registered(a->team, a->recv, rbytes, &orr);
+    if (!direct_applies(a, s, os, r, orr))
+        return 0;
+    *rc = direct_run(a, kind, c, s, os, r, orr);
+    return 1;
 }

@@ -173,8 +173,6 @@ static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
                             gpurma_strerror((gpurma_status_t)rc), cause);
 }
 
-static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc);
-
 static int coll_run(const coll_call_t *a, size_t piece)
 {
     gpurma_dev_coll_t c;
@@ -185,7 +183,7 @@ static int coll_run(const coll_call_t *a, size_t piece)
     msg_mark_t before = mark_message();
     gpurma_coll_algo_t forced = (gpurma_coll_algo_t)gpurma_config()->coll_algo_index;
     if ((forced == GPURMA_COLL_ALGO_AUTO || forced == GPURMA_COLL_ALGO_DIRECT) &&
-        try_direct(a, &c, &rc))
+        gpurma_coll_direct_try(a, &c, &rc))
         return rc == GPURMA_SUCCESS ? rc : run_error(a, GPURMA_COLL_ALGO_DIRECT, rc, &before);
     gpurma_coll_algo_t algo = gpurma_coll_select(a->kind, &c, piece);
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
@@ -493,17 +491,3 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     return (gpurma_status_t)team_leave(&a, rc);
 }
 
-/* A zero-copy run when the call's buffers are registered: 1 when it was
- * tried (*rc its status), 0 when the call takes the scratch path. */
-static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
-{
-    size_t os = 0, orr = 0;
-    if (!a->stream || a->kind != GPURMA_COLL_ALLREDUCE)
-        return 0;
-    const gpurma_coll_direct_reg_t *s = gpurma_coll_registered(a->team, a->send, a->bytes, &os);
-    const gpurma_coll_direct_reg_t *r = gpurma_coll_registered(a->team, a->recv, a->bytes, &orr);
-    if (!gpurma_coll_direct_applies(a, s, os, r, orr))
-        return 0;
-    *rc = gpurma_coll_direct_run(a, c, s, os, r, orr);
-    return 1;
-}

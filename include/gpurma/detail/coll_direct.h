@@ -1,10 +1,12 @@
 /*
- * coll_direct.h - zero-copy allreduce on registered buffers: every member
- * reads the peers' send buffers and writes the peers' recv buffers
- * directly (IPC mappings), no scratch slot in between. Rank r reduces
- * share r of the elements, in rank order, and stores the result into
- * every member's recv (reduce-scatter and allgather in one pass), so every
- * member holds bitwise the same result. One kernel of G blocks:
+ * coll_direct.h - zero-copy collectives on registered buffers (allreduce,
+ * allgather, reduce-scatter, alltoall): every member reads the peers'
+ * send buffers and writes the peers' recv buffers directly (IPC
+ * mappings), no scratch slot in between (gpurma_dcoll__direct_move says
+ * which way each moves its data). For allreduce rank r reduces share r of
+ * the elements, in rank order, and stores the result into every member's
+ * recv (reduce-scatter and allgather in one pass), so every member holds
+ * bitwise the same result. One kernel of G blocks:
  *
  *   1. block 0 publishes this call's fingerprint (which buffers, offsets,
  *      count, dtype, op) and raises "arrived at epoch e+1" on every member,
@@ -65,12 +67,93 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_meet(const gpurma_dev_coll_t 
     return rc;
 }
 
+/* [*a, *b): block `blk` of `nblk`'s slice of elements [lo, hi), in whole
+ * 16-byte vectors, so that every block starts aligned when the buffers
+ * and lo are (else the element loop of gpurma_dev_reduce_ptrs takes it). */
+GPURMA_DEVICE void gpurma_dcoll__direct_slice(size_t lo, size_t hi, size_t es, unsigned blk,
+                                              unsigned nblk, size_t *a, size_t *b)
+{
+    const size_t unit = es < 16 ? 16 / es : 1, units = gpurma_sh_div_ceil(hi - lo, unit);
+    *a = lo + units * blk / nblk * unit;
+    *b = lo + units * (blk + 1) / nblk * unit;
+    if (*b > hi)
+        *b = hi;
+    if (*a > hi)
+        *a = hi;
+}
+
+/* Which way each collective moves its data once every member arrived
+ * (count elements a block; member r, n members; "share r" is r's n-th of
+ * the count):
+ *   allreduce       share r of every send reduced into every recv
+ *   allgather       r's send into block r of every recv
+ *   reduce-scatter  block r of every send reduced into r's recv
+ *   alltoall        block p of r's send into block r of p's recv, every p
+ * The group's threads (tid of nthreads) share this block's slice. */
+GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
+                                             const gpurma_dcoll__direct_t *d, int kind,
+                                             size_t count, gpurma_dtype_t dtype,
+                                             gpurma_redop_t op)
+{
+    const int n = c->size, r = c->rank;
+    if (kind == GPURMA_DCOLL__K_ALLGATHER || kind == GPURMA_DCOLL__K_ALLTOALL) {
+        /* copies move bytes: a float's NaN payload must come out as it went in */
+        count *= gpurma_dev_dtype_size(dtype);
+        dtype = GPURMA_UINT8;
+    }
+    const size_t es = gpurma_dev_dtype_size(dtype);
+    size_t lo = 0, hi = count, a, b;
+    if (kind == GPURMA_DCOLL__K_ALLREDUCE) {
+        lo = count / (size_t)n * (size_t)r + count % (size_t)n * (size_t)r / (size_t)n;
+        hi = count / (size_t)n * (size_t)(r + 1) + count % (size_t)n * (size_t)(r + 1) / (size_t)n;
+    }
+    gpurma_dcoll__direct_slice(lo, hi, es, blockIdx.x, gridDim.x, &a, &b);
+    if (a >= b)
+        return;
+    const size_t at = a * es, mine = (size_t)r * count * es;
+    const void *src[GPURMA_DCOLL_DIRECT_MAX];
+    void *dst[GPURMA_DCOLL_DIRECT_MAX];
+    switch (kind) {
+    case GPURMA_DCOLL__K_ALLREDUCE:
+        for (int p = 0; p < n; p++) {
+            src[p] = (const char *)d->send[p] + at;
+            dst[p] = (char *)d->recv[p] + at;
+        }
+        gpurma_dev_reduce_ptrs(dst, n, src, n, b - a, dtype, op, (unsigned)n, threadIdx.x,
+                               blockDim.x);
+        break;
+    case GPURMA_DCOLL__K_ALLGATHER:
+        src[0] = (const char *)d->send[r] + at;
+        for (int p = 0; p < n; p++)
+            dst[p] = (char *)d->recv[p] + mine + at;
+        gpurma_dev_reduce_ptrs(dst, n, src, 1, b - a, dtype, GPURMA_SUM, 1, threadIdx.x,
+                               blockDim.x);
+        break;
+    case GPURMA_DCOLL__K_REDUCE_SCATTER:
+        for (int p = 0; p < n; p++)
+            src[p] = (const char *)d->send[p] + mine + at;
+        dst[0] = (char *)d->recv[r] + at;
+        gpurma_dev_reduce_ptrs(dst, 1, src, n, b - a, dtype, op, (unsigned)n, threadIdx.x,
+                               blockDim.x);
+        break;
+    default: /* alltoall: peers in turn from the next one, spreading the links' load */
+        for (int k = 0; k < n; k++) {
+            const int p = (r + 1 + k) % n;
+            src[0] = (const char *)d->send[r] + (size_t)p * count * es + at;
+            dst[0] = (char *)d->recv[p] + mine + at;
+            gpurma_dev_reduce_ptrs(dst, 1, src, 1, b - a, dtype, GPURMA_SUM, 1, threadIdx.x,
+                                   blockDim.x);
+        }
+        break;
+    }
+}
+
 /* The kernel's body, in every block; c is channel 0's handle. A failure
  * (a member that never came, one that passed another call) stops the
  * whole kernel with a message: the other blocks never start reading. */
-GPURMA_DEVICE void gpurma_dcoll__allreduce_direct(const gpurma_dev_coll_t *c,
-                                                  const gpurma_dcoll__direct_t *d, size_t count,
-                                                  gpurma_dtype_t dtype, gpurma_redop_t op)
+GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
+                                            const gpurma_dcoll__direct_t *d, int kind,
+                                            size_t count, gpurma_dtype_t dtype, gpurma_redop_t op)
 {
     const int n = c->size;
     gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
@@ -84,14 +167,16 @@ GPURMA_DEVICE void gpurma_dcoll__allreduce_direct(const gpurma_dev_coll_t *c,
                 const gpurma_dcoll__state_t *ps =
                     (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
                 if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__PRINT] != d->fingerprint) {
-                    printf("gpurma: rank %d: allreduce on registered buffers: rank %d passed "
-                           "other buffers, offsets, count, dtype or op\n", c->rank, p);
+                    printf("gpurma: rank %d: collective %d on registered buffers: rank %d passed "
+                           "another collective, buffers, offsets, count, dtype or op\n",
+                           c->rank, kind, p);
                     rc = GPURMA_ERR_INVALID_ARG;
                 }
             }
             if (rc != GPURMA_SUCCESS) {
-                printf("gpurma: rank %d: allreduce on registered buffers failed with status %d "
-                       "(a peer did not take part within the timeout?)\n", c->rank, (int)rc);
+                printf("gpurma: rank %d: collective %d on registered buffers failed with status "
+                       "%d (a peer did not take part within the timeout?)\n", c->rank, kind,
+                       (int)rc);
                 __trap();
             }
             __threadfence();
@@ -104,30 +189,7 @@ GPURMA_DEVICE void gpurma_dcoll__allreduce_direct(const gpurma_dev_coll_t *c,
     }
     __syncthreads();
 
-    /* This block's slice of this member's share of the elements. */
-    const size_t es = gpurma_dev_dtype_size(dtype);
-    size_t lo = count / (size_t)n * (size_t)c->rank +
-                count % (size_t)n * (size_t)c->rank / (size_t)n;
-    size_t hi = count / (size_t)n * (size_t)(c->rank + 1) +
-                count % (size_t)n * (size_t)(c->rank + 1) / (size_t)n;
-    /* Slices of whole 16-byte vectors, so that every block starts aligned
-     * when the buffers and this share's first element are (else the
-     * element loop of gpurma_dev_reduce_ptrs takes it). */
-    const size_t unit = es < 16 ? 16 / es : 1, units = gpurma_sh_div_ceil(hi - lo, unit);
-    size_t a = lo + units * blockIdx.x / gridDim.x * unit;
-    size_t b = lo + units * (blockIdx.x + 1) / gridDim.x * unit;
-    if (b > hi)
-        b = hi;
-    if (a < b) {
-        const void *src[GPURMA_DCOLL_DIRECT_MAX];
-        void *dst[GPURMA_DCOLL_DIRECT_MAX];
-        for (int p = 0; p < n; p++) {
-            src[p] = (const char *)d->send[p] + a * es;
-            dst[p] = (char *)d->recv[p] + a * es;
-        }
-        gpurma_dev_reduce_ptrs(dst, n, src, n, b - a, dtype, op, (unsigned)n, threadIdx.x,
-                               blockDim.x);
-    }
+    gpurma_dcoll__direct_move(c, d, kind, count, dtype, op);
 
     /* The last block to finish tells the members and waits for theirs. */
     __syncthreads();
@@ -139,8 +201,8 @@ GPURMA_DEVICE void gpurma_dcoll__allreduce_direct(const gpurma_dev_coll_t *c,
             *done = 0;
             gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e + 2);
             if (rc != GPURMA_SUCCESS) {
-                printf("gpurma: rank %d: allreduce on registered buffers: a peer did not "
-                       "finish within the timeout (status %d)\n", c->rank, (int)rc);
+                printf("gpurma: rank %d: collective %d on registered buffers: a peer did not "
+                       "finish within the timeout (status %d)\n", c->rank, kind, (int)rc);
                 __trap();
             }
             st->epoch = e + 2;
