@@ -88,54 +88,56 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 #endif
 
-/* The device kind of a collective that can go zero-copy, with the bytes
- * its send and recv span; 0 for the others. Broadcast and reduce stay on
- * the scratch path: their non-roots' send (or recv) may be anything, and
- * every member must decide alike. In place, alltoall and reduce-scatter
- * stay there too: a member's stores would land in blocks of its send that
- * a peer has yet to read (reduce-scatter's result goes to block 0, which
- * member 0 reads). */
+/* The device kind of a collective that can go zero-copy, and the sides
+ * of it that peers touch (their registrations are needed there: *sbytes
+ * of send that peers read, *rbytes of recv that peers write; 0 where only
+ * this rank does, which then passes its own pointer); 0 for the others.
+ * In place, alltoall and reduce-scatter stay on the scratch path: a
+ * member's stores would land in blocks of its send that a peer has yet to
+ * read (reduce-scatter's result goes to block 0, which member 0 reads). */
 static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes)
 {
     const size_t n = (size_t)a->team->size, all = a->bytes * n; /* checked by the API */
+    *sbytes = *rbytes = 0;
     switch (a->kind) {
     case GPURMA_COLL_ALLREDUCE:
         *sbytes = *rbytes = a->bytes;
         return GPURMA_DCOLL__K_ALLREDUCE;
     case GPURMA_COLL_ALLGATHER:
-        *sbytes = a->bytes, *rbytes = all;
+        *rbytes = all;
         return GPURMA_DCOLL__K_ALLGATHER;
     case GPURMA_COLL_REDUCE_SCATTER:
-        *sbytes = all, *rbytes = a->bytes;
+        *sbytes = all;
         return a->send == a->recv ? 0 : GPURMA_DCOLL__K_REDUCE_SCATTER;
     case GPURMA_COLL_ALLTOALL:
-        *sbytes = *rbytes = all;
+        *rbytes = all;
         return a->send == a->recv ? 0 : GPURMA_DCOLL__K_ALLTOALL;
+    case GPURMA_COLL_BROADCAST: /* the root writes every recv; others forward shares */
+        *rbytes = a->bytes;
+        return GPURMA_DCOLL__K_BROADCAST;
+    case GPURMA_COLL_REDUCE: /* the root reads every send */
+        *sbytes = a->bytes;
+        return GPURMA_DCOLL__K_REDUCE;
     default:
         return 0;
     }
 }
 
-/* Whether the call can go zero-copy: on a stream, send and recv in
- * registrations s and r (at offsets os and orr), every member mapped. */
-static int direct_applies(const coll_call_t *a, const gpurma_coll_direct_reg_t *s, size_t os,
-                          const gpurma_coll_direct_reg_t *r, size_t orr)
+/* Whether registration g (NULL: not needed) lets the kernel reach every
+ * member's buffer at offset off by load/store, elements aligned (every
+ * member sees the same bases' alignment, so all decide alike). */
+static int side_ok(const gpurma_coll_direct_reg_t *g, size_t off, size_t es)
 {
-    if (!a->stream || a->bytes < GPURMA_COLL_DIRECT_MIN || !s || !r ||
-        a->team->size > GPURMA_DCOLL_DIRECT_MAX || !all_mapped(s->win) || !all_mapped(r->win))
+    if (!all_mapped(g->win))
         return 0;
-    /* Elements at their natural alignment in every member's buffers (the
-     * kernel loads whole elements); every member sees the same addresses'
-     * alignment, so all decide alike. */
-    const uintptr_t es = gpurma_dev_dtype_size(a->dtype);
-    for (int p = 0; p < a->team->size; p++)
-        if (((uintptr_t)s->win->peers[p].base + os) % es ||
-            ((uintptr_t)r->win->peers[p].base + orr) % es)
+    for (int p = 0; p < g->win->size; p++)
+        if (((uintptr_t)g->win->peers[p].base + off) % es)
             return 0;
     return 1;
 }
 
-/* Enqueues the kernel; os and orr: offsets of send and recv in s and r. */
+/* Enqueues the kernel; s (os) and r (orr): the registrations of the
+ * sides peers touch, NULL for a side only this rank uses. */
 static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c,
                       const gpurma_coll_direct_reg_t *s, size_t os,
                       const gpurma_coll_direct_reg_t *r, size_t orr)
@@ -143,20 +145,24 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
 #ifdef HAVE_CUDA
     gpurma_dcoll__direct_t d;
     memset(&d, 0, sizeof(d));
-    const int n = a->team->size;
+    const int n = a->team->size, me = a->team->rank;
     for (int p = 0; p < n; p++) {
-        d.send[p] = (const char *)s->win->peers[p].base + os;
-        d.recv[p] = (char *)r->win->peers[p].base + orr;
+        if (s)
+            d.send[p] = (const char *)s->win->peers[p].base + os;
+        if (r)
+            d.recv[p] = (char *)r->win->peers[p].base + orr;
     }
+    if (!s)
+        d.send[me] = a->send;
+    if (!r)
+        d.recv[me] = a->recv;
     /* Peers' buffers are used at this member's offsets: the fingerprint
-     * holds the send side where peers read it (allreduce, reduce-scatter)
-     * and the recv side where they write it (all but reduce-scatter); an
-     * allgather's send, read only here, may lie anywhere (in place too). */
+     * holds the registrations and offsets of the sides peers touch. */
     uint64_t h = 0x6469726563740000ull; /* "direct" */
-    h = mix(h, (uint64_t)kind);
-    if (kind == GPURMA_DCOLL__K_ALLREDUCE || kind == GPURMA_DCOLL__K_REDUCE_SCATTER)
+    h = mix(h, (uint64_t)kind), h = mix(h, (uint64_t)a->root);
+    if (s)
         h = mix(h, s->seq), h = mix(h, os);
-    if (kind != GPURMA_DCOLL__K_REDUCE_SCATTER)
+    if (r)
         h = mix(h, r->seq), h = mix(h, orr);
     h = mix(h, a->count), h = mix(h, (uint64_t)a->dtype), h = mix(h, (uint64_t)a->op);
     d.fingerprint = h;
@@ -173,7 +179,7 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     if (rc)
         return rc;
     return gpurma_coll_launch_direct(a->stream, c, (unsigned)blocks, &d, kind, a->count,
-                                     (int)a->dtype, (int)a->op);
+                                     (int)a->dtype, (int)a->op, a->root);
 #else
     (void)kind, (void)c, (void)s, (void)os, (void)r, (void)orr;
     return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
@@ -186,11 +192,15 @@ int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int
 {
     size_t os = 0, orr = 0, sbytes, rbytes;
     const int kind = a->stream ? direct_kind(a, &sbytes, &rbytes) : 0;
-    if (!kind)
+    if (!kind || a->bytes < GPURMA_COLL_DIRECT_MIN || a->team->size > GPURMA_DCOLL_DIRECT_MAX)
         return 0;
-    const gpurma_coll_direct_reg_t *s = gpurma_coll_registered(a->team, a->send, sbytes, &os);
-    const gpurma_coll_direct_reg_t *r = gpurma_coll_registered(a->team, a->recv, rbytes, &orr);
-    if (!direct_applies(a, s, os, r, orr))
+    const size_t es = gpurma_dev_dtype_size(a->dtype);
+    const gpurma_coll_direct_reg_t *s = NULL, *r = NULL;
+    if (sbytes && (!(s = gpurma_coll_registered(a->team, a->send, sbytes, &os)) ||
+                   !side_ok(s, os, es)))
+        return 0;
+    if (rbytes && (!(r = gpurma_coll_registered(a->team, a->recv, rbytes, &orr)) ||
+                   !side_ok(r, orr, es)))
         return 0;
     *rc = direct_run(a, kind, c, s, os, r, orr);
     return 1;

@@ -78,14 +78,15 @@ int gpurma_coll_direct_register(struct gpurma_team_s *team, void *buf, size_t by
                                 uint64_t seq, gpurma_coll_direct_reg_t **out);
 void gpurma_coll_direct_release(gpurma_coll_direct_reg_t *r);
 /* A zero-copy run when the call's buffers are registered (allreduce,
- * allgather, reduce-scatter, alltoall on a stream): 1 when it was tried
+ * allgather, reduce-scatter, alltoall, broadcast, reduce on a stream): 1
+ * when it was tried
  * (*rc its status), 0 when the call takes the scratch path. */
 int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc);
 #ifdef HAVE_CUDA
 /* kind: a GPURMA_DCOLL__K_* of coll_direct.h's. */
 int gpurma_coll_launch_direct(void *stream, const gpurma_dev_coll_t *c, unsigned blocks,
                               const gpurma_dcoll__direct_t *d, int kind, size_t count, int dtype,
-                              int op);
+                              int op, int root);
 #endif
 
 /* coll/algo_ce.c: allgather, alltoall(v) and broadcast moved by the port

@@ -171,17 +171,18 @@ extern "C" int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, un
  * share this member's part of the elements. */
 __global__ void __launch_bounds__(GPURMA_COLL_THREADS)
 gpurma_k_coll_direct(gpurma_dev_coll_t c, gpurma_dcoll__direct_t d, int kind, size_t count,
-                     int dtype, int op)
+                     int dtype, int op, int root)
 {
-    gpurma_dcoll__run_direct(&c, &d, kind, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op);
+    gpurma_dcoll__run_direct(&c, &d, kind, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op,
+                             root);
 }
 
 extern "C" int gpurma_coll_launch_direct(void *stream, const gpurma_dev_coll_t *c,
                                          unsigned blocks, const gpurma_dcoll__direct_t *d,
-                                         int kind, size_t count, int dtype, int op)
+                                         int kind, size_t count, int dtype, int op, int root)
 {
     return gpurma_gpu_launch("zero-copy collective kernel launch", gpurma_k_coll_direct, blocks,
-                             GPURMA_COLL_THREADS, stream, *c, *d, kind, count, dtype, op);
+                             GPURMA_COLL_THREADS, stream, *c, *d, kind, count, dtype, op, root);
 }
 
 extern "C" int gpurma_coll_preload_kernels(void)

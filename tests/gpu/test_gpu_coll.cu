@@ -375,9 +375,10 @@ static void registered(int quick)
     GK(gpurma_coll_deregister(world, recvb.p));
 }
 
-/* allgather, reduce-scatter and alltoall on registered buffers: the
- * zero-copy path from 64 KiB per rank (smaller counts, and alltoall in
- * place, take the scratch path on the same buffers). Each call's buffers,
+/* allgather, reduce-scatter, alltoall, broadcast and reduce on registered
+ * buffers: the zero-copy path from 64 KiB per rank (smaller counts, and
+ * alltoall and reduce-scatter in place, take the scratch path on the same
+ * buffers; a broadcast over more than two ranks forwards in two phases). Each call's buffers,
  * guards and poison included, are copied into the registrations at the
  * same offsets on every rank, the call runs there, and its recv comes
  * back to be checked as every other call is. */
@@ -388,13 +389,14 @@ static void registered_kinds(int quick)
     dbuf sendb(max_bytes), recvb(max_bytes);
     GK(gpurma_coll_register(world, sendb.base, max_bytes + 2 * GUARD));
     GK(gpurma_coll_register(world, recvb.base, max_bytes + 2 * GUARD));
-    for (int kind : {K_ALLGATHER, K_REDUCE_SCATTER, K_ALLTOALL})
+    for (int kind : {K_ALLGATHER, K_REDUCE_SCATTER, K_ALLTOALL, K_BROADCAST, K_REDUCE})
         for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++) {
             if (quick && t != GPURMA_INT8 && t != GPURMA_BFLOAT16 && t != GPURMA_FLOAT32 &&
                 t != GPURMA_FLOAT64)
                 continue;
             for (size_t count : counts)
-                for (int op = 0; op < (kind == K_REDUCE_SCATTER ? CR_NOPS : 1); op++)
+                for (int op = 0; op < (kind == K_REDUCE_SCATTER || kind == K_REDUCE ? CR_NOPS : 1);
+                     op++)
                     for (int inplace = 0; inplace < 2; inplace++) {
                         call *c = prepare(kind, (gpurma_dtype_t)t, (gpurma_redop_t)op, count,
                                           inplace);
@@ -672,7 +674,7 @@ int main(int argc, char **argv)
             alltoallv_one((gpurma_dtype_t)t, scale, 0);
     alltoallv_one(GPURMA_INT32, 13, 5);
     alltoallv_one(GPURMA_FLOAT64, 20011, 5);
-    phase("registered buffers (zero-copy allreduce, allgather, reduce-scatter, alltoall)");
+    phase("registered buffers (zero-copy collectives)");
     registered(quick);
     registered_kinds(quick);
     phase("graph replays");

@@ -82,6 +82,79 @@ GPURMA_DEVICE void gpurma_dcoll__direct_slice(size_t lo, size_t hi, size_t es, u
         *a = hi;
 }
 
+/* Member r's share of count elements of es bytes among m members: [*lo,
+ * *hi), cut at whole 16-byte vectors so that every share starts aligned
+ * where the buffers are (else the copy or reduce goes element by element:
+ * a broadcast's byte shares of a third ran at a tenth of the link). */
+GPURMA_DEVICE void gpurma_dcoll__direct_share(size_t count, size_t es, int r, int m, size_t *lo,
+                                              size_t *hi)
+{
+    const size_t unit = es < 16 ? 16 / es : 1, units = gpurma_sh_div_ceil(count, unit);
+    *lo = (units / (size_t)m * (size_t)r + units % (size_t)m * (size_t)r / (size_t)m) * unit;
+    *hi = (units / (size_t)m * (size_t)(r + 1) + units % (size_t)m * (size_t)(r + 1) / (size_t)m) *
+          unit;
+    if (*hi > count)
+        *hi = count;
+    if (*lo > count)
+        *lo = count;
+}
+
+/* How many phases a collective's move takes (a meeting of every member
+ * between two): a broadcast to more than one other member forwards. */
+GPURMA_DEVICE int gpurma_dcoll__direct_phases(int kind, int n)
+{
+    return kind == GPURMA_DCOLL__K_BROADCAST && n > 2 ? 2 : 1;
+}
+
+/* A broadcast's phase: the root stores its send into its own recv, and
+ * into the recv of every other member share k of the count among the
+ * n - 1 others (phase 0; all of it when there is one other); each other
+ * member then stores its share into the other non-roots' recv (phase 1).
+ * The root's links carry the data once, the others' their share each. */
+GPURMA_DEVICE void gpurma_dcoll__direct_bcast(const gpurma_dev_coll_t *c,
+                                              const gpurma_dcoll__direct_t *d, size_t bytes,
+                                              int root, int phase)
+{
+    const int n = c->size, r = c->rank, m = n - 1;
+    const void *src[1];
+    void *dst[GPURMA_DCOLL_DIRECT_MAX];
+    size_t lo, hi, a, b;
+    /* The k-th non-root, and which k a member is. */
+#define GPURMA_DCOLL__NONROOT(k) ((k) < root ? (k) : (k) + 1)
+    if (phase == 0 && r == root) {
+        gpurma_dcoll__direct_slice(0, bytes, 1, blockIdx.x, gridDim.x, &a, &b);
+        if (a < b && d->send[r] != d->recv[r]) {
+            src[0] = (const char *)d->send[r] + a, dst[0] = (char *)d->recv[r] + a;
+            gpurma_dev_reduce_ptrs(dst, 1, src, 1, b - a, GPURMA_UINT8, GPURMA_SUM, 1,
+                                   threadIdx.x, blockDim.x);
+        }
+        for (int k = 0; k < m; k++) {
+            gpurma_dcoll__direct_share(bytes, 1, k, m, &lo, &hi);
+            gpurma_dcoll__direct_slice(lo, hi, 1, blockIdx.x, gridDim.x, &a, &b);
+            if (a >= b)
+                continue;
+            src[0] = (const char *)d->send[r] + a;
+            dst[0] = (char *)d->recv[GPURMA_DCOLL__NONROOT(k)] + a;
+            gpurma_dev_reduce_ptrs(dst, 1, src, 1, b - a, GPURMA_UINT8, GPURMA_SUM, 1,
+                                   threadIdx.x, blockDim.x);
+        }
+    } else if (phase == 1 && r != root) {
+        const int k = r < root ? r : r - 1;
+        gpurma_dcoll__direct_share(bytes, 1, k, m, &lo, &hi);
+        gpurma_dcoll__direct_slice(lo, hi, 1, blockIdx.x, gridDim.x, &a, &b);
+        if (a >= b)
+            return;
+        int nd = 0;
+        for (int j = 0; j < m; j++)
+            if (j != k)
+                dst[nd++] = (char *)d->recv[GPURMA_DCOLL__NONROOT(j)] + a;
+        src[0] = (const char *)d->recv[r] + a;
+        gpurma_dev_reduce_ptrs(dst, nd, src, 1, b - a, GPURMA_UINT8, GPURMA_SUM, 1, threadIdx.x,
+                               blockDim.x);
+    }
+#undef GPURMA_DCOLL__NONROOT
+}
+
 /* Which way each collective moves its data once every member arrived
  * (count elements a block; member r, n members; "share r" is r's n-th of
  * the count):
@@ -89,13 +162,21 @@ GPURMA_DEVICE void gpurma_dcoll__direct_slice(size_t lo, size_t hi, size_t es, u
  *   allgather       r's send into block r of every recv
  *   reduce-scatter  block r of every send reduced into r's recv
  *   alltoall        block p of r's send into block r of p's recv, every p
+ *   broadcast       gpurma_dcoll__direct_bcast
+ *   reduce          the root reduces every send into its recv
  * The group's threads (tid of nthreads) share this block's slice. */
 GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
                                              const gpurma_dcoll__direct_t *d, int kind,
                                              size_t count, gpurma_dtype_t dtype,
-                                             gpurma_redop_t op)
+                                             gpurma_redop_t op, int root, int phase)
 {
     const int n = c->size, r = c->rank;
+    if (kind == GPURMA_DCOLL__K_BROADCAST) {
+        gpurma_dcoll__direct_bcast(c, d, count * gpurma_dev_dtype_size(dtype), root, phase);
+        return;
+    }
+    if (kind == GPURMA_DCOLL__K_REDUCE && r != root)
+        return;
     if (kind == GPURMA_DCOLL__K_ALLGATHER || kind == GPURMA_DCOLL__K_ALLTOALL) {
         /* copies move bytes: a float's NaN payload must come out as it went in */
         count *= gpurma_dev_dtype_size(dtype);
@@ -103,10 +184,8 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
     }
     const size_t es = gpurma_dev_dtype_size(dtype);
     size_t lo = 0, hi = count, a, b;
-    if (kind == GPURMA_DCOLL__K_ALLREDUCE) {
-        lo = count / (size_t)n * (size_t)r + count % (size_t)n * (size_t)r / (size_t)n;
-        hi = count / (size_t)n * (size_t)(r + 1) + count % (size_t)n * (size_t)(r + 1) / (size_t)n;
-    }
+    if (kind == GPURMA_DCOLL__K_ALLREDUCE)
+        gpurma_dcoll__direct_share(count, es, r, n, &lo, &hi);
     gpurma_dcoll__direct_slice(lo, hi, es, blockIdx.x, gridDim.x, &a, &b);
     if (a >= b)
         return;
@@ -130,12 +209,15 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
                                blockDim.x);
         break;
     case GPURMA_DCOLL__K_REDUCE_SCATTER:
+    case GPURMA_DCOLL__K_REDUCE: {
+        const size_t from = kind == GPURMA_DCOLL__K_REDUCE ? at : mine + at;
         for (int p = 0; p < n; p++)
-            src[p] = (const char *)d->send[p] + mine + at;
+            src[p] = (const char *)d->send[p] + from;
         dst[0] = (char *)d->recv[r] + at;
         gpurma_dev_reduce_ptrs(dst, 1, src, n, b - a, dtype, op, (unsigned)n, threadIdx.x,
                                blockDim.x);
         break;
+    }
     default: /* alltoall: peers in turn from the next one, spreading the links' load */
         for (int k = 0; k < n; k++) {
             const int p = (r + 1 + k) % n;
@@ -148,14 +230,49 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
     }
 }
 
+/* Every block of this kernel is done with its part, then every member's
+ * kernel is (a meeting at epoch e); blocks wait for it when `gated` (a
+ * phase follows), else only the last block to finish waits. */
+GPURMA_DEVICE void gpurma_dcoll__direct_done(const gpurma_dev_coll_t *c,
+                                             gpurma_dcoll__state_t *st, int kind, uint64_t e,
+                                             int gated)
+{
+    volatile uint64_t *gate = &st->reserved[GPURMA_DCOLL__GATE];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        gpurma_sh_fence_release_system(); /* this block's stores into the peers */
+        unsigned long long *done = (unsigned long long *)&st->reserved[GPURMA_DCOLL__DONE];
+        if (atomicAdd(done, 1ull) == gridDim.x - 1) {
+            gpurma_sh_fence_release_system(); /* acquire: every block's stores, before ours */
+            *done = 0;
+            gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e);
+            if (rc != GPURMA_SUCCESS) {
+                printf("gpurma: rank %d: collective %d on registered buffers: a peer did not "
+                       "finish within the timeout (status %d)\n", c->rank, kind, (int)rc);
+                __trap();
+            }
+            __threadfence();
+            *gate = e;
+        } else if (gated) {
+            while (*gate < e)
+                gpurma_sh_pause_n(0);
+            __threadfence();
+        }
+    }
+    __syncthreads();
+}
+
 /* The kernel's body, in every block; c is channel 0's handle. A failure
  * (a member that never came, one that passed another call) stops the
- * whole kernel with a message: the other blocks never start reading. */
+ * whole kernel with a message: the other blocks never start reading.
+ * Meetings at epochs e + 1 (arrived), e + 2 .. (between phases) and
+ * e + 1 + phases (done); the channel's epoch moves by 1 + phases. */
 GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
                                             const gpurma_dcoll__direct_t *d, int kind,
-                                            size_t count, gpurma_dtype_t dtype, gpurma_redop_t op)
+                                            size_t count, gpurma_dtype_t dtype, gpurma_redop_t op,
+                                            int root)
 {
-    const int n = c->size;
+    const int n = c->size, phases = gpurma_dcoll__direct_phases(kind, n);
     gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
     volatile uint64_t *gate = &st->reserved[GPURMA_DCOLL__GATE];
     const uint64_t e = st->epoch; /* read by every block before the last one moves it */
@@ -168,7 +285,7 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
                     (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
                 if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__PRINT] != d->fingerprint) {
                     printf("gpurma: rank %d: collective %d on registered buffers: rank %d passed "
-                           "another collective, buffers, offsets, count, dtype or op\n",
+                           "another collective, buffers, offsets, count, dtype, op or root\n",
                            c->rank, kind, p);
                     rc = GPURMA_ERR_INVALID_ARG;
                 }
@@ -189,25 +306,12 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
     }
     __syncthreads();
 
-    gpurma_dcoll__direct_move(c, d, kind, count, dtype, op);
-
-    /* The last block to finish tells the members and waits for theirs. */
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        gpurma_sh_fence_release_system(); /* this block's stores into the peers */
-        unsigned long long *done = (unsigned long long *)&st->reserved[GPURMA_DCOLL__DONE];
-        if (atomicAdd(done, 1ull) == gridDim.x - 1) {
-            gpurma_sh_fence_release_system(); /* acquire: every block's stores, before ours */
-            *done = 0;
-            gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e + 2);
-            if (rc != GPURMA_SUCCESS) {
-                printf("gpurma: rank %d: collective %d on registered buffers: a peer did not "
-                       "finish within the timeout (status %d)\n", c->rank, kind, (int)rc);
-                __trap();
-            }
-            st->epoch = e + 2;
-        }
+    for (int ph = 0; ph < phases; ph++) {
+        gpurma_dcoll__direct_move(c, d, kind, count, dtype, op, root, ph);
+        gpurma_dcoll__direct_done(c, st, kind, e + 2 + (uint64_t)ph, ph + 1 < phases);
     }
+    if (threadIdx.x == 0 && *gate == e + 1 + (uint64_t)phases)
+        st->epoch = e + 1 + (uint64_t)phases; /* the last block: every block read e */
 }
 #endif
 
