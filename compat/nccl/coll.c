@@ -73,15 +73,22 @@ void *gpurma_nccl_stream(ncclComm_t comm, void *stream)
 
 ncclResult_t gpurma_nccl_scratch(ncclComm_t comm, size_t bytes, void *stream, nccl_scratch_t *out)
 {
-    out->graph_owned = 0;
     if (comm->gpu && gpurma_nccl_gpu_stream_capturing(stream)) {
-        /* A captured graph must not hold the communicator's scratch: it
-         * may be reallocated after the capture. */
-        if (gpurma_nccl_gpu_malloc_async(&out->ptr, bytes ? bytes : 1, stream))
+        /* A captured graph must not hold the communicator's scratch (it may
+         * be reallocated after the capture), nor stream-ordered memory:
+         * during the capture that is no GPU memory yet to gpurma's check of
+         * stream buffers (cudaPointerGetAttributes: unregistered), which
+         * refuses it. The graph gets a buffer of its own, kept until the
+         * communicator goes, since the graph may be replayed until then. */
+        void **list = realloc(comm->graph_scratch, (comm->graph_scratch_n + 1) * sizeof(*list));
+        if (!list)
+            return gpurma_nccl_fail(comm, ncclSystemError, "no memory for a scratch list");
+        comm->graph_scratch = list;
+        if (gpurma_nccl_gpu_malloc_relaxed(&out->ptr, bytes ? bytes : 1))
             return gpurma_nccl_fail(comm, ncclUnhandledCudaError,
-                                    "cudaMallocAsync of %zu bytes of scratch in a graph capture "
+                                    "cudaMalloc of %zu bytes of scratch in a graph capture "
                                     "failed", bytes);
-        out->graph_owned = 1;
+        list[comm->graph_scratch_n++] = out->ptr;
         return ncclSuccess;
     }
     if (bytes <= comm->scratch_bytes) {
@@ -106,14 +113,6 @@ ncclResult_t gpurma_nccl_scratch(ncclComm_t comm, size_t bytes, void *stream, nc
     comm->scratch_bytes = bytes;
     out->ptr = p;
     return ncclSuccess;
-}
-
-void gpurma_nccl_scratch_done(ncclComm_t comm, nccl_scratch_t *s, void *stream)
-{
-    (void)comm;
-    if (s->graph_owned)
-        gpurma_nccl_gpu_free_async(s->ptr, stream);
-    s->graph_owned = 0;
 }
 
 /* ------------------------------------------------------- PreMulSum */
@@ -305,7 +304,7 @@ static ncclResult_t run_fp8(const nccl_op_t *a, gpurma_redop_t op, const nccl_us
         return gpurma_nccl_fail(comm, ncclInvalidArgument,
                                 "%s: FP8 count %zu is too large to widen to float", name,
                                 a->count);
-    nccl_scratch_t tmp = {NULL, 0};
+    nccl_scratch_t tmp = {NULL};
     ncclResult_t res = gpurma_nccl_scratch(comm, bytes, stream, &tmp);
     if (res != ncclSuccess)
         return res;
@@ -347,7 +346,6 @@ static ncclResult_t run_fp8(const nccl_op_t *a, gpurma_redop_t op, const nccl_us
             res = gpurma_nccl_fail(comm, ncclUnhandledCudaError,
                                    "%s: the FP8 narrowing kernel failed", name);
     }
-    gpurma_nccl_scratch_done(comm, &tmp, stream);
     if (res != ncclSuccess)
         return res;
     return st == GPURMA_SUCCESS ? ncclSuccess : gpurma_nccl_fail_rc(comm, st, name);
@@ -375,7 +373,6 @@ static ncclResult_t premul(const nccl_op_t *a, const nccl_user_op_t *u, size_t n
     if (a->comm->gpu) {
         if (gpurma_nccl_gpu_scale_async(dst, a->send, n, a->dtype, u->scalar_host,
                                         u->on_device ? u->scalar_dev : NULL, stream)) {
-            gpurma_nccl_scratch_done(a->comm, tmp, stream);
             return gpurma_nccl_fail(a->comm, ncclUnhandledCudaError,
                                     "%s: the PreMulSum scaling kernel failed",
                                     gpurma_nccl_op_name(a->kind));
@@ -478,7 +475,7 @@ static ncclResult_t run_checked(const nccl_op_t *a)
     gpurma_team_t team = comm->team;
     gpurma_status_t st = GPURMA_SUCCESS;
     const void *send = a->send;
-    nccl_scratch_t tmp = {NULL, 0};
+    nccl_scratch_t tmp = {NULL};
     ncclResult_t res = ncclSuccess;
     switch (a->kind) {
     case NCCL_OP_ALLREDUCE:
@@ -528,7 +525,6 @@ static ncclResult_t run_checked(const nccl_op_t *a)
     default:
         return gpurma_nccl_fail(comm, ncclInternalError, "not a collective: %d", (int)a->kind);
     }
-    gpurma_nccl_scratch_done(comm, &tmp, stream);
     if (res != ncclSuccess)
         return res;
     if (st == GPURMA_ERR_UNSUPPORTED && gpurma_nccl_fallback_available())

@@ -388,6 +388,9 @@ static void release(ncclComm_t comm)
         gpurma_nccl_gpu_free(comm->scratch);
     else
         free(comm->scratch);
+    for (size_t i = 0; i < comm->graph_scratch_n; i++)
+        gpurma_nccl_gpu_free(comm->graph_scratch[i]);
+    free(comm->graph_scratch);
     pthread_mutex_destroy(&comm->lock);
     free(comm);
 }

@@ -33,14 +33,16 @@ int gpurma_nccl_gpu_free(void *ptr)
     return cudaFree(ptr) != cudaSuccess;
 }
 
-int gpurma_nccl_gpu_malloc_async(void **ptr, size_t bytes, void *stream)
+int gpurma_nccl_gpu_malloc_relaxed(void **ptr, size_t bytes)
 {
-    return cudaMallocAsync(ptr, bytes, (cudaStream_t)stream) != cudaSuccess;
-}
-
-int gpurma_nccl_gpu_free_async(void *ptr, void *stream)
-{
-    return cudaFreeAsync(ptr, (cudaStream_t)stream) != cudaSuccess;
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    int relaxed = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+    cudaError_t e = cudaMalloc(ptr, bytes);
+    if (relaxed)
+        cudaThreadExchangeStreamCaptureMode(&mode); /* back to the thread's own */
+    if (e != cudaSuccess)
+        cudaGetLastError();
+    return e != cudaSuccess;
 }
 
 int gpurma_nccl_gpu_is_device_ptr(const void *ptr)

@@ -8,15 +8,9 @@ int gpurma_nccl_gpu_current_device(void) { return -1; }
 int gpurma_nccl_gpu_set_device(int device) { return device >= 0; }
 int gpurma_nccl_gpu_malloc(void **ptr, size_t bytes) { (void)ptr, (void)bytes; return 1; }
 int gpurma_nccl_gpu_free(void *ptr) { return ptr != NULL; }
-int gpurma_nccl_gpu_malloc_async(void **ptr, size_t bytes, void *stream)
+int gpurma_nccl_gpu_malloc_relaxed(void **ptr, size_t bytes)
 {
-    (void)ptr, (void)bytes, (void)stream;
-    return 1;
-}
-
-int gpurma_nccl_gpu_free_async(void *ptr, void *stream)
-{
-    (void)ptr, (void)stream;
+    (void)ptr, (void)bytes;
     return 1;
 }
 

@@ -72,6 +72,8 @@ struct ncclComm {
     /* scratch for in-place reduce-scatter and PreMulSum (host or GPU) */
     void           *scratch;
     size_t          scratch_bytes;
+    void          **graph_scratch; /* taken in graph captures, freed with the communicator */
+    size_t          graph_scratch_n;
     /* the real NCCL's communicator (fallback.c), or NULL */
     void           *fallback;
     void           *gpu_probe; /* gpurma_nccl_gpu_probe_create, GPU communicators */
@@ -124,14 +126,12 @@ size_t gpurma_nccl_dtype_size(ncclDataType_t dtype);
  * legacy default stream, never gpurma's "host memory". */
 void *gpurma_nccl_stream(ncclComm_t comm, void *stream);
 /* Scratch for one call: the communicator's (grown as needed) outside a
- * CUDA graph capture; inside one, stream-ordered memory that the graph
- * owns (cudaMallocAsync), given back by gpurma_nccl_scratch_done. */
+ * CUDA graph capture; inside one, a buffer of the graph's own, kept until
+ * the communicator is destroyed. */
 typedef struct {
     void *ptr;
-    int   graph_owned;
 } nccl_scratch_t;
 ncclResult_t gpurma_nccl_scratch(ncclComm_t comm, size_t bytes, void *stream, nccl_scratch_t *out);
-void gpurma_nccl_scratch_done(ncclComm_t comm, nccl_scratch_t *s, void *stream);
 
 /* ------------------------------------------------------------- p2p.c */
 ncclResult_t gpurma_nccl_p2p_setup(ncclComm_t comm);
@@ -171,8 +171,9 @@ int  gpurma_nccl_gpu_current_device(void); /* -1 without a GPU */
 int  gpurma_nccl_gpu_set_device(int device);
 int  gpurma_nccl_gpu_malloc(void **ptr, size_t bytes);
 int  gpurma_nccl_gpu_free(void *ptr);
-int  gpurma_nccl_gpu_malloc_async(void **ptr, size_t bytes, void *stream);
-int  gpurma_nccl_gpu_free_async(void *ptr, void *stream);
+/* cudaMalloc with the thread's capture mode relaxed (legal during a
+ * capture that is not the thread's own relaxed one). */
+int  gpurma_nccl_gpu_malloc_relaxed(void **ptr, size_t bytes);
 int  gpurma_nccl_gpu_is_device_ptr(const void *ptr);
 int  gpurma_nccl_gpu_copy_async(void *dst, const void *src, size_t bytes, void *stream);
 /* dst[i] = src[i] * scalar on the stream (PreMulSum); scalar_dev when
