@@ -188,19 +188,19 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
 #endif
 }
 
-int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
+int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes)
 {
-    size_t os = 0, orr = 0, sbytes, rbytes;
-    const int kind = a->stream ? direct_kind(a, &sbytes, &rbytes) : 0;
-    if (!kind || a->bytes < GPURMA_COLL_DIRECT_MIN || a->team->size > GPURMA_DCOLL_DIRECT_MAX)
-        return 0;
+    *sbytes = *rbytes = 0;
+    return a->stream ? direct_kind(a, sbytes, rbytes) : 0;
+}
+
+int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,
+                           const gpurma_coll_direct_reg_t *s, size_t os,
+                           const gpurma_coll_direct_reg_t *r, size_t orr, int *rc)
+{
     const size_t es = gpurma_dev_dtype_size(a->dtype);
-    const gpurma_coll_direct_reg_t *s = NULL, *r = NULL;
-    if (sbytes && (!(s = gpurma_coll_registered(a->team, a->send, sbytes, &os)) ||
-                   !side_ok(s, os, es)))
-        return 0;
-    if (rbytes && (!(r = gpurma_coll_registered(a->team, a->recv, rbytes, &orr)) ||
-                   !side_ok(r, orr, es)))
+    if (a->bytes < GPURMA_COLL_DIRECT_MIN || a->team->size > GPURMA_DCOLL_DIRECT_MAX ||
+        (s && !side_ok(s, os, es)) || (r && !side_ok(r, orr, es)))
         return 0;
     *rc = direct_run(a, kind, c, s, os, r, orr);
     return 1;

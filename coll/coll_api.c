@@ -173,6 +173,24 @@ static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
                             gpurma_strerror((gpurma_status_t)rc), cause);
 }
 
+/* A zero-copy run when the sides of the call that peers touch lie in
+ * registered buffers (algo_direct.c): 1 when it was tried (*rc its
+ * status), 0 when the call takes the scratch path. */
+static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
+{
+    size_t sbytes, rbytes, os = 0, orr = 0;
+    const int kind = gpurma_coll_direct_sides(a, &sbytes, &rbytes);
+    if (!kind)
+        return 0;
+    const gpurma_coll_direct_reg_t *s =
+        sbytes ? gpurma_coll_registered(a->team, a->send, sbytes, &os) : NULL;
+    const gpurma_coll_direct_reg_t *r =
+        rbytes ? gpurma_coll_registered(a->team, a->recv, rbytes, &orr) : NULL;
+    if ((sbytes && !s) || (rbytes && !r))
+        return 0;
+    return gpurma_coll_direct_try(a, c, kind, s, os, r, orr, rc);
+}
+
 static int coll_run(const coll_call_t *a, size_t piece)
 {
     gpurma_dev_coll_t c;
@@ -183,7 +201,7 @@ static int coll_run(const coll_call_t *a, size_t piece)
     msg_mark_t before = mark_message();
     gpurma_coll_algo_t forced = (gpurma_coll_algo_t)gpurma_config()->coll_algo_index;
     if ((forced == GPURMA_COLL_ALGO_AUTO || forced == GPURMA_COLL_ALGO_DIRECT) &&
-        gpurma_coll_direct_try(a, &c, &rc))
+        try_direct(a, &c, &rc))
         return rc == GPURMA_SUCCESS ? rc : run_error(a, GPURMA_COLL_ALGO_DIRECT, rc, &before);
     gpurma_coll_algo_t algo = gpurma_coll_select(a->kind, &c, piece);
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,

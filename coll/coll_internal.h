@@ -77,11 +77,17 @@ typedef struct gpurma_coll_direct_reg gpurma_coll_direct_reg_t;
 int gpurma_coll_direct_register(struct gpurma_team_s *team, void *buf, size_t bytes,
                                 uint64_t seq, gpurma_coll_direct_reg_t **out);
 void gpurma_coll_direct_release(gpurma_coll_direct_reg_t *r);
-/* A zero-copy run when the call's buffers are registered (allreduce,
- * allgather, reduce-scatter, alltoall, broadcast, reduce on a stream): 1
- * when it was tried
- * (*rc its status), 0 when the call takes the scratch path. */
-int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc);
+/* Zero-copy runs on registered buffers (allreduce, allgather,
+ * reduce-scatter, alltoall, broadcast, reduce on a stream). _sides: the
+ * call's device kind (0: none) and the bytes of send peers read and of
+ * recv peers write (0: only this rank uses that side), whose registrations
+ * the caller looks up (coll_register.c); _try with them (NULL where the
+ * side needs none): 1 when it was tried (*rc its status), 0 when the call
+ * takes the scratch path. */
+int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes);
+int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,
+                           const gpurma_coll_direct_reg_t *s, size_t os,
+                           const gpurma_coll_direct_reg_t *r, size_t orr, int *rc);
 #ifdef HAVE_CUDA
 /* kind: a GPURMA_DCOLL__K_* of coll_direct.h's. */
 int gpurma_coll_launch_direct(void *stream, const gpurma_dev_coll_t *c, unsigned blocks,
