@@ -6,8 +6,8 @@
  *   mpirun -np N gpurma-coll-bench [options]
  *
  * Options:
- *   --coll LIST    allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall
- *                  or all (default all)
+ *   --coll LIST    allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,
+ *                  alltoallv or all (default all)
  *   --min SIZE     smallest size (default 1k); k, m, g suffixes
  *   --max SIZE     largest size (default 1g on GPUs, 16m on the host)
  *   --dtype T      int8 uint8 int32 uint32 int64 uint64 float16 bfloat16
@@ -32,6 +32,13 @@
  * NCCL: its time on plain buffers and on symmetric ones, and the ratio of
  * gpurma's time to the better of the two (below 1: gpurma is faster). NCCL
  * runs with NCCL_GRAPH_MIXING_SUPPORT=0 and NCCL_NVLS_ENABLE=0.
+ *
+ * alltoallv moves a mixture of experts' skewed traffic
+ * (gpurma_coll_bench_skew.c: Zipf-hot ranks, scattered sources, empty
+ * pairs); its size is the largest buffer of any rank, its busbw the bytes
+ * the busiest rank sends to or receives from its peers over the time, and
+ * NCCL runs it as grouped ncclSend/ncclRecv of the same counts (NCCL has no
+ * alltoallv; MoE layers on NCCL do this).
  *
  * Floors (GPU, 2 to 64 ranks whose windows are load/store mapped), measured
  * first in the same run (gpurma_coll_bench_floors.cu) and printed as
@@ -61,7 +68,8 @@
 #include "gpurma/detail/dev_reduce.h"
 
 static const char *const kind_names[CB_KINDS] = {"allreduce", "allgather", "reduce_scatter",
-                                                 "broadcast", "reduce",    "alltoall"};
+                                                 "broadcast", "reduce",    "alltoall",
+                                                 "alltoallv"};
 static const char *const dtype_names[] = {"int8",    "uint8",    "int32",   "uint32",
                                           "int64",   "uint64",   "float16", "bfloat16",
                                           "float32", "float64"};
@@ -99,7 +107,10 @@ static void usage(FILE *f)
           "  floor_busbw  copy: the busbw of moving the bytes at copy speed (from 1 MiB)\n"
           "  busbw/floor  busbw / floor_busbw (from 1 MiB)\n"
           "busbw factors: allreduce 2(n-1)/n; allgather, reduce_scatter, alltoall (n-1)/n;\n"
-          "broadcast, reduce 1. The host backend has no floors.\n",
+          "broadcast, reduce 1. alltoallv: a mixture of experts' skewed counts (Zipf-hot\n"
+          "ranks, empty pairs; NCCL: grouped send/recv), size = the largest buffer of any\n"
+          "rank, busbw = bytes the busiest rank moves to or from peers / time.\n"
+          "The host backend has no floors.\n",
           f);
 }
 
@@ -245,6 +256,20 @@ static double reduced(int op, int t, size_t i)
     return acc;
 }
 
+/* alltoallv: the matrix of the size in hand, and what element j of this
+ * rank's recv must hold (from the peer whose block holds j). */
+static cb_skew_t skew;
+
+static double v_expected(size_t j)
+{
+    for (int p = 0; p < nranks; p++) {
+        size_t at = cb_skew_recv_displ(&skew, me, p), cnt = skew.count[(size_t)p * nranks + me];
+        if (j >= at && j < at + cnt)
+            return value(p, cb_skew_send_displ(&skew, p, me) + (j - at));
+    }
+    return -1; /* no block: recv is packed, not reached */
+}
+
 /* Elements of recv (recv_elems) not as op requires; small-integer data, so
  * floats compare exactly except PROD, AVG and 16-bit types (relative 1%). */
 static long count_wrong(const cb_op_t *op, const void *recv, size_t recv_elems)
@@ -259,6 +284,7 @@ static long count_wrong(const cb_op_t *op, const void *recv, size_t recv_elems)
         case CB_REDUCE_SCATTER: want = reduced(op->op, op->dtype, (size_t)me * c + j); break;
         case CB_ALLGATHER: want = value((int)(j / c), j % c); break;
         case CB_ALLTOALL: want = value((int)(j / c), (size_t)me * c + j % c); break;
+        case CB_ALLTOALLV: want = v_expected(j); break;
         default: want = value(op->root, j); break;
         }
         double got = get_elem(recv, op->dtype, j);
@@ -291,6 +317,9 @@ static gpurma_status_t host_run(const cb_op_t *o)
     case CB_REDUCE_SCATTER: return gpurma_reduce_scatter(world, h_send, h_recv, o->count, o->dtype, o->op, NULL);
     case CB_BROADCAST: return gpurma_broadcast(world, h_send, h_recv, o->count, o->dtype, o->root, NULL);
     case CB_REDUCE: return gpurma_reduce(world, h_send, h_recv, o->count, o->dtype, o->op, o->root, NULL);
+    case CB_ALLTOALLV:
+        return gpurma_alltoallv(world, h_send, o->v->send_counts, o->v->send_displs, h_recv,
+                                o->v->recv_counts, o->v->recv_displs, o->dtype, NULL);
     default: return gpurma_alltoall(world, h_send, h_recv, o->count, o->dtype, NULL);
     }
 }
@@ -362,6 +391,52 @@ static long checked(const opts_t *o, int impl, const cb_op_t *op, size_t recv_by
     return count_wrong(op, h_recv, recv_bytes / es);
 }
 
+/* alltoallv at a size whose largest buffer holds max_elems: the matrix,
+ * this rank's arrays (v), its bytes to send and receive, and the elements
+ * the busiest rank moves to or from its peers (busbw's numerator). */
+static size_t v_sizes(size_t max_elems, size_t es, const cb_v_t *v, size_t *send_bytes,
+                      size_t *recv_bytes)
+{
+    cb_skew_free(&skew);
+    if (cb_skew_build(nranks, max_elems, &skew))
+        fail("out of memory", GPURMA_ERR_NO_MEMORY);
+    size_t *sc = (size_t *)v->send_counts, *sd = (size_t *)v->send_displs;
+    size_t *rc = (size_t *)v->recv_counts, *rd = (size_t *)v->recv_displs;
+    size_t out = 0, in = 0;
+    for (int p = 0; p < nranks; p++) {
+        sc[p] = skew.count[(size_t)me * nranks + p];
+        sd[p] = cb_skew_send_displ(&skew, me, p);
+        rc[p] = skew.count[(size_t)p * nranks + me];
+        rd[p] = cb_skew_recv_displ(&skew, me, p);
+        out += sc[p], in += rc[p];
+    }
+    *send_bytes = out * es;
+    *recv_bytes = in * es;
+    return cb_skew_busiest(&skew);
+}
+
+/* What each rank receives and sends, as a share of the largest buffer
+ * (rank 0 is the hottest), and the empty pairs. */
+static void print_skew(void)
+{
+    const size_t scale = 1000000;
+    if (cb_skew_build(nranks, scale, &skew))
+        fail("out of memory", GPURMA_ERR_NO_MEMORY);
+    int empty = 0;
+    printf("# skew (%% of the largest buffer) rank:recv/send");
+    for (int a = 0; a < nranks; a++) {
+        size_t in = 0, out = 0;
+        for (int b = 0; b < nranks; b++) {
+            in += skew.count[(size_t)b * nranks + a];
+            out += skew.count[(size_t)a * nranks + b];
+            empty += !skew.count[(size_t)a * nranks + b];
+        }
+        printf(" %d:%.0f/%.0f", a, 100.0 * in / scale, 100.0 * out / scale);
+    }
+    printf("; %d of %d pairs empty\n", empty, nranks * nranks);
+    cb_skew_free(&skew);
+}
+
 /* The floor columns of a row: total bytes, busbw's factor, the graph mode,
  * gpurma's time and busbw. */
 static void print_floors(size_t total, double factor, int graph, double us, double busbw)
@@ -380,9 +455,13 @@ static void run_kind(const opts_t *o, int kind, int graph, unsigned char *host_i
 {
     const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)o->dtype);
     const int per_rank = kind == CB_ALLGATHER || kind == CB_REDUCE_SCATTER || kind == CB_ALLTOALL;
-    const double factor = kind == CB_ALLREDUCE ? 2.0 * (nranks - 1) / nranks
-                          : kind == CB_BROADCAST || kind == CB_REDUCE ? 1.0
-                                                                      : (double)(nranks - 1) / nranks;
+    double factor = kind == CB_ALLREDUCE ? 2.0 * (nranks - 1) / nranks
+                    : kind == CB_BROADCAST || kind == CB_REDUCE ? 1.0
+                                                                : (double)(nranks - 1) / nranks;
+    size_t *v_arrays = calloc(4 * (size_t)nranks, sizeof(size_t));
+    if (!v_arrays)
+        fail("out of memory", GPURMA_ERR_NO_MEMORY);
+    const cb_v_t v = {v_arrays, v_arrays + nranks, v_arrays + 2 * nranks, v_arrays + 3 * nranks};
     int nccl = 0;
 #ifdef HAVE_CUDA
     nccl = o->gpu && (cbg_available(CB_NCCL_PLAIN) || cbg_available(CB_NCCL_SYM));
@@ -391,6 +470,8 @@ static void run_kind(const opts_t *o, int kind, int graph, unsigned char *host_i
         printf("\n# %s, %d ranks, %s%s\n", kind_names[kind], nranks,
                o->gpu ? "GPU buffers on a stream" : "host buffers (stream NULL)",
                o->gpu ? (graph ? ", CUDA graph" : ", no graph") : "");
+        if (kind == CB_ALLTOALLV)
+            print_skew();
         printf("# %12s %12s %9s %6s %5s %11s %9s %9s %7s", "size", "count", "type", "redop",
                "root", "time(us)", "algbw", "busbw", "#wrong");
         if (nccl)
@@ -404,9 +485,11 @@ static void run_kind(const opts_t *o, int kind, int graph, unsigned char *host_i
         size_t elems = size / unit; /* per rank / pair, or the whole buffer */
         if (!elems)
             continue;
-        cb_op_t op = {kind, elems, (gpurma_dtype_t)o->dtype, (gpurma_redop_t)o->op, 0};
+        cb_op_t op = {kind, elems, (gpurma_dtype_t)o->dtype, (gpurma_redop_t)o->op, 0, &v};
         size_t total = elems * unit, send_bytes = kind == CB_ALLGATHER ? elems * es : total;
         size_t recv_bytes = kind == CB_REDUCE_SCATTER ? elems * es : total;
+        if (kind == CB_ALLTOALLV)
+            factor = v_sizes(elems, es, &v, &send_bytes, &recv_bytes) * es / (double)total;
         size_t in_elems = send_bytes / es;
         for (size_t i = 0; i < in_elems; i++)
             put_elem(host_in, o->dtype, i, value(me, i));
@@ -456,6 +539,8 @@ static void run_kind(const opts_t *o, int kind, int graph, unsigned char *host_i
         if (size > ((size_t)1 << 62) / 2)
             break;
     }
+    free(v_arrays);
+    cb_skew_free(&skew);
 }
 
 /* The floors of this run, before the collectives' buffers exist (their

@@ -15,19 +15,42 @@ extern "C" {
 #endif
 
 enum { CB_ALLREDUCE, CB_ALLGATHER, CB_REDUCE_SCATTER, CB_BROADCAST, CB_REDUCE, CB_ALLTOALL,
-       CB_KINDS };
+       CB_ALLTOALLV, CB_KINDS };
 
 /* Who runs the collective: gpurma, NCCL on cudaMalloc'd buffers, NCCL on
  * symmetric buffers (ncclMemAlloc + ncclCommWindowRegister). */
 enum { CB_GPURMA, CB_NCCL_PLAIN, CB_NCCL_SYM, CB_IMPLS };
 
+/* alltoallv's counts and displacements on this rank, in elements, one per
+ * team rank (what gpurma_alltoallv takes). */
+typedef struct {
+    const size_t *send_counts, *send_displs, *recv_counts, *recv_displs;
+} cb_v_t;
+
 typedef struct {
     int            kind;
-    size_t         count; /* per rank (allgather, reduce_scatter), per pair (alltoall) */
+    size_t         count; /* per rank (allgather, reduce_scatter), per pair (alltoall);
+                             alltoallv: elements of this rank's larger buffer */
     gpurma_dtype_t dtype;
     gpurma_redop_t op;
     int            root;
+    const cb_v_t  *v;     /* alltoallv only */
 } cb_op_t;
+
+/* alltoallv's count matrix (gpurma_coll_bench_skew.c): a mixture of
+ * experts' traffic, count[s * n + d] elements from rank s to rank d, the
+ * blocks packed in rank order on both sides; the largest buffer of any
+ * rank holds max_elems. build returns nonzero when out of memory. */
+typedef struct {
+    int     n;
+    size_t *count;
+} cb_skew_t;
+int    cb_skew_build(int n, size_t max_elems, cb_skew_t *m);
+void   cb_skew_free(cb_skew_t *m);
+size_t cb_skew_send_displ(const cb_skew_t *m, int s, int d); /* in s's send */
+size_t cb_skew_recv_displ(const cb_skew_t *m, int d, int s); /* in d's recv */
+/* Elements the busiest rank sends to or receives from its peers. */
+size_t cb_skew_busiest(const cb_skew_t *m);
 
 /* GPU part (CUDA builds). Buffers of send_max and recv_max bytes per
  * implementation; nccl: also set up NCCL (builds with nccl.h). Every call

@@ -133,6 +133,21 @@ static int nccl_enqueue(int impl, const cb_op_t *o)
         break;
     case CB_BROADCAST: NC(ncclBroadcast(s, r, o->count, t, o->root, comm, stream)); break;
     case CB_REDUCE: NC(ncclReduce(s, r, o->count, t, nccl_op(o->op), o->root, comm, stream)); break;
+    case CB_ALLTOALLV: { /* as MoE layers on NCCL do: grouped sends and receives */
+        const size_t es = gpurma_dev_dtype_size(o->dtype);
+        const cb_v_t *v = o->v;
+        NC(ncclGroupStart());
+        for (int p = 0; p < nranks; p++) {
+            if (v->send_counts[p])
+                NC(ncclSend((const char *)s + v->send_displs[p] * es, v->send_counts[p], t, p,
+                            comm, stream));
+            if (v->recv_counts[p])
+                NC(ncclRecv((char *)r + v->recv_displs[p] * es, v->recv_counts[p], t, p, comm,
+                            stream));
+        }
+        NC(ncclGroupEnd());
+        break;
+    }
     default: { /* alltoall as nccl-tests does it: grouped sends and receives */
         size_t block = o->count * gpurma_dev_dtype_size(o->dtype);
         NC(ncclGroupStart());
@@ -161,6 +176,10 @@ static int gpurma_enqueue(const cb_op_t *o)
         break;
     case CB_BROADCAST: rc = gpurma_broadcast(team, s, r, o->count, o->dtype, o->root, stream); break;
     case CB_REDUCE: rc = gpurma_reduce(team, s, r, o->count, o->dtype, o->op, o->root, stream); break;
+    case CB_ALLTOALLV:
+        rc = gpurma_alltoallv(team, s, o->v->send_counts, o->v->send_displs, r,
+                              o->v->recv_counts, o->v->recv_displs, o->dtype, stream);
+        break;
     default: rc = gpurma_alltoall(team, s, r, o->count, o->dtype, stream); break;
     }
     if (rc != GPURMA_SUCCESS) {

@@ -205,11 +205,7 @@ if want nccl-tests || want bench; then
     else
         t=$(cut_limit 200) began=$SECONDS
         [ "$t" = 0 ] && t=1 # out of time already: a build that fails at once
-        inc=$(mpicc --showme:incdirs 2>/dev/null | cut -d' ' -f1)
-        # sm_90 only (H100, H200): a fraction of the default list's time
-        (cd "$nt_src" && timeout -k 5 "$t" make -j16 MPI=1 MPI_HOME="${inc%/include}" \
-            BUILDDIR="$nt" NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90") \
-            >"$logs/build-nccl-tests.log" 2>&1
+        sh "$top/tests/gpu/build-nccl-tests.sh" "$nt_src" "$nt" "$t" >"$logs/build-nccl-tests.log" 2>&1
         record nccl_tests_build $? "($((SECONDS - began)) s, against $(grep -l NCCL_MAJOR /usr/include/nccl.h /usr/local/cuda/include/nccl.h 2>/dev/null | head -1))"
     fi
     if [ -x "$nt/all_reduce_perf" ]; then

@@ -6,7 +6,7 @@
 # skipped, 1 otherwise.
 #
 #   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus] [--coll] [--nccl]
-#                           [--collbench]
+#                           [--collbench] [--scale]
 #
 # --quick: fewer rounds and sizes; --bench: build, then the benchmark only;
 # --focus: the fewest builds and runs that check the newest GPU code (the
@@ -24,6 +24,12 @@
 # rank per GPU beside NCCL; the target lines and the NVSHMEM table last.
 # About 6 minutes on 1x H100 (build 2-3, coll-bench 1, NVSHMEM side 2-3);
 # the limits (240 s a coll-bench run, 90 s an NVSHMEM program) bound a hang.
+# --scale: after the build, only tests/gpu/scale.sh (2+ GPUs, issues 21 and
+# 22: MPS across the GPUs, every collective beside NCCL at 2 ranks and one
+# per GPU, nccl-tests on NCCL; SCALE_ARGS passes its options, e.g.
+# "--part bench"; carry .nccl-tests-src too).
+# RUN_DEVICE_NCCL=0 leaves the NCCL layer (nccl-shim.sh) out of the full
+# mode, so that it fits one 10-minute call; --nccl runs it alone.
 #
 # The collective stress runs test_gpu_coll under mpirun at 2, 3, 4 and 8
 # ranks with every algorithm forced, once under CUDA MPS (the ranks' kernels
@@ -73,7 +79,7 @@ mps_stop() {
     unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 }
 trap 'mps_stop; bundle' EXIT
-quick=no tests=yes nvshmem=no focus=no collonly=no nccl=no collbench=no
+quick=no tests=yes nvshmem=no focus=no collonly=no nccl=no collbench=no scale=no
 for a in "$@"; do
     case $a in
     --quick) quick=yes ;;
@@ -83,7 +89,8 @@ for a in "$@"; do
     --coll) collonly=yes ;;
     --nccl) nccl=yes ;; # after the build, only tests/gpu/nccl-shim.sh
     --collbench) collbench=yes ;;
-    -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
+    --scale) scale=yes ;;
+    -h | --help) sed -n '2,47p' "$0"; exit 0 ;;
     *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -132,7 +139,7 @@ if [ $build_rc -ne 0 ]; then
     exit 1
 fi
 # The rest of the tree (tools, examples) is not needed here; report only.
-if [ $focus = yes ] || [ $collbench = yes ] || [ $nccl = yes ]; then
+if [ $focus = yes ] || [ $collbench = yes ] || [ $nccl = yes ] || [ $scale = yes ]; then
     : # only the programs below (nccl-shim.sh builds its own)
 elif (cd "$build" && make -j16) >>"$out/build.log" 2>&1; then
     echo "test build_all PASS" >>"$results"
@@ -141,6 +148,17 @@ else
 fi
 # --nvshmem (carry .nvshmem-src too): gpurma against NVSHMEM's perftests, in one table.
 [ $nvshmem = yes ] && { sh "$top/tests/gpu/nvshmem-side-by-side.sh" $(test $quick = yes && echo --quick) --build "$build" --logs "$out/nvshmem"; exit $?; }
+
+# ---- several GPUs (--scale), issues 21 and 22: its own script, its table
+if [ $scale = yes ]; then
+    # shellcheck disable=SC2086
+    bash "$top/tests/gpu/scale.sh" --build "$build" --logs "$out/scale" ${SCALE_ARGS:-} |
+        tee "$out/scale.txt"
+    grep '^test ' "$out/scale.txt" | awk '{print $1, $2, $3}' >>"$results"
+    cp "$out/scale/table.txt" "$out/table.txt" 2>/dev/null
+    grep -q 'FAIL' "$results" && exit 1
+    exit 0
+fi
 
 # ---- the NCCL layer (--nccl), issue 20: its own script, its lines in the table
 if [ $nccl = yes ]; then
@@ -492,7 +510,7 @@ run_nvshmem_gpu
 # The NCCL layer (issue 20): nccl-tests (when .nccl-tests-src was carried)
 # and PyTorch through libgpurma_nccl, bounded by its own budget; its rows
 # join the table with an nccl_ prefix where they lack one.
-if [ $focus = no ]; then
+if [ $focus = no ] && [ "${RUN_DEVICE_NCCL:-1}" != 0 ]; then
     bash "$top/tests/gpu/nccl-shim.sh" --build "$build" --logs "$out/nccl" \
         $(test $quick = yes && echo --quick) ${NCCL_SHIM_ARGS:-} >"$out/nccl.txt" 2>&1
     grep '^test ' "$out/nccl.txt" | awk '{n = $2; if (n !~ /^n/) n = "nccl_" n; print $1, n, $3}' \

@@ -1,7 +1,8 @@
 #!/bin/sh
 # coll-bench.sh - gpurma-coll-bench as the GPU scripts read it
 # (tests/gpu/run-device.sh --collbench, tests/gpu/coll-vs-nvshmem.sh): on the
-# host backend at 2 and 3 ranks every collective runs, every row is right
+# host backend at 2 and 3 ranks every collective runs (alltoallv with its
+# skewed counts too), every row is right
 # (#wrong 0 under the column of that name), each table has its header and
 # one row per size, the run says it has no floors; --help names the floor
 # columns; bad options are refused. Where a GPU answers, a 2-rank --gpu run
@@ -43,7 +44,7 @@ check() {
               exit err }' "$1"
 }
 
-all="allreduce allgather reduce_scatter broadcast reduce alltoall"
+all="allreduce allgather reduce_scatter broadcast reduce alltoall alltoallv"
 for np in 2 3; do
     # 64 B .. 8 KiB: 8 sizes; at 3 ranks 64 B still holds an int32 per rank and pair.
     $LAUNCHER -n $np "$prog" --host --coll all --dtype int32 --op sum --min 64 --max 8k \
@@ -73,12 +74,12 @@ if [ "${HAVE_CUDA:-no}" != yes ]; then
     [ $status = 0 ] && echo "ok: gpurma-coll-bench"
     exit $status
 fi
-$LAUNCHER -n 2 "$prog" --gpu --no-nccl --graph on --coll allreduce,alltoall --min 256k --max 2m \
+$LAUNCHER -n 2 "$prog" --gpu --no-nccl --graph on --coll allreduce,alltoall,alltoallv --min 256k --max 2m \
     --iters 10 >"$tmp/gpu.out" 2>"$tmp/gpu.err"
 rc=$?
 case $rc in
 77) echo "no GPU: the floors' run skipped" ;;
-0) check "$tmp/gpu.out" "allreduce alltoall" 4 yes || fail "GPU run"
+0) check "$tmp/gpu.out" "allreduce alltoall alltoallv" 4 yes || fail "GPU run"
    grep -q '^# floor ll_exchange_us graph [0-9]' "$tmp/gpu.out" || fail "GPU run: no LL floor line"
    grep -q '^# floor sm_copy_GBps [0-9]' "$tmp/gpu.out" || fail "GPU run: no SM copy floor line" ;;
 *) fail "GPU run: exit $rc"; cat "$tmp/gpu.err" ;;
