@@ -134,8 +134,8 @@ summary() {
         k=${k#nt_}
         awk -v k="$k" '/^ +[0-9]+ +[0-9]+ +[a-z]/ { print k, $1, $6 }' "$f"
     done >"$logs/nt_times_np$np.txt"
-    awk -v np="$np" '
-        FNR == NR { split($1, a, "_np"); nt[a[1] "_R" substr($1, length($1)), $2] = $3; next }
+    awk -v np="$np" -v ntfile="$logs/nt_times_np$np.txt" '
+        FILENAME == ntfile { split($1, a, "_np"); nt[a[1] "_R" substr($1, length($1)), $2] = $3; next }
         /^# [a-z_]+, [0-9]+ ranks,/ { kind = $2; sub(/,$/, "", kind); graph = ($0 ~ /CUDA graph/) }
         /^ +[0-9]/ && NF >= 12 {
             size = $1; t = $6; bw = $8; wrong += $9
