@@ -57,7 +57,6 @@ static void race(int what, unsigned char *buf, size_t bytes)
     memcpy(g.in, want + (size_t)t_rank * COUNT, COUNT * 4);
     memset(g.out, T_POISON, n * COUNT * 4);
     CHECK(gpurma_barrier(t_world));
-    const double t0 = t_now();
     if (t_rank == 0) {
         usleep(LATE_MS * 1000);
         gather(&g);
@@ -70,7 +69,8 @@ static void race(int what, unsigned char *buf, size_t bytes)
         usleep(LATE_MS * 1000 / 4); /* inside the allgather, waiting for rank 0 */
         t_arm_message();
         const double r0 = t_now();
-        gpurma_status_t rc = what ? gpurma_coll_deregister(t, buf) : gpurma_coll_register(t, buf, bytes);
+        gpurma_status_t rc =
+            what ? gpurma_coll_deregister(t, buf) : gpurma_coll_register(t, buf, bytes);
         const double took = t_now() - r0;
         T_ASSERT(rc == GPURMA_ERR_INVALID_ARG, "%s beside a running allgather: %d (%s): %s",
                  name, (int)rc, gpurma_strerror(rc), gpurma_last_error_message(t_ctx));
@@ -89,7 +89,6 @@ static void race(int what, unsigned char *buf, size_t bytes)
     /* No wait on t outlives the allgather (every rank called it), so the
      * world barrier below meets every rank in time; t stays: its calls
      * are refused from now on. */
-    (void)t0;
     free(g.in), free(g.out), free(want);
 }
 
