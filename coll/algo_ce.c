@@ -309,8 +309,11 @@ int gpurma_coll_ce_run(const coll_call_t *a)
     const char *in = send_block(&x, x.me, &in_len);
     rc = ce_copy(&x, own, in, own_len);
     /* a->bytes: the largest block any rank sends one peer (alltoallv: agreed
-     * by the team), so every rank takes the same steps. */
-    const size_t steps = a->bytes / x.slot + (a->bytes % x.slot != 0);
+     * by the team), so every rank takes the same steps; one step of empty
+     * pieces when it is 0, so that a rank passing a count of 0 raises its
+     * signals with its word and meets its peers' (an error on every rank
+     * beside peers that passed more, not a success at once). */
+    const size_t steps = a->bytes ? a->bytes / x.slot + (a->bytes % x.slot != 0) : 1;
     for (size_t k = 0; k < steps && !rc; k++)
         rc = ce_step(&x, k);
     return rc;

@@ -216,48 +216,15 @@ static int coll_run(const coll_call_t *a, size_t piece)
     return rc == GPURMA_SUCCESS ? rc : run_error(a, algo, rc, &before);
 }
 
-/* Takes the team for one collective. Two at once on one team (two
- * threads; the API does not allow it) would pair with the peers' calls
- * in an order nobody chose, so the second is refused, the first fails
- * when it ends (team_leave), and the team's collectives fail from then
- * on at this rank: its peers then fail too (refused or timed out) rather
- * than match a call of the wrong thread. The scratch protocol's own flag
- * (gpurma_dcoll__begin) covers kernels and device calls; this one covers
- * every algorithm of the host API, ce included, for the whole call. */
+/* The team's in-use flag (coll_busy.c), named after the collective. */
 static int team_enter(const coll_call_t *a)
 {
-    struct gpurma_team_s *t = a->team;
-    int idle = 0;
-    if (__atomic_load_n(&t->coll_misused, __ATOMIC_ACQUIRE))
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: %s: refused: two collectives ran on this team at the "
-                                "same time before (another thread); its collectives fail from "
-                                "then on: free the team",
-                                t->ctx->rank, kind_names[a->kind]);
-    if (!__atomic_compare_exchange_n(&t->coll_busy, &idle, 1, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&t->coll_misused, 1, __ATOMIC_RELEASE);
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: %s: refused: another collective runs on this team at "
-                                "the same time (another thread); the team's collectives fail "
-                                "from now on: free the team",
-                                t->ctx->rank, kind_names[a->kind]);
-    }
-    return GPURMA_SUCCESS;
+    return gpurma_coll_team_enter(a->team, kind_names[a->kind]);
 }
 
 static int team_leave(const coll_call_t *a, int rc)
 {
-    struct gpurma_team_s *t = a->team;
-    __atomic_store_n(&t->coll_busy, 0, __ATOMIC_RELEASE);
-    if (rc == GPURMA_SUCCESS && __atomic_load_n(&t->coll_misused, __ATOMIC_ACQUIRE))
-        rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                              "rank %d: %s: another collective was called on this team while "
-                              "this one ran (another thread): its peers may have matched the "
-                              "other call; the team's collectives fail from now on: free the "
-                              "team",
-                              t->ctx->rank, kind_names[a->kind]);
-    return rc;
+    return gpurma_coll_team_leave(a->team, kind_names[a->kind], rc);
 }
 
 /* Checks, then runs; the piece one rank sends one peer decides the algorithm. */

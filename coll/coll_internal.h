@@ -1,7 +1,7 @@
 /*
  * coll_internal.h - what the collectives' files share (coll_scratch.c,
- * coll_select.c, coll_register.c, algo_*.c, coll_api.c, coll_stream.c,
- * coll_kernels.cu). Not installed.
+ * coll_select.c, coll_register.c, coll_busy.c, algo_*.c, coll_api.c,
+ * coll_stream.c, coll_kernels.cu). Not installed.
  *
  * The files call each other one way: team.c (teams and their slots) at
  * the bottom; the per-team state above it (coll_scratch.c, algo_ce.c,
@@ -104,6 +104,14 @@ int gpurma_coll_ce_run(const coll_call_t *a);
  * NULL when none does. */
 const gpurma_coll_direct_reg_t *gpurma_coll_registered(struct gpurma_team_s *team, const void *p,
                                                         size_t bytes, size_t *off);
+
+/* coll/coll_busy.c: takes team t for one call of gpurma_coll.h (what:
+ * its name, for messages): INVALID_ARG when another runs on it at this
+ * rank now (and the team is marked misused) or ran beside one before;
+ * leave gives it back and turns the call's SUCCESS (rc) into INVALID_ARG
+ * when another call came while it ran. */
+int gpurma_coll_team_enter(struct gpurma_team_s *t, const char *what);
+int gpurma_coll_team_leave(struct gpurma_team_s *t, const char *what, int rc);
 
 /* A buffer of n bytes at p that runs past the end of the address space. */
 static inline int gpurma_coll_wraps(const void *p, size_t n)

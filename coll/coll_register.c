@@ -54,6 +54,13 @@ static int regs_create(struct gpurma_team_s *team, void *arg, void **state)
     return GPURMA_SUCCESS;
 }
 
+static int do_register(struct gpurma_team_s *team, void *buf, size_t bytes);
+static int do_deregister(struct gpurma_team_s *team, void *buf);
+
+/* Both take the team's in-use flag (coll_busy.c), as a collective does:
+ * a registration that raced a collective of another thread on the team
+ * would change, or free, the registrations that collective looks up and
+ * pair its own exchange with the peers' in an order nobody chose. */
 GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, size_t bytes)
 {
     int rc = gpurma_team_check(team);
@@ -67,10 +74,29 @@ GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, s
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "rank %d: coll_register: %p + %zu bytes wraps the address space",
                                 team->ctx->rank, buf, bytes);
+    rc = gpurma_coll_team_enter(team, "coll_register");
+    if (!rc)
+        rc = gpurma_coll_team_leave(team, "coll_register", do_register(team, buf, bytes));
+    return (gpurma_status_t)rc;
+}
+
+GPURMA_API gpurma_status_t gpurma_coll_deregister(gpurma_team_t team, void *buf)
+{
+    int rc = gpurma_team_check(team);
+    if (!rc)
+        rc = gpurma_coll_team_enter(team, "coll_deregister");
+    if (!rc)
+        rc = gpurma_coll_team_leave(team, "coll_deregister", do_deregister(team, buf));
+    return (gpurma_status_t)rc;
+}
+
+static int do_register(struct gpurma_team_s *team, void *buf, size_t bytes)
+{
+    int rc;
     void *state;
     rc = gpurma_team_slot(team, GPURMA_TEAM_SLOT_REGS, regs_create, NULL, regs_release, &state);
     if (rc)
-        return (gpurma_status_t)rc;
+        return rc;
     coll_regs_t *regs = state;
     coll_reg_t *r = calloc(1, sizeof(*r));
     if (!r)
@@ -95,7 +121,7 @@ GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, s
     rc = gpurma_coll_direct_register(team, buf, bytes, seq, &r->direct);
     if (rc) {
         free(r);
-        return (gpurma_status_t)rc;
+        return rc;
     }
     r->buf = buf, r->bytes = bytes, r->seq = seq;
     pthread_mutex_lock(&regs->lock);
@@ -105,11 +131,9 @@ GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, s
     return team->sync->barrier(team); /* collective, like a window */
 }
 
-GPURMA_API gpurma_status_t gpurma_coll_deregister(gpurma_team_t team, void *buf)
+static int do_deregister(struct gpurma_team_s *team, void *buf)
 {
-    int rc = gpurma_team_check(team);
-    if (rc)
-        return (gpurma_status_t)rc;
+    int rc;
     coll_regs_t *regs = gpurma_team_slot_peek(team, GPURMA_TEAM_SLOT_REGS);
     coll_reg_t *found = NULL;
     if (regs) {

@@ -17,6 +17,13 @@
  * out of range, NULL buffers with count > 0, buffers that overlap without
  * being the same) return GPURMA_ERR_INVALID_ARG with a message
  * (gpurma_last_error_message) and nothing is written.
+ *
+ * Ranks that pass one call different counts (0 included), dtypes, ops or
+ * roots all fail (GPURMA_ERR_INVALID_ARG, or GPURMA_ERR_TIMEOUT for a rank
+ * left waiting), never a wrong result; a count of 0 still meets the
+ * other ranks. Two calls of this header on one team at once (another
+ * thread; coll_register and coll_deregister included) are refused; the
+ * team's calls fail from then on (README, "Thread safety").
  */
 #ifndef GPURMA_COLL_API_H
 #define GPURMA_COLL_API_H

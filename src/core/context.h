@@ -84,8 +84,9 @@ struct gpurma_team_s {
     uint64_t            *barrier_expect; /* [size] */
     struct gpurma_team_s *next_live; /* ctx->teams: split teams not freed */
     int                  nwins;          /* user windows on it (ctx->lock)      */
-    /* coll/coll_api.c: 1 while a collective of gpurma_coll.h runs on the
-     * team here; misused: 1 for good once two ran at the same time. */
+    /* coll/coll_busy.c: 1 while a call of gpurma_coll.h (a collective,
+     * coll_register, coll_deregister) runs on the team here; misused: 1
+     * for good once two ran at the same time. */
     int                  coll_busy, coll_misused;
     pthread_mutex_t      slot_lock;
     pthread_cond_t       slot_made;      /* a slot's making ended               */

@@ -644,6 +644,45 @@ int main(int argc, char **argv)
                "misaligned float64 buffer: written");
     }
 
+    /* A count of 0 on every rank: each collective still takes one step of
+     * empty pieces (so that a rank passing 0 beside ranks that pass more
+     * fails with them); here every rank agrees, so each succeeds, writes
+     * nothing, and the team stays in step for the calls after it. */
+    phase("count 0 on every rank");
+    {
+        dbuf b(256);
+        for (int kind = K_ALLREDUCE; kind <= K_BROADCAST; kind++)
+            for (int root = 0; root < (kind == K_REDUCE || kind == K_BROADCAST ? nranks : 1);
+                 root++) {
+                void *in = b.p, *out = b.p + 128;
+                switch (kind) {
+                case K_ALLREDUCE:
+                    rc = gpurma_allreduce(world, in, out, 0, GPURMA_INT32, GPURMA_SUM, stream);
+                    break;
+                case K_REDUCE_SCATTER:
+                    rc = gpurma_reduce_scatter(world, in, out, 0, GPURMA_FLOAT32, GPURMA_MAX,
+                                               stream);
+                    break;
+                case K_REDUCE:
+                    rc = gpurma_reduce(world, in, out, 0, GPURMA_INT64, GPURMA_SUM, root, stream);
+                    break;
+                case K_ALLGATHER:
+                    rc = gpurma_allgather(world, in, out, 0, GPURMA_INT8, stream);
+                    break;
+                case K_ALLTOALL:
+                    rc = gpurma_alltoall(world, in, out, 0, GPURMA_UINT32, stream);
+                    break;
+                default:
+                    rc = gpurma_broadcast(world, in, out, 0, GPURMA_FLOAT64, root, stream);
+                    break;
+                }
+                EXPECT(rc == GPURMA_SUCCESS, "%s with count 0 on every rank: %d",
+                       kind_names[kind], rc);
+            }
+        CK(cudaStreamSynchronize(stream));
+        EXPECT(!poison_left(b.all().data(), b.n + 2 * GUARD), "count 0: a byte was written");
+    }
+
     /* Odd counts: one LL step, one data step, several (128 KiB slots). */
     static const size_t counts[] = {1, 37, 4099, 300007};
     phase("every collective, one call at a time");

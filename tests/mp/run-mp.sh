@@ -49,6 +49,7 @@ case $name in
     test_signal_order | test_ll_packets | test_device_api) ranks="2 4 8" ;;
     test_coll_threads) ranks="2 3 8" ;; # each run waits out one timeout
     test_coll_mismatch) ranks="3 8" ;; # each case waits out one timeout
+    test_coll_reg_race) ranks="2 3 8" ;;
     *) ranks="1 2 3 4 8" ;;
 esac
 if test -n "$GPURMA_TEST_RANKS"; then

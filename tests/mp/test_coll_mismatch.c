@@ -1,20 +1,23 @@
 /*
  * test_coll_mismatch.c - ranks that pass different counts to one
- * collective, which the API does not allow: no rank may return SUCCESS
- * with a result that is not exactly the one its own arguments ask for,
- * and a rank that only sends in the call (the root of a broadcast, the
- * others in a reduce) must not return SUCCESS at all, since a peer it sent
- * to refused. Every error is INVALID_ARG (a piece of another call
- * refused) or TIMEOUT (waiting for a piece or an acknowledgement never
- * sent), and nothing is written past what this rank's own count covers.
+ * collective, which the API does not allow: no rank may return SUCCESS,
+ * not even one whose arguments match the root's or most peers' (the
+ * call's fingerprint goes from every member to every other in its first
+ * step, so each sees the odd one out), and not a rank that passes a count
+ * of 0 (it still takes that first step). Every error is INVALID_ARG (a
+ * piece of another call refused) or TIMEOUT (waiting for a piece or an
+ * acknowledgement never sent), and nothing is written past what this
+ * rank's own count covers.
  *
- * Cases: allgather, alltoall, broadcast and reduce (root 0), each once
- * with rank 0 passing a larger count than the others and once with the
- * last rank passing one element fewer; each on a team of its own, since
- * a team is out of step after such a call. Before the fix a broadcast
- * root and the non-roots of a reduce returned SUCCESS at once, and with
- * GPURMA_COLL_ALGO=ce (tests/mp/test_coll-algos.sh runs it so) every rank
- * of every case returned SUCCESS with the wrong bytes.
+ * Cases: allgather, alltoall, broadcast, reduce (root 0) and allreduce,
+ * each with rank 0 passing a larger count, the last rank one element
+ * fewer, the last rank 0 and rank 0 (the root) 0; each on a team of its
+ * own, since a team is out of step after such a call. Before each, every
+ * rank passes 0 on that team: SUCCESS, nothing written (the team stays in
+ * step). Before the fixes, in a broadcast the ranks whose count was the
+ * root's returned SUCCESS, and a rank passing 0 returned SUCCESS at once
+ * (broadcast, reduce, allreduce; with GPURMA_COLL_ALGO=ce, which
+ * tests/mp/test_coll-algos.sh runs, also allgather and alltoall).
  */
 #include "common.h"
 #include "gpurma_coll.h"
@@ -23,14 +26,25 @@
 #define BASE 1001 /* elements; odd */
 #define GUARD 64
 
-enum { K_ALLGATHER, K_ALLTOALL, K_BROADCAST, K_REDUCE, K_CASES };
-static const char *const names[K_CASES] = {"allgather", "alltoall", "broadcast", "reduce"};
+enum { K_ALLGATHER, K_ALLTOALL, K_BROADCAST, K_REDUCE, K_ALLREDUCE, K_CASES };
+static const char *const names[K_CASES] = {"allgather", "alltoall", "broadcast", "reduce",
+                                           "allreduce"};
+#define VARIANTS 4
+static const char *const odd_one[VARIANTS] = {"rank 0 larger", "last rank one fewer",
+                                              "last rank 0", "rank 0 passes 0"};
 
 static size_t count_of(int rank, int variant)
 {
-    if (variant == 0)
+    switch (variant) {
+    case 0:
         return rank == 0 ? 2 * BASE + 3 : BASE;
-    return rank == t_size - 1 ? BASE - 1 : BASE;
+    case 1:
+        return rank == t_size - 1 ? BASE - 1 : BASE;
+    case 2:
+        return rank == t_size - 1 ? 0 : BASE;
+    default:
+        return rank == 0 ? 0 : BASE;
+    }
 }
 
 static gpurma_status_t call(int kind, gpurma_team_t t, const void *in, void *out, size_t count)
@@ -42,8 +56,10 @@ static gpurma_status_t call(int kind, gpurma_team_t t, const void *in, void *out
         return gpurma_alltoall(t, in, out, count, GPURMA_INT32, NULL);
     case K_BROADCAST:
         return gpurma_broadcast(t, in, out, count, GPURMA_INT32, 0, NULL);
-    default:
+    case K_REDUCE:
         return gpurma_reduce(t, in, out, count, GPURMA_INT32, GPURMA_SUM, 0, NULL);
+    default:
+        return gpurma_allreduce(t, in, out, count, GPURMA_INT32, GPURMA_SUM, NULL);
     }
 }
 
@@ -60,30 +76,26 @@ static void one_case(int kind, int variant, unsigned char *in, unsigned char *ou
     gpurma_team_t t;
     CHECK(gpurma_team_split(t_world, 0, t_rank, &t));
     const size_t count = count_of(t_rank, variant);
-    const uint64_t round = (uint64_t)(kind * 2 + variant);
+    const uint64_t round = (uint64_t)(kind * VARIANTS + variant);
+    const char *what = names[kind];
     t_fill(in, cap, t_seed(11, (uint64_t)t_rank, round));
     memset(out - GUARD, T_POISON, cap + 2 * GUARD);
+    /* Every rank 0: a success that writes nothing, and the team in step. */
+    gpurma_status_t rc = call(kind, t, in, out, 0);
+    T_ASSERT(rc == GPURMA_SUCCESS, "%s with count 0 on every rank: %d (%s): %s", what, (int)rc,
+             gpurma_strerror(rc), gpurma_last_error_message(t_ctx));
+    t_verify_fill(out - GUARD, T_POISON, cap + 2 * GUARD, "count 0 wrote", t_rank, 0);
     CHECK(gpurma_barrier(t_world));
     const double t0 = t_now();
     t_arm_message();
-    gpurma_status_t rc = call(kind, t, in, out, count);
-    const char *what = names[kind];
-    if (rc == GPURMA_SUCCESS) {
-        /* Only a broadcast receiver whose count is the root's can be right. */
-        T_ASSERT(kind == K_BROADCAST && t_rank != 0 && count == count_of(0, variant),
-                 "%s (variant %d, count %zu): SUCCESS although rank %s passed another count",
-                 what, variant, count, variant ? "last" : "0");
-        unsigned char *want = t_malloc(cap);
-        t_fill(want, cap, t_seed(11, 0, round));
-        t_verify(out, want, count * 4, "broadcast beside a mismatch", 0, 0);
-        free(want);
-    } else {
-        T_ASSERT(rc == GPURMA_ERR_INVALID_ARG || rc == GPURMA_ERR_TIMEOUT,
-                 "%s (variant %d): %d (%s): %s", what, variant, (int)rc, gpurma_strerror(rc),
-                 gpurma_last_error_message(t_ctx));
-        T_ASSERT(!strstr(gpurma_last_error_message(t_ctx), t_stale_message),
-                 "%s (variant %d): %d without a message of its own", what, variant, (int)rc);
-    }
+    rc = call(kind, t, in, out, count);
+    T_ASSERT(rc != GPURMA_SUCCESS, "%s (%s, count %zu here): SUCCESS beside a mismatch", what,
+             odd_one[variant], count);
+    T_ASSERT(rc == GPURMA_ERR_INVALID_ARG || rc == GPURMA_ERR_TIMEOUT, "%s (%s): %d (%s): %s",
+             what, odd_one[variant], (int)rc, gpurma_strerror(rc),
+             gpurma_last_error_message(t_ctx));
+    T_ASSERT(!strstr(gpurma_last_error_message(t_ctx), t_stale_message),
+             "%s (%s): %d without a message of its own", what, odd_one[variant], (int)rc);
     const size_t w = writes(kind, count);
     t_verify_fill(out - GUARD, T_POISON, GUARD, "head", t_rank, 0);
     t_verify_fill(out + w, T_POISON, cap - w + GUARD, "tail", t_rank, w);
@@ -104,7 +116,7 @@ int main(void)
         const size_t cap = (2 * BASE + 3) * 4 * (size_t)t_size;
         unsigned char *in = t_malloc(cap), *out = (unsigned char *)t_malloc(cap + 2 * GUARD) + GUARD;
         for (int kind = 0; kind < K_CASES; kind++)
-            for (int variant = 0; variant < 2; variant++)
+            for (int variant = 0; variant < VARIANTS; variant++)
                 one_case(kind, variant, in, out, cap);
         free(in), free(out - GUARD);
     }

@@ -41,7 +41,9 @@ GPURMA_DEVICE void gpurma_dcoll__block(const gpurma_dev_coll_t *c, const gpurma_
 
 /* The exchanges: piece [off, off + step) of this part of every block per
  * step, for off below this part of max_count (the largest block of any
- * member, the same everywhere), rounded up. */
+ * member, the same everywhere), rounded up; one step of empty pieces when
+ * max_count is 0, so that a member passing 0 meets its peers' fingerprints
+ * (coll_proto.h, send). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__exchange(const gpurma_dev_coll_t *c,
                                                      const gpurma_dcoll__grp_t *g, void *recv,
                                                      const void *send,
@@ -60,7 +62,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__exchange(const gpurma_dev_coll_t *c,
     const size_t max_bytes = gpurma_sh_div_ceil(max_count, c->nparts) * es;
     const size_t step = gpurma_dcoll__step_bytes(c, ll, es);
     uint64_t e = gpurma_dcoll__epoch(c);
-    for (size_t off = 0; off < max_bytes && rc == GPURMA_SUCCESS; off += step) {
+    for (size_t off = 0, first = 1; (first || off < max_bytes) && rc == GPURMA_SUCCESS;
+         off += step, first = 0) {
         e++;
         size_t at, bytes, len;
 #define GPURMA_DCOLL__PIECE() len = bytes > off ? (bytes - off < step ? bytes - off : step) : 0
@@ -88,7 +91,17 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__exchange(const gpurma_dev_coll_t *c,
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 
-/* broadcast: recv = send of root (root's recv too). */
+/* broadcast: recv = send of root (root's recv too).
+ * In the first step every member also sends every other an empty piece
+ * (its fingerprint only), so each member compares its arguments with
+ * every other member's: when any member passed another count, dtype or
+ * root (or another collective), every member fails, the ones that match
+ * the root included, and the root learns it without an acknowledgement
+ * round at the end. That costs n - 1 fingerprint packets per member in
+ * the first step, sent at once with the root's data (no round trip is
+ * added: the receivers wait for them while the data travels); the other
+ * way, the root waiting for every receiver's fingerprint before sending,
+ * would put a second one-way trip before every broadcast's data. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__broadcast(const gpurma_dev_coll_t *c,
                                                       const gpurma_dcoll__grp_t *g, void *recv,
                                                       const void *send, size_t count,
@@ -108,30 +121,37 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__broadcast(const gpurma_dev_coll_t *c
     const size_t total = len_all * es;
     const size_t step = gpurma_dcoll__step_bytes(c, ll, es);
     uint64_t e = gpurma_dcoll__epoch(c);
-    for (size_t off = 0; off < total && rc == GPURMA_SUCCESS; off += step) {
-        size_t len = total - off < step ? total - off : step;
+    for (size_t off = 0, first = 1; (first || off < total) && rc == GPURMA_SUCCESS;
+         off += step, first = 0) {
+        const size_t len = total - off < step ? total - off : step;
         e++;
-        if (me == root) {
+        if (me == root || first) {
             for (int i = 1; i < n && rc == GPURMA_SUCCESS; i++)
-                rc = gpurma_dcoll__send(c, g, (me + i) % n, (const char *)send + off, len, e, ll);
+                rc = gpurma_dcoll__send(c, g, (me + i) % n,
+                                        me == root ? (const char *)send + off : 0,
+                                        me == root ? len : 0, e, ll);
             if (rc == GPURMA_SUCCESS)
                 rc = gpurma_dcoll__flush(c, g);
+        }
+        /* The root's piece first, then (first step) the others' prints. */
+        for (int i = 0; i < n && rc == GPURMA_SUCCESS; i++) {
+            const int src = (root + i) % n;
+            if (src == me || (src != root && !first))
+                continue;
+            const size_t got = src == root ? len : 0;
+            const char *d = 0;
+            rc = gpurma_dcoll__recv(c, g, src, got, e, ll, &d);
+            if (rc == GPURMA_SUCCESS) {
+                gpurma_sh_copy((char *)recv + off, d, got, g->tid, g->nthreads);
+                rc = gpurma_dcoll__consumed(c, g, src, e);
+            }
+        }
+        if (me == root && rc == GPURMA_SUCCESS) {
             gpurma_sh_copy((char *)recv + off, (const char *)send + off, len, g->tid,
                            g->nthreads);
             gpurma_dcoll__sync(g);
-        } else {
-            const char *d = 0;
-            rc = gpurma_dcoll__recv(c, g, root, len, e, ll, &d);
-            if (rc == GPURMA_SUCCESS) {
-                gpurma_sh_copy((char *)recv + off, d, len, g->tid, g->nthreads);
-                rc = gpurma_dcoll__consumed(c, g, root, e);
-            }
         }
     }
-    /* The root receives nothing: it learns that every member took its
-     * pieces as this call's from their last acknowledgement. */
-    for (int i = 1; i < n && me == root && total && rc == GPURMA_SUCCESS; i++)
-        rc = gpurma_dcoll__await_consumed(c, g, (me + i) % n, e);
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 
@@ -157,7 +177,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
     const size_t total = len_all * es;
     const size_t step = gpurma_dcoll__step_bytes(c, ll, es);
     uint64_t e = gpurma_dcoll__epoch(c);
-    for (size_t off = 0; off < total && rc == GPURMA_SUCCESS; off += step) {
+    /* One step of empty pieces when count is 0 (see exchange). */
+    for (size_t off = 0, first = 1; (first || off < total) && rc == GPURMA_SUCCESS;
+         off += step, first = 0) {
         size_t len = total - off < step ? total - off : step;
         e++;
         for (int i = 0; i < n && rc == GPURMA_SUCCESS; i++) {
@@ -175,7 +197,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__reduce_push(const gpurma_dev_coll_t 
     }
     /* A reduce's other members receive nothing: they learn that the root
      * took their pieces as this call's from its last acknowledgement. */
-    if (kind == 0 && me != root && total && rc == GPURMA_SUCCESS)
+    if (kind == 0 && me != root && rc == GPURMA_SUCCESS)
         rc = gpurma_dcoll__await_consumed(c, g, root, e);
     return gpurma_dcoll__finish(c, g, e, rc);
 }

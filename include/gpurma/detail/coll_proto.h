@@ -246,7 +246,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__wait(const gpurma_dev_coll_t *c, uin
 
 /* Sends bytes at src to peer's slot of this member for epoch e: after the
  * peer acknowledged the last epoch written to that parity. ll: as LL
- * packets (the flag is the epoch), else a put and the data signal. */
+ * packets (the flag is the epoch), else a put and the data signal. An
+ * empty piece goes too, fingerprint only: a member that passed a count of
+ * 0 (or whose share of a step is empty) is still compared with its peers,
+ * so it cannot return at once beside peers that passed more. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
                                                  const gpurma_dcoll__grp_t *g, int peer,
                                                  const void *src, size_t bytes, uint64_t e,
@@ -255,8 +258,6 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
     const int n = c->size, q = (int)(e & 1);
     gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
     gpurma_status_t rc = GPURMA_SUCCESS;
-    if (ll && !bytes)
-        return GPURMA_SUCCESS; /* nothing to carry, nothing to wait for */
     if (g->tid == 0)
         rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)(n + peer), st->last_write[peer * 2 + q]);
     rc = gpurma_dcoll__agree(g, rc);
@@ -280,10 +281,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
                                    GPURMA_SIGNAL_SET, e);
 #endif
     } else if (g->nthreads == 1) {
-        if (bytes)
-            rc = gpurma_dev_put_value(c->win, peer, (size_t)c->data_off + slot * c->slot +
-                                                        gpurma_dcoll__trailer_at(c, 0),
-                                      gpurma_dcoll__trailer(c, e), 8);
+        rc = gpurma_dev_put_value(c->win, peer, (size_t)c->data_off + slot * c->slot +
+                                                    gpurma_dcoll__trailer_at(c, 0),
+                                  gpurma_dcoll__trailer(c, e), 8);
         if (rc == GPURMA_SUCCESS)
             rc = bytes ? gpurma_dev_put_signal(c->win, peer, (size_t)c->data_off + slot * c->slot,
                                            src, bytes, c->sig_base + (uint32_t)c->rank,
@@ -294,7 +294,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
         if (bytes)
             rc = gpurma_dev_put_coop(c->win, peer, (size_t)c->data_off + slot * c->slot, src,
                                      bytes, g->tid, g->nthreads);
-        if (bytes && rc == GPURMA_SUCCESS && g->tid == 0)
+        if (rc == GPURMA_SUCCESS && g->tid == 0)
             rc = gpurma_dev_put_value(c->win, peer, (size_t)c->data_off + slot * c->slot +
                                                         gpurma_dcoll__trailer_at(c, 0),
                                       gpurma_dcoll__trailer(c, e), 8);
@@ -333,7 +333,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check_print(const gpurma_dev_coll_t 
 }
 
 /* Waits for src's data of epoch e (bytes long) and sets *data to it, in
- * this member's window; checks the piece's fingerprint. */
+ * this member's window; checks the piece's fingerprint, also when the
+ * piece is empty (see send). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
                                                  const gpurma_dcoll__grp_t *g, int src,
                                                  size_t bytes, uint64_t e, int ll,
@@ -349,14 +350,14 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
 #if !GPURMA_DEV_GPU
         /* CPU threads: the sender signals after its packets (see send), so
          * that a dead sender is noticed here rather than by a timeout. */
-        if (bytes && g->tid == 0)
+        if (g->tid == 0)
             rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)src, e);
         rc = gpurma_dcoll__agree(g, rc);
         if (rc != GPURMA_SUCCESS)
             return rc;
 #endif
         /* The fingerprint first: a piece of another length never completes */
-        if (bytes && g->tid == 0)
+        if (g->tid == 0)
             rc = gpurma_dcoll__check_print(c, at, e, 1);
         rc = gpurma_dcoll__agree(g, rc);
         if (bytes && rc == GPURMA_SUCCESS)
@@ -367,7 +368,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
         const size_t at = (size_t)c->data_off + slot * c->slot;
         if (g->tid == 0)
             rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)src, e);
-        if (bytes && rc == GPURMA_SUCCESS && g->tid == 0)
+        if (rc == GPURMA_SUCCESS && g->tid == 0)
             rc = gpurma_dcoll__check_print(c, at, e, 0);
         *data = base + at;
     }
@@ -388,10 +389,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__consumed(const gpurma_dev_coll_t *c,
 }
 
 /* Waits until peer gave back its slot of this member's piece of epoch e
- * (gpurma_dcoll__consumed). A member that only sends in a call (the root
- * of a broadcast, the others in a reduce) ends with it: a peer that
- * passed another call refuses the piece and never gives the slot back, so
- * the sender fails too (a timeout) instead of returning success. */
+ * (gpurma_dcoll__consumed). A member that only sends in a call (the
+ * others in a reduce) ends with it: a peer that passed another call
+ * refuses the piece and never gives the slot back, so the sender fails
+ * too (a timeout) instead of returning success. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__await_consumed(const gpurma_dev_coll_t *c,
                                                            const gpurma_dcoll__grp_t *g,
                                                            int peer, uint64_t e)

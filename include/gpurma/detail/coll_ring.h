@@ -36,7 +36,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_ring(const gpurma_dev_coll
     const size_t total = len_all * es;
     const size_t step = gpurma_dcoll__step_bytes(c, ll, es);
     uint64_t e = gpurma_dcoll__epoch(c);
-    for (size_t off = 0; off < total && rc == GPURMA_SUCCESS; off += step) {
+    /* One step of empty pieces when count is 0 (coll_proto.h, send). */
+    for (size_t off = 0, first = 1; (first || off < total) && rc == GPURMA_SUCCESS;
+         off += step, first = 0) {
         size_t len = total - off < step ? total - off : step;
         char *out = (char *)recv + off;
         const char *in = (const char *)send + off;

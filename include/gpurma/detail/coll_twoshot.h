@@ -33,7 +33,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__allreduce_twoshot(const gpurma_dev_c
     const size_t part_max = gpurma_dcoll__step_bytes(c, ll, es);
     uint64_t e = gpurma_dcoll__epoch(c);
     size_t off = 0;
-    while (off < total && rc == GPURMA_SUCCESS) {
+    /* One round of empty parts when count is 0: a member passing 0 meets
+     * its peers' fingerprints (coll_proto.h, send). */
+    for (int first = 1; (first || off < total) && rc == GPURMA_SUCCESS; first = 0) {
         /* Parts of whole elements, at most part_max bytes each. */
         size_t left = (total - off) / es;
         size_t per = left / (size_t)n + (left % (size_t)n != 0);
