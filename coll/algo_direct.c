@@ -1,6 +1,7 @@
 /*
  * algo_direct.c - zero-copy collectives on a stream (allreduce, allgather,
- * reduce-scatter, alltoall), for buffers registered with
+ * reduce-scatter, alltoall, alltoallv, broadcast, reduce), for buffers
+ * registered with
  * gpurma_coll_register: the registration makes a window over the user's
  * GPU buffer (CUDA IPC: every member maps every other member's registered
  * buffer once), and a call whose send and recv lie in registered buffers
@@ -80,13 +81,11 @@ static int all_mapped(const struct gpurma_win_s *w)
     return 1;
 }
 
-#ifdef HAVE_CUDA
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h * 0xff51afd7ed558ccdull;
 }
-#endif
 
 /* The device kind of a collective that can go zero-copy, and the sides
  * of it that peers touch (their registrations are needed there: *sbytes
@@ -118,6 +117,9 @@ static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes)
     case GPURMA_COLL_REDUCE: /* the root reads every send */
         *sbytes = a->bytes;
         return GPURMA_DCOLL__K_REDUCE;
+    case GPURMA_COLL_ALLTOALLV: /* every member pulls; only if all agreed to */
+        *sbytes = a->v_send_bytes ? a->v_send_bytes : 1;
+        return a->v_peer_displs ? GPURMA_DCOLL__K_ALLTOALLV : 0;
     default:
         return 0;
     }
@@ -156,6 +158,16 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
         d.send[me] = a->send;
     if (!r)
         d.recv[me] = a->recv;
+    const size_t es = gpurma_dev_dtype_size(a->dtype);
+    size_t pulled = 0;
+    if (kind == GPURMA_DCOLL__K_ALLTOALLV) /* s is there: the members agreed on it */
+        for (int p = 0; p < n; p++) {
+            /* every product is within a buffer whose extent its owner checked */
+            d.send[p] = (const char *)d.send[p] + a->v_peer_displs[p] * es;
+            d.recv[p] = (char *)a->recv + a->recv_displs[p] * es;
+            d.bytes[p] = a->recv_counts[p] * es;
+            pulled += d.bytes[p];
+        }
     /* Peers' buffers are used at this member's offsets: the fingerprint
      * holds the registrations and offsets of the sides peers touch. */
     uint64_t h = 0x6469726563740000ull; /* "direct" */
@@ -165,6 +177,7 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     if (r)
         h = mix(h, r->seq), h = mix(h, orr);
     h = mix(h, a->count), h = mix(h, (uint64_t)a->dtype), h = mix(h, (uint64_t)a->op);
+    h = mix(h, a->max_count);
     d.fingerprint = h;
     /* One block per 64 KiB this member moves, 1 to 32: a block's reads of
      * remote memory are bound by their latency (one 16-byte load per
@@ -172,7 +185,9 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
      * that every member's blocks fit on the GPU together when several
      * members share it. An allreduce member reduces its share; the
      * others move a block per member or one block. */
-    size_t moved = kind == GPURMA_DCOLL__K_ALLREDUCE ? a->bytes / (size_t)n : a->bytes;
+    size_t moved = kind == GPURMA_DCOLL__K_ALLREDUCE   ? a->bytes / (size_t)n
+                   : kind == GPURMA_DCOLL__K_ALLTOALLV ? pulled
+                                                       : a->bytes;
     size_t blocks = moved / (64u << 10);
     blocks = blocks < 1 ? 1 : blocks > 32 ? 32 : blocks;
     int rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream);
@@ -186,6 +201,15 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
                             "rank %d: collectives on a stream need a build with CUDA",
                             a->team->ctx->rank);
 #endif
+}
+
+uint64_t gpurma_coll_direct_v_identity(const coll_call_t *a, const gpurma_coll_direct_reg_t *s,
+                                       size_t os)
+{
+    if (!a->stream || !s || a->team->size > GPURMA_DCOLL_DIRECT_MAX ||
+        !side_ok(s, os, gpurma_dev_dtype_size(a->dtype)))
+        return 0;
+    return mix(mix(0x616c6c746f616c6cull /* "alltoall" */, s->seq), os) | 1;
 }
 
 int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes)

@@ -351,30 +351,41 @@ static int blocks_overlap(const size_t *counts, const size_t *displs, int n, siz
  * this rank expects from it (a peer sending more would be cut short
  * without a word, one sending less would leave stale bytes), and every
  * rank steps through the largest block of the team (*max_count, in and
- * out). Costs one alltoall of the counts and one allreduce. */
-static int agree_counts(const coll_call_t *a, size_t *max_count)
+ * out). v_id: this rank's zero-copy identity (gpurma_coll_direct_v_identity,
+ * 0: none); when every member brought the same nonzero one, *peer_displs
+ * receives (allocated, the caller frees) where each peer's block for this
+ * rank starts in its send, else NULL. Costs one alltoall of the counts and
+ * displacements and one allreduce. */
+static int agree_counts(const coll_call_t *a, size_t *max_count, uint64_t v_id,
+                        uint64_t **peer_displs)
 {
     const struct gpurma_team_s *team = a->team;
     const int n = team->size;
-    uint64_t *mine = calloc(2 * (size_t)n, sizeof *mine), *theirs = mine + n;
+    /* two words per peer each way: the count, then the displacement */
+    uint64_t *mine = calloc(4 * (size_t)n, sizeof *mine), *theirs = mine + 2 * (size_t)n;
+    *peer_displs = NULL;
     if (!mine)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "rank %d: alltoallv: out of memory",
                                 team->ctx->rank);
-    for (int r = 0; r < n; r++)
-        mine[r] = a->send_counts[r];
+    for (int r = 0; r < n; r++) {
+        mine[2 * r] = a->send_counts[r];
+        mine[2 * r + 1] = a->send_counts[r] ? a->send_displs[r] : 0; /* any value if empty */
+    }
     gpurma_dev_coll_t c;
     msg_mark_t before = mark_message();
     int rc = gpurma_coll_scratch(a->team, 0, &c);
     if (!rc)
-        rc = gpurma_dev_coll_alltoall(c, theirs, mine, 1, GPURMA_UINT64);
+        rc = gpurma_dev_coll_alltoall(c, theirs, mine, 2, GPURMA_UINT64);
     int peer = -1;
     for (int r = 0; r < n && !rc && peer < 0; r++)
-        if (theirs[r] != a->recv_counts[r])
+        if (theirs[2 * r] != a->recv_counts[r])
             peer = r;
-    /* [0]: the largest count, [1]: whether any rank met a mismatch */
-    uint64_t local[2] = {*max_count, peer >= 0}, team_[2] = {0, 0};
+    /* [0]: the largest count, [1]: whether any rank met a mismatch, [2]
+     * and [3]: the largest identity and complement (all alike when the
+     * largest of each is the other's complement) */
+    uint64_t local[4] = {*max_count, peer >= 0, v_id, ~v_id}, team_[4] = {0, 0, 0, 0};
     if (!rc)
-        rc = gpurma_dev_coll_allreduce(c, team_, local, 2, GPURMA_UINT64, GPURMA_MAX);
+        rc = gpurma_dev_coll_allreduce(c, team_, local, 4, GPURMA_UINT64, GPURMA_MAX);
     if (rc) {
         free(mine);
         return run_error(a, GPURMA_COLL_ALGO_AUTO, rc, &before);
@@ -383,14 +394,36 @@ static int agree_counts(const coll_call_t *a, size_t *max_count)
         rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                               "rank %d: alltoallv: team rank %d sends %" PRIu64
                               " elements here, recv_counts[%d] is %zu; nothing was moved",
-                              team->ctx->rank, peer, theirs[peer], peer, a->recv_counts[peer]);
+                              team->ctx->rank, peer, theirs[2 * peer], peer,
+                              a->recv_counts[peer]);
     else if (team_[1])
         rc = bad(a, "another rank's recv_counts disagree with its peers' send_counts; nothing "
                     "was moved",
                  NULL);
+    else if (team_[2] && team_[2] == ~team_[3]) {
+        /* the displacements, in place of the counts (the array stays) */
+        for (int r = 0; r < n; r++)
+            mine[r] = theirs[2 * r + 1];
+        *peer_displs = mine;
+        mine = NULL;
+    }
     free(mine);
     *max_count = (size_t)team_[0];
     return rc;
+}
+
+/* This rank's part in the agreement on a zero-copy alltoallv: its send
+ * (send_end bytes) registered, on a stream, algorithm auto or direct. */
+static uint64_t v_identity(const coll_call_t *a, size_t send_end)
+{
+    gpurma_coll_algo_t forced = (gpurma_coll_algo_t)gpurma_config()->coll_algo_index;
+    size_t os = 0;
+    if (!a->stream || !a->send ||
+        (forced != GPURMA_COLL_ALGO_AUTO && forced != GPURMA_COLL_ALGO_DIRECT))
+        return 0;
+    const gpurma_coll_direct_reg_t *s =
+        gpurma_coll_registered(a->team, a->send, send_end ? send_end : 1, &os);
+    return s ? gpurma_coll_direct_v_identity(a, s, os) : 0;
 }
 
 /* The algorithms compute every block's address, empty ones too: an empty
@@ -463,8 +496,11 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     rc = team_enter(&a);
     if (rc)
         return (gpurma_status_t)rc;
-    rc = agree_counts(&a, &max_count);
+    uint64_t *peer_displs = NULL;
+    rc = agree_counts(&a, &max_count, v_identity(&a, send_end), &peer_displs);
     a.max_count = max_count;
+    a.v_peer_displs = peer_displs;
+    a.v_send_bytes = send_end;
     if (!rc && gpurma_size_mul(a.max_count, es, &a.bytes))
         rc = bad(&a, "a peer's count overflows a size_t", NULL);
     size_t *zeroed = NULL;
@@ -473,6 +509,7 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
     if (!rc)
         rc = coll_run(&a, a.bytes);
     free(zeroed);
+    free(peer_displs);
     return (gpurma_status_t)team_leave(&a, rc);
 }
 

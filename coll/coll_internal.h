@@ -38,6 +38,11 @@ typedef struct {
     /* alltoallv */
     const size_t *send_counts, *send_displs, *recv_counts, *recv_displs;
     size_t max_count;
+    /* alltoallv zero-copy (every member agreed: coll_api.c, agree_counts):
+     * where each peer's block for this rank starts in its send (elements),
+     * and this rank's send extent; NULL: the scratch path. */
+    const uint64_t *v_peer_displs;
+    size_t v_send_bytes;
 } coll_call_t;
 
 /* The stream path (coll_stream.c): enqueues the kernel that runs the call
@@ -85,6 +90,12 @@ void gpurma_coll_direct_release(gpurma_coll_direct_reg_t *r);
  * side needs none): 1 when it was tried (*rc its status), 0 when the call
  * takes the scratch path. */
 int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes);
+/* alltoallv pulls from the peers' registered send buffers: what this rank
+ * brings to the agreement on that (s: its send's registration, os: the
+ * offset in it): an identity every member must share (the registration
+ * and offset), or 0 when this rank cannot take part. */
+uint64_t gpurma_coll_direct_v_identity(const coll_call_t *a, const gpurma_coll_direct_reg_t *s,
+                                       size_t os);
 int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,
                            const gpurma_coll_direct_reg_t *s, size_t os,
                            const gpurma_coll_direct_reg_t *r, size_t orr, int *rc);

@@ -25,7 +25,8 @@
  * 5. alltoallv on a stream with per-pair counts (zero included) and
  *    poison between the blocks, plainly and captured in a graph replayed
  *    several times after the host arrays were overwritten (the counts
- *    travel by value).
+ *    travel by value); then with send registered (zero-copy: each rank
+ *    pulls its blocks from the peers' send buffers), plainly and in a graph.
  * Runs with any number of ranks, several per GPU included.
  */
 #include <algorithm>
@@ -500,8 +501,10 @@ static size_t v_count(int s, int d, uint64_t rd, size_t scale)
 
 /* Blocks packed with one element of poison between them; replays > 0:
  * captured, the host arrays overwritten, then the graph launched replays
- * times into a re-poisoned recv. */
-static void alltoallv_one(gpurma_dtype_t t, size_t scale, int replays)
+ * times into a re-poisoned recv. registered: send registered on every
+ * rank, so that blocks of 64 KiB and more go zero-copy (each rank pulls
+ * its blocks from the peers' send buffers). */
+static void alltoallv_one(gpurma_dtype_t t, size_t scale, int replays, int registered = 0)
 {
     const size_t es = cr_esize(t);
     const uint64_t rd = ++round_no;
@@ -521,9 +524,11 @@ static void alltoallv_one(gpurma_dtype_t t, size_t scale, int replays)
     }
     dbuf send(stot[me] * es), recv(rtot * es);
     h2d(send.p, in[me].data(), stot[me] * es);
+    if (registered)
+        GK(gpurma_coll_register(world, send.base, send.n + 2 * GUARD));
     char what[128];
-    snprintf(what, sizeof(what), "alltoallv %s scale %zu%s", cr_dtype_names[t], scale,
-             replays ? " graph" : "");
+    snprintf(what, sizeof(what), "alltoallv %s scale %zu%s%s", cr_dtype_names[t], scale,
+             replays ? " graph" : "", registered ? " registered" : "");
     if (!replays) {
         GK(gpurma_alltoallv(world, send.p, sc.data(), sd.data(), recv.p, rc.data(), rdp.data(), t,
                             stream));
@@ -559,6 +564,8 @@ static void alltoallv_one(gpurma_dtype_t t, size_t scale, int replays)
         bad += poison_left(got + (rdp[s] + n_s) * es, es);
     }
     EXPECT(!bad, "%s: %ld wrong blocks or poison bytes", what, bad);
+    if (registered)
+        GK(gpurma_coll_deregister(world, send.base));
 }
 
 /* ------------------------------------------------------------ device API */
@@ -713,6 +720,9 @@ int main(int argc, char **argv)
             alltoallv_one((gpurma_dtype_t)t, scale, 0);
     alltoallv_one(GPURMA_INT32, 13, 5);
     alltoallv_one(GPURMA_FLOAT64, 20011, 5);
+    for (int t : {GPURMA_INT8, GPURMA_BFLOAT16, GPURMA_FLOAT64})
+        alltoallv_one((gpurma_dtype_t)t, 40009, 0, 1);
+    alltoallv_one(GPURMA_INT32, 20011, 5, 1);
     phase("registered buffers (zero-copy collectives)");
     registered(quick);
     registered_kinds(quick);

@@ -1,6 +1,7 @@
 /*
  * coll_direct.h - zero-copy collectives on registered buffers (allreduce,
- * allgather, reduce-scatter, alltoall): every member reads the peers'
+ * allgather, reduce-scatter, alltoall, alltoallv, broadcast, reduce):
+ * every member reads the peers'
  * send buffers and writes the peers' recv buffers directly (IPC
  * mappings), no scratch slot in between (gpurma_dcoll__direct_move says
  * which way each moves its data). For allreduce rank r reduces share r of
@@ -32,10 +33,13 @@
 /* Members a direct collective takes (its buffers travel by value). */
 #define GPURMA_DCOLL_DIRECT_MAX 32
 
-/* Every member's send and recv, as mapped in this process. */
+/* Every member's send and recv, as mapped in this process. alltoallv:
+ * send[p] is where member p's block for this member starts, recv[p] where
+ * it goes here, and bytes[p] its length (unused by the others). */
 typedef struct {
     const void *send[GPURMA_DCOLL_DIRECT_MAX];
     void       *recv[GPURMA_DCOLL_DIRECT_MAX];
+    size_t      bytes[GPURMA_DCOLL_DIRECT_MAX];
     uint64_t    fingerprint; /* the same on every member, or the call is refused */
 } gpurma_dcoll__direct_t;
 
@@ -97,6 +101,30 @@ GPURMA_DEVICE void gpurma_dcoll__direct_share(size_t count, size_t es, int r, in
         *hi = count;
     if (*lo > count)
         *lo = count;
+}
+
+/* This block's threads copy len bytes, in the widest words that both
+ * addresses allow (alltoallv's blocks start wherever their displacements
+ * put them: copied byte by byte, a 4-byte-aligned block moves at a
+ * fraction of the link's speed). Slices start at 16-byte multiples, so
+ * the addresses' alignment is their block's. */
+GPURMA_DEVICE void gpurma_dcoll__direct_copy(char *dst, const char *src, size_t len)
+{
+    const uintptr_t al = (uintptr_t)dst | (uintptr_t)src;
+    /* UINT8 at 16-byte alignment: the reduce's 16-byte vector path */
+    const gpurma_dtype_t t = !(al & 15) ? GPURMA_UINT8
+                             : !(al & 7) ? GPURMA_UINT64
+                             : !(al & 3) ? GPURMA_UINT32
+                                         : GPURMA_UINT8;
+    const size_t w = gpurma_dev_dtype_size(t), body = len / w * w;
+    const void *s1[1] = {src};
+    void *d1[1] = {dst};
+    gpurma_dev_reduce_ptrs(d1, 1, s1, 1, body / w, t, GPURMA_SUM, 1, threadIdx.x, blockDim.x);
+    if (body < len) {
+        s1[0] = src + body, d1[0] = dst + body;
+        gpurma_dev_reduce_ptrs(d1, 1, s1, 1, len - body, GPURMA_UINT8, GPURMA_SUM, 1,
+                               threadIdx.x, blockDim.x);
+    }
 }
 
 /* How many phases a collective's move takes (a meeting of every member
@@ -162,6 +190,9 @@ GPURMA_DEVICE void gpurma_dcoll__direct_bcast(const gpurma_dev_coll_t *c,
  *   allgather       r's send into block r of every recv
  *   reduce-scatter  block r of every send reduced into r's recv
  *   alltoall        block p of r's send into block r of p's recv, every p
+ *   alltoallv       r pulls every member's block for it into its recv
+ *                   (only the send side is registered: blocks differ in
+ *                   length, and the puller knows where each lands)
  *   broadcast       gpurma_dcoll__direct_bcast
  *   reduce          the root reduces every send into its recv
  * The group's threads (tid of nthreads) share this block's slice. */
@@ -177,6 +208,18 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
     }
     if (kind == GPURMA_DCOLL__K_REDUCE && r != root)
         return;
+    if (kind == GPURMA_DCOLL__K_ALLTOALLV) {
+        /* from the next member on, so that members start on different links */
+        for (int k = 0; k < n; k++) {
+            const int p = (r + 1 + k) % n;
+            size_t a, b;
+            gpurma_dcoll__direct_slice(0, d->bytes[p], 1, blockIdx.x, gridDim.x, &a, &b);
+            if (a >= b)
+                continue;
+            gpurma_dcoll__direct_copy((char *)d->recv[p] + a, (const char *)d->send[p] + a, b - a);
+        }
+        return;
+    }
     if (kind == GPURMA_DCOLL__K_ALLGATHER || kind == GPURMA_DCOLL__K_ALLTOALL) {
         /* copies move bytes: a float's NaN payload must come out as it went in */
         count *= gpurma_dev_dtype_size(dtype);
