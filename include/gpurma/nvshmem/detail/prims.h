@@ -252,8 +252,8 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo64(const char *call, int kind, v
     }
 #endif
 #if !GPURMA_NVSHMEMI_DEVICE_PASS
-    (void)fetch;
-    return gpurma_nvshmemi_amo64(call, kind, addr, value, compare, pe);
+    return gpurma_nvshmemi_amo64(call, fetch ? kind : kind | GPURMA_NVSHMEMI_AMO_NO_FETCH, addr,
+                                 value, compare, pe);
 #else
     return 0;
 #endif
