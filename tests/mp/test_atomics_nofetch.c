@@ -126,6 +126,19 @@ int main(void)
     for (int t = 0; t < NT; t++)
         pthread_join(th[t], NULL);
     double dt = t_now() - t0;
+    /* On the port engine each context that served a peer took them as
+     * atomics without a result (GPURMA_PORT_F_NO_RESULT): their old values,
+     * never 0 here (odd adds on nonzero words, sets over poison), went to the
+     * FIFO's discard word, not to result slots the pushers would wait on. */
+    for (int p = 0; p < t_size; p++) {
+        const gpurma_dev_peer_t *pe = &dwin.peers[p];
+        if (pe->path != GPURMA_DEV_PATH_FIFO || (uint32_t)pe->port >= dwin.nports)
+            continue;
+        const gpurma_port_fifo_t *f = (const gpurma_port_fifo_t *)dwin.ports[pe->port];
+        T_ASSERT(__atomic_load_n(&f->discard, __ATOMIC_ACQUIRE) != 0,
+                 "port context %d (serving rank %d) never took a non-fetching atomic", pe->port,
+                 p);
+    }
     const char *engine = gpurma_engine_name(gpurma_win_engine(win, (t_rank + 1) % t_size));
     CHECK(gpurma_barrier(t_world));
     CHECK(gpurma_win_free(&win));
