@@ -329,7 +329,9 @@ GPURMA_API gpurma_status_t gpurma_win_fence(gpurma_win_t win);
  * NVSHMEM code ports map shmem_fence onto it; it is NOT MPI_Win_fence. */
 GPURMA_API gpurma_status_t gpurma_fence(gpurma_win_t win);
 
-/* 64-bit atomics on 8-byte aligned window offsets; old may be NULL. */
+/* 64-bit atomics on 8-byte aligned window offsets; old may be NULL (a
+ * non-fetching atomic: on the port engine it returns once issued, and
+ * flush or quiet complete it, as for a put). */
 GPURMA_API gpurma_status_t gpurma_atomic_fetch_add(gpurma_win_t win, int peer, size_t off,
                                                    uint64_t value, uint64_t *old);
 GPURMA_API gpurma_status_t gpurma_atomic_swap(gpurma_win_t win, int peer, size_t off,

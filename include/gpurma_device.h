@@ -487,7 +487,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_fence(gpurma_dev_win_t w) { return gpur
 
 /* kind is a GPURMA_DEV__ATOMIC_*. With via_port 0 (the host engines, and
  * the proxy executing a descriptor), a peer on the FIFO path is
- * UNSUPPORTED rather than pushed to the proxy again. */
+ * UNSUPPORTED rather than pushed to the proxy again. Without old (a
+ * non-fetching atomic) the FIFO path returns once the descriptor is pushed,
+ * as a put does: nothing waits for a reply nobody reads, and flush or quiet
+ * complete it. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__chan_atomic(const gpurma_dev_chan_t *c, int kind,
                                                       size_t off, uint64_t value,
                                                       uint64_t compare, uint64_t *old,
@@ -508,13 +511,16 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__chan_atomic(const gpurma_dev_chan_t *c
         rc = gpurma_dev__host_atomic(c->host_win, kind, c->peer, off, value, compare, &prev);
         break;
 #endif
-    case GPURMA_DEV_PATH_FIFO:
+    case GPURMA_DEV_PATH_FIFO: {
         if (!via_port)
             return GPURMA_ERR_UNSUPPORTED;
-        rc = gpurma_dev__port_submit(c->fifo, c->port_win_id,
-                                     gpurma_port_desc_atomic(c->peer, kind, off, value, compare),
-                                     1, &prev);
+        gpurma_port_desc_t d = gpurma_port_desc_atomic(c->peer, kind, off, value, compare);
+        if (!old)
+            d.flags |= GPURMA_PORT_F_NO_RESULT;
+        rc = gpurma_dev__port_submit(c->fifo, c->port_win_id, d, old != 0,
+                                     old ? &prev : (uint64_t *)0);
         break;
+    }
     default:
         return GPURMA_ERR_UNSUPPORTED;
     }

@@ -63,11 +63,6 @@ typedef struct gpurma_port {
     /* What each transport keeps for this context (its place in the
      * transport list), published with a release store. */
     void                   *xstate[GPURMA_PORT_MAX_XPORTS];
-    /* [host FIFO capacity]: position + 1 of the atomic whose host reader
-     * stopped waiting before it completed (gpurma_port_abandon_result),
-     * so that the next lap takes the result slot back at once; stale
-     * values never match a later lap. */
-    uint64_t               *abandoned;
 } gpurma_port_t;
 
 /* One descriptor as the proxy decoded and checked it (port_proxy.c), which
@@ -176,13 +171,6 @@ void gpurma_port_error(gpurma_port_t *port, int status, const char *fmt, ...)
 /* Errors the proxy found since the last report, as a status (message
  * set); each is reported once, to whichever thread asks first. */
 int gpurma_port_take_errors(gpurma_port_t *port);
-
-/* The host reader of the atomic at pos of port's host FIFO gives up (its
- * wait timed out): its result slot goes back to the proxy one lap later
- * without a wait. 1 when the atomic completed meanwhile and the caller
- * still owns the slot (it takes the result as usual); 0 when it must not
- * touch the slot again. */
-int gpurma_port_abandon_result(gpurma_port_t *port, uint64_t pos);
 
 /* Data operations (not quiet or fence) the proxy contexts of ctx executed
  * so far, rejected ones included; a subarray with its shape slot counts

@@ -131,23 +131,14 @@ static int port_put_signal(struct gpurma_win_s *w, int peer, size_t off, const v
     return push(w, &d, NULL);
 }
 
-/* One descriptor and its shape slot (dev_port.h) for the whole subarray,
- * pushed together; the pitches stay in bytes, as the caller gave them. */
+/* One descriptor and its shape slot (gpurma_port_desc_subarray, which
+ * kernels push too) for the whole subarray, pushed together. */
 int gpurma_port_subarray(struct gpurma_win_s *w, int peer, int is_put, size_t off, void *buf,
                          const gpurma_subarray_t *s, int with_signal, uint32_t sig,
                          gpurma_signal_op_t op, uint64_t value)
 {
-    uint64_t row = (uint64_t)s->count[0] * s->elem_bytes; /* checked by the caller */
-    gpurma_port_desc_t d =
-        !is_put       ? gpurma_port_desc_get(peer, buf, off, row)
-        : with_signal ? gpurma_port_desc_put_signal(peer, off, buf, row, sig, op, value,
-                                                    GPURMA_NO_COUNTER)
-                      : gpurma_port_desc_put(peer, off, buf, row, GPURMA_NO_COUNTER);
-    d.flags |= GPURMA_PORT_F_SHAPE;
-    d.compare = s->count[1];
-    uint64_t dst_pitch[2] = {s->dst_pitch[0], s->dst_pitch[1]};
-    uint64_t src_pitch[2] = {s->src_pitch[0], s->src_pitch[1]};
-    gpurma_port_desc_t e = gpurma_port_desc_shape(peer, dst_pitch, src_pitch, s->count[2]);
+    gpurma_port_desc_t d, e;
+    gpurma_port_desc_subarray(peer, is_put, off, buf, s, with_signal, sig, op, value, &d, &e);
     int k = ctx_of(w, peer);
     gpurma_port_win_t *pw = gpurma_port_win(w);
     d.win_id = e.win_id = pw->ids[k];
@@ -158,25 +149,29 @@ int gpurma_port_subarray(struct gpurma_win_s *w, int peer, int is_put, size_t of
     return is_put ? GPURMA_SUCCESS : wait_done(w, k, pos); /* a get's data is there on return */
 }
 
+/* Without old (a non-fetching atomic) returns once pushed, as a put does:
+ * flush and quiet complete it. */
 static int port_atomic(struct gpurma_win_s *w, int peer, gpurma_atomic_kind_t kind, size_t off,
                        uint64_t v, uint64_t compare, uint64_t *old)
 {
     uint64_t pos;
     gpurma_port_desc_t d = gpurma_port_desc_atomic(peer, (int)kind, off, v, compare);
+    if (!old)
+        d.flags |= GPURMA_PORT_F_NO_RESULT;
     int rc = push(w, &d, &pos);
-    if (rc)
+    if (rc || !old)
         return rc;
     int k = ctx_of(w, peer);
     gpurma_port_fifo_t *f = gpurma_port_win(w)->ports[k]->fifo;
-    gpurma_port_t *port = gpurma_port_win(w)->ports[k];
     rc = wait_done(w, k, pos);
     /* Once executed, the slot is freed even when the proxy reported an
-     * error; not executed in time, it is left to the proxy's next lap. */
-    if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) > pos ||
-        gpurma_port_abandon_result(port, pos)) {
+     * error; not executed in time, it goes back to the proxy. */
+    if (__atomic_load_n(&f->done, __ATOMIC_ACQUIRE) > pos) {
         uint64_t result = gpurma_port_take_result(f, pos);
-        if (!rc && old)
+        if (!rc)
             *old = result;
+    } else {
+        gpurma_port_abandon_result(f, pos);
     }
     return rc;
 }

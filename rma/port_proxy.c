@@ -232,55 +232,32 @@ static int each_transport(gpurma_port_t *port, size_t step_offset)
 }
 #define EACH_TRANSPORT(port, step) each_transport(port, offsetof(gpurma_port_xport_t, step))
 
-/* Whether the host reader of the previous lap's atomic in this slot gave
- * up on it (gpurma_port_abandon_result); if so the slot is the proxy's
- * now. The reader and the proxy clear the mark with one compare-exchange
- * each: exactly one of them owns the slot. */
-static int reclaim_abandoned(gpurma_port_t *port, gpurma_port_fifo_t *f, uint64_t pos)
-{
-    if (f != port->fifo || pos < f->capacity)
-        return 0;
-    uint64_t prev = pos - f->capacity + 1;
-    /* Orders this rank's done store before the look at the reader's mark,
-     * as the reader orders its mark before its look at done. */
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    return __atomic_compare_exchange_n(&port->abandoned[pos & (f->capacity - 1)], &prev, 0, 0,
-                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-
-int gpurma_port_abandon_result(gpurma_port_t *port, uint64_t pos)
-{
-    gpurma_port_fifo_t *f = port->fifo;
-    uint64_t *mark = &port->abandoned[pos & (f->capacity - 1)];
-    __atomic_store_n(mark, pos + 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&f->done, __ATOMIC_SEQ_CST) <= pos)
-        return 0; /* not executed yet: the proxy's from now on */
-    /* Completed meanwhile: the proxy may already have taken the slot for
-     * the next lap (then the mark is gone), or not (then it stays ours). */
-    uint64_t want = pos + 1;
-    return __atomic_compare_exchange_n(mark, &want, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-
-/* The result slot of the atomic at pos, once its reader of the previous
- * lap has taken what was there, or gave it up; NULL (rejected) if neither
- * happens within the timeout. A reader that timed out used to leave its
- * slot busy for good: every later lap then waited a whole timeout there
- * and was rejected, which held a rank whose target had stalled for many
- * minutes (tests/fault/atomics-load.sh, "stalled"). */
+/* Where the old value of the atomic d at pos goes: its result slot, once
+ * the reader of the atomic that last held it has taken its value or given
+ * it up (gpurma_port_result_t); the FIFO's discard word when nobody reads
+ * it (F_NO_RESULT, or a reader that gave up before it was executed); NULL
+ * (rejected) if the slot is not freed within the timeout. A reader that
+ * timed out used to leave its slot busy for good: every later lap then
+ * waited a whole timeout there and was rejected, which held a rank whose
+ * target had stalled for many minutes (tests/fault/atomics-load.sh,
+ * "stalled"). */
 static uint64_t *claim_result(gpurma_port_t *port, gpurma_port_fifo_t *f,
                               const gpurma_port_desc_t *d, uint64_t pos)
 {
     gpurma_port_result_t *r = &f->results[pos & (f->capacity - 1)];
-    uint64_t start = gpurma_now_ns();
-    for (uint64_t i = 0; __atomic_load_n(&r->busy, __ATOMIC_ACQUIRE); i++) {
-        if (reclaim_abandoned(port, f, pos))
-            break;
+    if ((d->flags & GPURMA_PORT_F_NO_RESULT) ||
+        __atomic_load_n(&r->abandoned, __ATOMIC_ACQUIRE) == pos + 1)
+        return &f->discard;
+    uint64_t start = gpurma_now_ns(), owner;
+    for (uint64_t i = 0; (owner = __atomic_load_n(&r->busy, __ATOMIC_ACQUIRE)) != 0; i++) {
+        if (__atomic_load_n(&r->abandoned, __ATOMIC_ACQUIRE) >= owner)
+            break; /* its reader gave up: the slot is the proxy's again */
         if (f->timeout_ns && gpurma_now_ns() - start > f->timeout_ns)
             return reject(port, d, "the result of an atomic one lap earlier was never read"),
                    NULL;
         gpurma_backoff(i);
     }
-    __atomic_store_n(&r->busy, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->busy, pos + 1, __ATOMIC_RELAXED);
     return &r->value;
 }
 
@@ -735,9 +712,7 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, int k, gpurma_port_t **out)
         if (ctx->device >= 0)
             port->dev_fifo = fifo_create(ctx, 1);
     }
-    if (port && port->fifo)
-        port->abandoned = calloc(port->fifo->capacity, sizeof(*port->abandoned));
-    if (port && port->fifo && port->abandoned && (ctx->device < 0 || port->dev_fifo)) {
+    if (port && port->fifo && (ctx->device < 0 || port->dev_fifo)) {
         pthread_rwlock_init(&port->reg_lock, NULL);
         pthread_mutex_init(&port->exec_lock, NULL);
         pthread_mutex_init(&port->error_lock, NULL);
@@ -758,7 +733,6 @@ int gpurma_port_get(struct gpurma_ctx_s *ctx, int k, gpurma_port_t **out)
     if (port) {
         fifo_destroy(ctx, port->fifo);
         fifo_destroy(ctx, port->dev_fifo);
-        free(port->abandoned);
     }
     free(port);
     return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "cannot start the port proxy");
@@ -777,7 +751,6 @@ static void port_stop(struct gpurma_ctx_s *ctx, gpurma_port_t *port)
     free(port->wins);
     fifo_destroy(ctx, port->fifo);
     fifo_destroy(ctx, port->dev_fifo);
-    free(port->abandoned);
     free(port);
 }
 

@@ -63,17 +63,17 @@ GPURMA_API uint64_t gpurma_nvshmemi_amo64(const char *call, int kind, void *addr
     gpurma_nvshmemi_require_init(call);
     gpurma_win_t w;
     size_t off = gpurma_nvshmemi_heap_offset(call, addr, 8, &w);
-    uint64_t old = 0;
+    uint64_t old = 0, *want = kind & GPURMA_NVSHMEMI_AMO_NO_FETCH ? NULL : &old;
     gpurma_status_t rc;
-    switch (kind) {
+    switch (kind & ~GPURMA_NVSHMEMI_AMO_NO_FETCH) {
     case GPURMA_DEV__ATOMIC_FETCH_ADD:
-        rc = gpurma_atomic_fetch_add(w, pe, off, value, &old);
+        rc = gpurma_atomic_fetch_add(w, pe, off, value, want);
         break;
     case GPURMA_DEV__ATOMIC_SWAP:
-        rc = gpurma_atomic_swap(w, pe, off, value, &old);
+        rc = gpurma_atomic_swap(w, pe, off, value, want);
         break;
     case GPURMA_DEV__ATOMIC_CAS:
-        rc = gpurma_atomic_compare_swap(w, pe, off, compare, value, &old);
+        rc = gpurma_atomic_compare_swap(w, pe, off, compare, value, want);
         break;
     default:
         rc = GPURMA_ERR_INVALID_ARG;

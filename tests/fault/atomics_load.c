@@ -26,6 +26,11 @@
  * before the proxy does, and the FIFO result slots they leave must not
  * hold up later atomics (each cost a whole timeout a lap, for as long as
  * the run lasted).
+ *
+ * AL_DEVICE=1: the threads call the device API (gpurma_device.h as plain C)
+ * instead of the host API; peers of the port engine then push from the
+ * kernels' side of the FIFO, whose readers give their result slots up on a
+ * timeout the same way.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -37,10 +42,12 @@
 #include <unistd.h>
 
 #include "gpurma.h"
+#include "gpurma_device.h"
 
 static gpurma_ctx_t ctx;
 static gpurma_win_t win;
-static int rank, size, nthreads = 4, early;
+static gpurma_dev_win_t dwin;
+static int rank, size, nthreads = 4, early, device;
 static long pairs = 2000;
 static uint64_t *tickets; /* [nthreads * pairs]: this rank's fetch-add results */
 static int failed_calls;
@@ -58,25 +65,28 @@ static void *worker(void *arg)
     long t = (long)arg;
     for (long i = 0; i < pairs; i++) {
         uint64_t old = 0;
-        int rc = gpurma_atomic_fetch_add(win, 0, 0, 1, &old);
+        int rc = device ? gpurma_dev_atomic_fetch_add(dwin, 0, 0, 1, &old)
+                        : gpurma_atomic_fetch_add(win, 0, 0, 1, &old);
         if (rc) {
             if (early && rank) { /* the target may be gone: an error is fine */
                 __atomic_fetch_add(&failed_calls, 1, __ATOMIC_RELAXED);
                 continue; /* and the next call must not crash either */
             }
-            FAIL("fetch_add: %s: %s", gpurma_strerror(rc), gpurma_last_error_message(ctx));
+            FAIL("fetch_add: %s: %s", gpurma_strerror(rc),
+                 device ? "(device API)" : gpurma_last_error_message(ctx));
         }
         tickets[t * pairs + i] = old;
         uint64_t seen = 0, cur = 0;
         for (;;) {
-            rc = gpurma_atomic_compare_swap(win, 0, 8, cur, cur + 1, &seen);
+            rc = device ? gpurma_dev_atomic_compare_swap(dwin, 0, 8, cur, cur + 1, &seen)
+                        : gpurma_atomic_compare_swap(win, 0, 8, cur, cur + 1, &seen);
             if (rc) {
                 if (early && rank) {
                     __atomic_fetch_add(&failed_calls, 1, __ATOMIC_RELAXED);
                     break;
                 }
                 FAIL("compare_swap: %s: %s", gpurma_strerror(rc),
-                     gpurma_last_error_message(ctx));
+                     device ? "(device API)" : gpurma_last_error_message(ctx));
             }
             if (seen == cur)
                 break;
@@ -94,6 +104,7 @@ int main(void)
     if ((e = getenv("AL_PAIRS")))
         pairs = atol(e);
     early = (e = getenv("AL_EARLY")) && !strcmp(e, "1");
+    device = (e = getenv("AL_DEVICE")) && !strcmp(e, "1");
     if (nthreads < 1 || nthreads > 64 || pairs < 1)
         FAIL("bad AL_THREADS or AL_PAIRS");
     int rc = gpurma_init(NULL, &ctx);
@@ -105,6 +116,8 @@ int main(void)
     rc = gpurma_win_allocate(gpurma_team_world(ctx), 64, NULL, (void **)&base, &win);
     if (rc)
         FAIL("win_allocate: %s: %s", gpurma_strerror(rc), gpurma_last_error_message(ctx));
+    if (device && (rc = gpurma_win_device(win, &dwin)))
+        FAIL("win_device: %s: %s", gpurma_strerror(rc), gpurma_last_error_message(ctx));
     long stall_ms = (e = getenv("AL_STALL")) ? atol(e) : 0;
     long stall_after = (e = getenv("AL_STALL_AFTER")) ? atol(e) : 300;
     if (stall_ms > 0 && early && rank == 0) {

@@ -8,7 +8,10 @@
  * sources in device and in host memory; random data, poisoned targets and
  * an exact image of the whole target area; put_subarray_signal's signal is
  * waited for, so every row must be there when it is seen; get_subarray
- * reads the rows back into a poisoned device buffer.
+ * reads the rows back into a poisoned device buffer. Every other round
+ * goes through the device API from a kernel instead (put_subarray_signal
+ * from one thread, or put_subarray_coop by a block and then a signal;
+ * get_subarray), which on the port engine pushes the same one descriptor.
  */
 #include "gpu_common.h"
 
@@ -82,6 +85,39 @@ static void shape_of(int rank, int r, gpurma_subarray_t *s, size_t *off)
     }
 }
 
+/* form 0: put_subarray_signal from one thread; 1: put_subarray_coop by the
+ * block, then thread 0 signals; 2: get_subarray from one thread. */
+__global__ void subarray_kernel(gpurma_dev_win_t w, int peer, size_t off, unsigned char *buf,
+                                gpurma_subarray_t s, int form, int *status)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    if (form == 1) {
+        rc = gpurma_dev_put_subarray_coop(w, peer, off, buf, &s, threadIdx.x, blockDim.x);
+        __threadfence_system();
+        __syncthreads();
+        if (threadIdx.x == 0 && rc == GPURMA_SUCCESS)
+            rc = gpurma_dev_signal(w, peer, SIG, GPURMA_SIGNAL_ADD, 1);
+    } else if (threadIdx.x == 0) {
+        rc = form == 0 ? gpurma_dev_put_subarray_signal(w, peer, off, buf, &s, SIG,
+                                                        GPURMA_SIGNAL_ADD, 1)
+                       : gpurma_dev_get_subarray(w, peer, buf, off, &s);
+    }
+    if (rc != GPURMA_SUCCESS)
+        atomicExch(status, (int)rc);
+}
+
+static int run_kernel(gpurma_dev_win_t w, int peer, size_t off, unsigned char *buf,
+                      const gpurma_subarray_t &s, int form, int *dstatus)
+{
+    int status = 0;
+    CK(cudaMemset(dstatus, 0, sizeof(int)));
+    subarray_kernel<<<1, form == 1 ? 64 : 1>>>(w, peer, off, buf, s, form, dstatus);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(&status, dstatus, sizeof(int), cudaMemcpyDeviceToHost));
+    return status;
+}
+
 int main()
 {
     skip_without_gpu("test_gpu_port_subarray");
@@ -98,8 +134,12 @@ int main()
     p.mem_kind = GPURMA_MEM_DEVICE;
     GK(gpurma_win_allocate(world, win_bytes, &p, (void **)&base, &win));
     unsigned char *dsrc, *dget;
+    int *dstatus;
     CK(cudaMalloc(&dsrc, AREA));
     CK(cudaMalloc(&dget, AREA));
+    CK(cudaMalloc(&dstatus, sizeof(int)));
+    gpurma_dev_win_t dw;
+    GK(gpurma_win_device(win, &dw));
     std::vector<unsigned char> hsrc(AREA), want(AREA), got(AREA), theirs(AREA);
     long failures = 0;
     const char *engine = gpurma_engine_name(gpurma_win_engine(win, peer));
@@ -112,9 +152,16 @@ int main()
         CK(cudaMemset(base + (size_t)from * AREA, 0xA5, AREA));
         CK(cudaDeviceSynchronize());
         GK(gpurma_barrier(world));
-        const void *src = r % 4 < 2 ? (const void *)dsrc : (const void *)hsrc.data();
-        GK(gpurma_put_subarray_signal(win, peer, (size_t)rank * AREA + off, src, &s, SIG,
-                                      GPURMA_SIGNAL_ADD, 1));
+        /* Rounds 0, 2 (mod 4): the host API from device, then host memory;
+         * 1, 3: a kernel (its source must be global memory). */
+        int device_form = r % 2;
+        const void *src = r % 4 != 2 ? (const void *)dsrc : (const void *)hsrc.data();
+        if (device_form)
+            GK(run_kernel(dw, peer, (size_t)rank * AREA + off, dsrc, s, r % 4 == 1 ? 0 : 1,
+                          dstatus));
+        else
+            GK(gpurma_put_subarray_signal(win, peer, (size_t)rank * AREA + off, src, &s, SIG,
+                                          GPURMA_SIGNAL_ADD, 1));
         GK(gpurma_flush(win, peer));
         GK(gpurma_wait_until(win, SIG, GPURMA_CMP_GE, (uint64_t)r + 1));
 
@@ -141,7 +188,10 @@ int main()
         memcpy(back.src_pitch, s.dst_pitch, sizeof(back.src_pitch));
         CK(cudaMemset(dget, 0x3C, AREA));
         CK(cudaDeviceSynchronize());
-        GK(gpurma_get_subarray(win, peer, dget, (size_t)rank * AREA + off, &back));
+        if (device_form)
+            GK(run_kernel(dw, peer, (size_t)rank * AREA + off, dget, back, 2, dstatus));
+        else
+            GK(gpurma_get_subarray(win, peer, dget, (size_t)rank * AREA + off, &back));
         GK(gpurma_flush_local(win, peer));
         gpurma_subarray_t same = s;
         memcpy(same.dst_pitch, s.src_pitch, sizeof(same.dst_pitch));
@@ -159,10 +209,11 @@ int main()
     GK(gpurma_win_free(&win));
     CK(cudaFree(dsrc));
     CK(cudaFree(dget));
+    CK(cudaFree(dstatus));
     GK(gpurma_finalize(g_ctx));
     if (rank == 0)
         printf("%s test_gpu_port_subarray: %d ranks, %d rounds of 3-D put_subarray_signal and "
-               "get_subarray (engine %s)\n",
+               "get_subarray, host and device API (engine %s)\n",
                failures ? "FAIL" : "PASS", n, ROUNDS, engine);
     return failures ? 1 : 0;
 }

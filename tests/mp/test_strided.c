@@ -14,8 +14,8 @@
 uint64_t gpurma_port_descriptors(gpurma_ctx_t ctx);
 
 /* Runs op (a subarray call) and completes it; on a peer of the port engine
- * checks it took exactly one descriptor. */
-#define ONE_DESCRIPTOR(win, peer, op)                                                       \
+ * checks it took exactly n descriptors (a subarray: one). */
+#define DESCRIPTORS(win, peer, n, op)                                                       \
     do {                                                                                    \
         int port_ = gpurma_win_engine((win), (peer)) == GPURMA_ENGINE_PORT;                 \
         CHECK(gpurma_quiet(win));                                                           \
@@ -23,13 +23,28 @@ uint64_t gpurma_port_descriptors(gpurma_ctx_t ctx);
         CHECK(op);                                                                          \
         CHECK(gpurma_quiet(win));                                                           \
         uint64_t took_ = gpurma_port_descriptors(t_ctx) - before_;                          \
-        T_ASSERT(took_ == (uint64_t)port_, "%s took %llu port descriptors (engine %s)", #op, \
-                 (unsigned long long)took_,                                                 \
+        T_ASSERT(took_ == (uint64_t)(port_ * (n)), "%s took %llu port descriptors (engine %s)", \
+                 #op, (unsigned long long)took_,                                            \
                  gpurma_engine_name(gpurma_win_engine((win), (peer))));                     \
-        port_subarrays += port_;                                                            \
+        port_subarrays += port_ && (n);                                                     \
     } while (0)
+#define ONE_DESCRIPTOR(win, peer, op) DESCRIPTORS(win, peer, 1, op)
 
 enum { ROUNDS = 40, AREA = 6144, PURPOSE = 80, SIG = 3 };
+
+/* The device API's cooperative put of a shape by a team of n "threads"
+ * (one after another here); the first failure. */
+static gpurma_status_t put_coop(gpurma_dev_win_t dw, int peer, size_t off, const void *src,
+                                const gpurma_subarray_t *s, unsigned n)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    for (unsigned tid = 0; tid < n; tid++) {
+        gpurma_status_t r = gpurma_dev_put_subarray_coop(dw, peer, off, src, s, tid, n);
+        if (rc == GPURMA_SUCCESS)
+            rc = r;
+    }
+    return rc;
+}
 
 /* Applies a shape to a local image: what the target should hold. */
 static void apply(unsigned char *img, size_t off, const unsigned char *src,
@@ -112,13 +127,10 @@ int main(void)
             CHECK(gpurma_iput(w, next, area + off, ds, src, ss, s.elem_bytes, n));
             CHECK(gpurma_put_signal(w, next, 0, NULL, 0, SIG, GPURMA_SIGNAL_ADD, 1));
         } else if (how == 3) { /* device API, one thread */
-            EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_put_subarray_signal(
-                                            dw, next, area + off, src, &s, SIG,
-                                            GPURMA_SIGNAL_ADD, 1));
+            ONE_DESCRIPTOR(w, next, gpurma_dev_put_subarray_signal(dw, next, area + off, src, &s,
+                                                                   SIG, GPURMA_SIGNAL_ADD, 1));
         } else { /* device API, rows split over 3 "threads", then a signal */
-            for (unsigned tid = 0; tid < 3; tid++)
-                EXPECT_CODE(GPURMA_SUCCESS,
-                            gpurma_dev_put_subarray_coop(dw, next, area + off, src, &s, tid, 3));
+            ONE_DESCRIPTOR(w, next, put_coop(dw, next, area + off, src, &s, 3));
             EXPECT_CODE(GPURMA_SUCCESS, gpurma_dev_signal(dw, next, SIG, GPURMA_SIGNAL_ADD, 1));
         }
         CHECK(gpurma_wait_until(w, SIG, GPURMA_CMP_GE, (uint64_t)r + 1));
@@ -156,8 +168,9 @@ int main(void)
         if (r % 2)
             CHECK(gpurma_get_subarray(w, t_rank, img, (size_t)prev * AREA + poff, &gs));
         else
-            EXPECT_CODE(GPURMA_SUCCESS,
-                        gpurma_dev_get_subarray(dw, t_rank, img, (size_t)prev * AREA + poff, &gs));
+            ONE_DESCRIPTOR(w, t_rank,
+                           gpurma_dev_get_subarray(dw, t_rank, img, (size_t)prev * AREA + poff,
+                                                   &gs));
         CHECK(gpurma_flush_local(w, t_rank));
         for (size_t z = 0; z < ps.count[2]; z++)
             for (size_t y = 0; y < ps.count[1]; y++) {
@@ -184,6 +197,82 @@ int main(void)
             t_verify(img, got, AREA, "get_subarray from next", next, area + off);
         }
         CHECK(gpurma_barrier(t_world));
+    }
+    /* Odd shapes through the device API: one row, one column, 3-D, pitches
+     * far larger than the rows, 12-byte elements, an empty shape with a
+     * signal. Each put form (one thread, a team of 4, with a signal, iput)
+     * lands an exact image in poisoned memory at next, and the same shape
+     * comes back with get_subarray (or iget) into a poisoned buffer; on the
+     * port engine every call is one descriptor. */
+    {
+        enum { ODD_SIG = 4 };
+        static const gpurma_subarray_t odd[] = {
+            {1, {13, 1, 1}, {13, 0}, {13, 0}},              /* one row of bytes          */
+            {8, {1, 17, 1}, {24, 0}, {40, 0}},              /* one column of doubles     */
+            {4, {3, 5, 4}, {20, 5 * 20 + 12}, {16, 5 * 16 + 4}}, /* 3-D                   */
+            {2, {3, 4, 2}, {100, 450}, {64, 300}},          /* pitches far past the rows */
+            {12, {2, 3, 3}, {31, 3 * 31 + 5}, {24, 3 * 24}}, /* 12-byte elements, odd pitch */
+            {8, {1, 1, 1}, {8, 0}, {8, 0}},                 /* one element               */
+            {4, {5, 0, 2}, {20, 40}, {20, 40}},             /* empty: the signal alone   */
+        };
+        uint64_t signals = 0;
+        for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++)
+            for (int form = 0; form < 4; form++) {
+                gpurma_subarray_t s = odd[i];
+                size_t off = 5 + 3 * i, area = (size_t)t_rank * AREA, ext;
+                int iput = form == 3;
+                if (iput && (s.count[0] != 1 || s.count[2] != 1))
+                    continue; /* iput moves one element per row */
+                CHECK(gpurma_dev__shape_extent(&s, s.dst_pitch, &ext));
+                T_ASSERT(off + ext <= AREA, "odd shape %zu fits", i);
+                memset(base + (size_t)prev * AREA, T_POISON, AREA);
+                CHECK(gpurma_barrier(t_world));
+                uint64_t seed = t_seed(PURPOSE + 4, (uint64_t)t_rank, i * 4 + (uint64_t)form);
+                t_fill(src, AREA, seed);
+                int n = s.count[1] != 0; /* an empty shape: none (its signal: one) */
+                size_t eb = s.elem_bytes;
+                if (form == 0)
+                    DESCRIPTORS(w, next, n, gpurma_dev_put_subarray(dw, next, area + off, src, &s));
+                else if (form == 1)
+                    DESCRIPTORS(w, next, n, put_coop(dw, next, area + off, src, &s, 4));
+                else if (form == 2)
+                    ONE_DESCRIPTOR(w, next,
+                                   gpurma_dev_put_subarray_signal(dw, next, area + off, src, &s,
+                                                                  ODD_SIG, GPURMA_SIGNAL_ADD, 1));
+                else
+                    ONE_DESCRIPTOR(w, next,
+                                   gpurma_dev_iput(dw, next, area + off, s.dst_pitch[0] / eb, src,
+                                                   s.src_pitch[0] / eb, eb, s.count[1]));
+                signals += form == 2;
+                CHECK(gpurma_quiet(w));
+                CHECK(gpurma_barrier(t_world));
+                if (form == 2)
+                    CHECK(gpurma_wait_until(w, ODD_SIG, GPURMA_CMP_GE, signals));
+                t_fill(got, AREA, t_seed(PURPOSE + 4, (uint64_t)prev, i * 4 + (uint64_t)form));
+                memset(img, T_POISON, AREA);
+                apply(img, off, got, &s);
+                t_verify(base + (size_t)prev * AREA, img, AREA, "odd device subarray put", prev,
+                         (size_t)prev * AREA);
+                /* Back from next (what I just put there) into a poisoned
+                 * buffer laid out as my source. */
+                gpurma_subarray_t back = s;
+                memcpy(back.dst_pitch, s.src_pitch, sizeof(back.dst_pitch));
+                memcpy(back.src_pitch, s.dst_pitch, sizeof(back.src_pitch));
+                memset(img, 0x3C, AREA);
+                if (iput)
+                    ONE_DESCRIPTOR(w, next,
+                                   gpurma_dev_iget(dw, next, img, s.src_pitch[0] / eb, area + off,
+                                                   s.dst_pitch[0] / eb, eb, s.count[1]));
+                else
+                    DESCRIPTORS(w, next, n,
+                                gpurma_dev_get_subarray(dw, next, img, area + off, &back));
+                memset(got, 0x3C, AREA);
+                gpurma_subarray_t same = s;
+                memcpy(same.dst_pitch, s.src_pitch, sizeof(same.dst_pitch));
+                apply(got, 0, src, &same);
+                t_verify(img, got, AREA, "odd device subarray get", next, area + off);
+                CHECK(gpurma_barrier(t_world));
+            }
     }
     /* A shape past one UCX message (3 planes of 29 rows of 1001 bytes, 87 KB):
      * rows back to back there, the signal after the last; still one

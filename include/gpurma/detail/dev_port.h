@@ -38,6 +38,8 @@ typedef enum {
 #define GPURMA_PORT_F_PACKET16 0x4 /* value the flag; the proxy packs them into 8- */
                                    /* (16- with F_PACKET16) byte packets at dst   */
 #define GPURMA_PORT_F_SHAPE 0x8   /* a subarray: the next slot holds its shape    */
+#define GPURMA_PORT_F_NO_RESULT 0x10 /* an atomic whose old value nobody reads: no */
+                                     /* result slot; complete by flush or quiet   */
 
 /* A subarray (PUT, GET, PUT_SIGNAL with F_SHAPE) is one descriptor and the
  * slot after it, pushed together (gpurma_port_push_shaped) and taken
@@ -75,13 +77,21 @@ _Static_assert(sizeof(gpurma_port_desc_t) == 64, "descriptor must be 64 bytes");
 #endif
 
 /* Where the proxy leaves the old value of an atomic: one per ring slot, in
- * memory both sides reach. The proxy sets busy before it executes the
- * atomic at position p and writes value; the pusher reads value once done
- * passed p and clears busy. An atomic at p + capacity waits for busy to
- * clear, so a slow reader never loses its result to the next lap. */
+ * memory both sides reach. The proxy sets busy to the atomic's position + 1
+ * before it executes the atomic at position p and writes value; the pusher
+ * reads value once done passed p and clears busy. An atomic at p + capacity
+ * waits for busy to clear, so a slow reader never loses its result to the
+ * next lap. A reader that stops waiting (a timeout) writes its position + 1
+ * to abandoned instead and never touches the slot again: the proxy then
+ * takes the slot back at once (abandoned >= busy), or, when the reader gave
+ * up before its atomic was executed, leaves the slot alone. Each word has
+ * one writer at a time and nobody needs a compare-exchange, which a GPU
+ * cannot do on host memory everywhere (PCIe AtomicOps). */
 typedef struct gpurma_port_result {
     uint64_t value;
-    uint64_t busy;
+    uint64_t busy;      /* position + 1 of the atomic whose reader owns the slot, or 0 */
+    uint64_t abandoned; /* position + 1 of the last atomic whose reader gave up        */
+    uint64_t pad;
 } gpurma_port_result_t;
 
 /* Shared between pushers and the proxy; lives in memory both can reach
@@ -104,6 +114,8 @@ typedef struct gpurma_port_fifo {
     uint64_t            pad3[7];
     uint64_t            errors;   /* descriptors rejected or failed (cumulative) */
     uint64_t            pad4[7];
+    uint64_t            discard;  /* old values of F_NO_RESULT atomics, unread    */
+    uint64_t            pad5[7];
 } gpurma_port_fifo_t;
 
 /* The commit word: a 32-bit hash of the descriptor's fields and its lap
@@ -219,13 +231,23 @@ GPURMA_DEVICE gpurma_port_fifo_t *gpurma_dev__port_fifo(const gpurma_dev_win_t *
 }
 
 /* The old value of the atomic at position pos, once done passed it; frees
- * the result slot for the next lap. */
+ * the result slot for the next lap (unless the proxy never took it for pos:
+ * a rejected atomic). */
 GPURMA_DEVICE uint64_t gpurma_port_take_result(gpurma_port_fifo_t *f, uint64_t pos)
 {
     gpurma_port_result_t *r = &f->results[pos & (f->capacity - 1)];
     uint64_t v = gpurma_sh_load_acquire_u64(&r->value);
-    gpurma_sh_store_release_u64(&r->busy, 0);
+    if (gpurma_sh_load_acquire_u64(&r->busy) == pos + 1)
+        gpurma_sh_store_release_u64(&r->busy, 0);
     return v;
+}
+
+/* The reader of the atomic at pos stops waiting for it (a timeout): its
+ * result slot goes back to the proxy (see gpurma_port_result_t), so a
+ * later lap does not wait there. */
+GPURMA_DEVICE void gpurma_port_abandon_result(gpurma_port_fifo_t *f, uint64_t pos)
+{
+    gpurma_sh_store_release_u64(&f->results[pos & (f->capacity - 1)].abandoned, pos + 1);
 }
 
 /* ------------------------------------------------------------ descriptors */
@@ -320,6 +342,27 @@ GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_shape(int peer, const uint64_t
     return d;
 }
 
+/* A subarray (s, checked by the caller) as its descriptor *d and shape
+ * slot *e: a get (is_put 0) from window offset off into buf, or a put from
+ * buf to off, with the signal after the last row when with_signal. The
+ * pitches stay in bytes, as the caller gave them. */
+GPURMA_DEVICE void gpurma_port_desc_subarray(int peer, int is_put, uint64_t off, void *buf,
+                                             const gpurma_subarray_t *s, int with_signal,
+                                             uint32_t sig, gpurma_signal_op_t op, uint64_t value,
+                                             gpurma_port_desc_t *d, gpurma_port_desc_t *e)
+{
+    uint64_t row = (uint64_t)s->count[0] * s->elem_bytes;
+    *d = !is_put       ? gpurma_port_desc_get(peer, buf, off, row)
+         : with_signal ? gpurma_port_desc_put_signal(peer, off, buf, row, sig, op, value,
+                                                     UINT32_MAX)
+                       : gpurma_port_desc_put(peer, off, buf, row, UINT32_MAX);
+    d->flags |= GPURMA_PORT_F_SHAPE;
+    d->compare = s->count[1];
+    uint64_t dst_pitch[2] = {s->dst_pitch[0], s->dst_pitch[1]};
+    uint64_t src_pitch[2] = {s->src_pitch[0], s->src_pitch[1]};
+    *e = gpurma_port_desc_shape(peer, dst_pitch, src_pitch, s->count[2]);
+}
+
 /* QUIET or FENCE: a whole proxy context, no peer. */
 GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_sync(uint16_t op)
 {
@@ -334,7 +377,8 @@ GPURMA_DEVICE gpurma_port_desc_t gpurma_port_desc_sync(uint16_t op)
  * and the window's id there (gpurma_dev_chan_t: fifo, port_win_id). */
 
 /* Pushes d to FIFO f for window win_id; with wait, returns when the proxy
- * has executed it, and result (atomics) receives the old value. */
+ * has executed it, and result (atomics) receives the old value; an atomic
+ * not executed in time gives its result slot up. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__port_submit(void *fifo, uint32_t win_id,
                                                       gpurma_port_desc_t d, int wait,
                                                       uint64_t *result)
@@ -348,8 +392,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_submit(void *fifo, uint32_t win_i
     if (rc != GPURMA_SUCCESS || !wait)
         return rc;
     rc = gpurma_port_wait_done(f, pos);
-    if (rc == GPURMA_SUCCESS && result)
+    if (result && rc == GPURMA_SUCCESS)
         *result = gpurma_port_take_result(f, pos);
+    else if (result)
+        gpurma_port_abandon_result(f, pos);
     return rc;
 }
 
@@ -358,6 +404,32 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__port_submit(void *fifo, uint32_t win_i
 GPURMA_DEVICE gpurma_status_t gpurma_dev__port_readable(const void *buf, size_t bytes)
 {
     return bytes && !gpurma_sh_proxy_readable(buf) ? GPURMA_ERR_UNSUPPORTED : GPURMA_SUCCESS;
+}
+
+/* A whole subarray (gpurma_port_desc_subarray) as one descriptor and its
+ * shape slot, pushed together by one thread; the proxy moves every row and
+ * plane (and sends the signal after the last). A get waits: the data is
+ * there on return. buf_extent: bytes of the local side, for the check
+ * that the proxy can reach it. */
+GPURMA_DEVICE gpurma_status_t gpurma_dev__port_subarray(void *fifo, uint32_t win_id, int peer,
+                                                        int is_put, size_t off, void *buf,
+                                                        size_t buf_extent,
+                                                        const gpurma_subarray_t *s,
+                                                        int with_signal, uint32_t sig,
+                                                        gpurma_signal_op_t op, uint64_t value)
+{
+    gpurma_port_fifo_t *f = (gpurma_port_fifo_t *)fifo;
+    if (!f)
+        return GPURMA_ERR_UNSUPPORTED;
+    gpurma_status_t rc = gpurma_dev__port_readable(buf, buf_extent);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    gpurma_port_desc_t d, e;
+    gpurma_port_desc_subarray(peer, is_put, off, buf, s, with_signal, sig, op, value, &d, &e);
+    d.win_id = e.win_id = win_id;
+    uint64_t pos;
+    rc = gpurma_port_push_shaped(f, &d, &e, &pos);
+    return rc != GPURMA_SUCCESS || is_put ? rc : gpurma_port_wait_done(f, pos + 1);
 }
 
 /* Thread 0 of the team pushes; the proxy bumps the counter when the data

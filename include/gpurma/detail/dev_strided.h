@@ -1,9 +1,10 @@
 /*
  * dev_strided.h - subarray shapes (gpurma_subarray_t): their checks and
  * extents, shared by the host calls (rma/strided.c) and the device API's
- * strided forms below, which move row by row through a channel (load/store
- * copies, or one descriptor per row on the port engine). Included at the end
- * of gpurma_device.h; not ABI.
+ * strided forms below: row by row through a channel (load/store copies,
+ * host calls), and on the port engine the whole shape as one descriptor with
+ * its shape slot, as the host calls push it. Included at the end of
+ * gpurma_device.h; not ABI.
  */
 #ifndef GPURMA_DETAIL_DEV_STRIDED_H
 #define GPURMA_DETAIL_DEV_STRIDED_H
@@ -63,11 +64,15 @@ GPURMA_HOST_DEVICE size_t gpurma_dev__shape_row(const gpurma_subarray_t *s, cons
 }
 
 /* Put (is_put) or get of a shape through a channel; rows split over tid of
- * nthreads. Local side: buf; window side: off. */
+ * nthreads, except on the port engine, where thread 0 pushes the whole shape
+ * (with the signal after its last row when with_signal: the caller checked
+ * sig and op). Local side: buf; window side: off. */
 GPURMA_DEVICE gpurma_status_t gpurma_dev__chan_subarray(gpurma_dev_chan_t c, int is_put,
                                                         size_t off, void *buf,
                                                         const gpurma_subarray_t *s, unsigned tid,
-                                                        unsigned nthreads)
+                                                        unsigned nthreads, int with_signal,
+                                                        uint32_t sig, gpurma_signal_op_t op,
+                                                        uint64_t value)
 {
     gpurma_status_t rc = gpurma_dev__check_chan(&c);
     if (rc == GPURMA_SUCCESS)
@@ -82,8 +87,19 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__chan_subarray(gpurma_dev_chan_t c, int
         rc = gpurma_dev__shape_extent(s, buf_pitch, &buf_extent);
     if (rc == GPURMA_SUCCESS)
         rc = gpurma_dev__check_peer_range(&c.pe, off, win_extent, buf);
-    if (rc != GPURMA_SUCCESS || !win_extent)
+    if (rc != GPURMA_SUCCESS)
         return rc;
+    if (c.pe.path == GPURMA_DEV_PATH_FIFO) {
+        rc = gpurma_dev__port_readable(buf, buf_extent); /* the same answer in every thread */
+        if (rc != GPURMA_SUCCESS || tid || (!win_extent && !with_signal))
+            return rc;
+        if (!win_extent) /* nothing to move: the signal alone */
+            return gpurma_dev__chan_signal_to(&c, sig, op, value);
+        return gpurma_dev__port_subarray(c.fifo, c.port_win_id, c.peer, is_put, off, buf,
+                                         buf_extent, s, with_signal, sig, op, value);
+    }
+    if (!win_extent)
+        return with_signal && !tid ? gpurma_dev_chan_signal(c, sig, op, value) : GPURMA_SUCCESS;
     size_t rows = s->count[1] * s->count[2], row = s->count[0] * s->elem_bytes;
     for (size_t r = tid; r < rows && rc == GPURMA_SUCCESS; r += nthreads) {
         size_t w_at = off + gpurma_dev__shape_row(s, win_pitch, r);
@@ -91,7 +107,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev__chan_subarray(gpurma_dev_chan_t c, int
         rc = is_put ? gpurma_dev_chan_put(c, w_at, b_at, row)
                     : gpurma_dev_chan_get(c, b_at, w_at, row);
     }
-    return rc;
+    return rc != GPURMA_SUCCESS || !with_signal ? rc : gpurma_dev_chan_signal(c, sig, op, value);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_put_subarray(gpurma_dev_win_t w, int peer,
@@ -99,7 +115,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_subarray(gpurma_dev_win_t w, int pe
                                                       const gpurma_subarray_t *shape)
 {
     return gpurma_dev__chan_subarray(gpurma_dev__chan_of(&w, peer), 1, dst_off, (void *)src,
-                                     shape, 0, 1);
+                                     shape, 0, 1, 0, 0, GPURMA_SIGNAL_SET, 0);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_put_subarray_coop(gpurma_dev_win_t w, int peer,
@@ -108,7 +124,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_subarray_coop(gpurma_dev_win_t w, i
                                                            unsigned tid, unsigned nthreads)
 {
     return gpurma_dev__chan_subarray(gpurma_dev__chan_of(&w, peer), 1, dst_off, (void *)src,
-                                     shape, tid, nthreads);
+                                     shape, tid, nthreads, 0, 0, GPURMA_SIGNAL_SET, 0);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_get_subarray(gpurma_dev_win_t w, int peer, void *dst,
@@ -116,10 +132,12 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_get_subarray(gpurma_dev_win_t w, int pe
                                                       const gpurma_subarray_t *shape)
 {
     return gpurma_dev__chan_subarray(gpurma_dev__chan_of(&w, peer), 0, src_off, dst, shape, 0,
-                                     1);
+                                     1, 0, 0, GPURMA_SIGNAL_SET, 0);
 }
 
-/* One thread: the rows, then the signal (released after them). */
+/* One thread: the rows, then the signal (released after them; one
+ * descriptor on the port engine, whose transport signals after the last
+ * row). */
 GPURMA_DEVICE gpurma_status_t gpurma_dev_put_subarray_signal(gpurma_dev_win_t w, int peer,
                                                              size_t dst_off, const void *src,
                                                              const gpurma_subarray_t *shape,
@@ -129,8 +147,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dev_put_subarray_signal(gpurma_dev_win_t w,
     gpurma_dev_chan_t c = gpurma_dev__chan_of(&w, peer);
     if (sig >= c.num_signals || (op != GPURMA_SIGNAL_SET && op != GPURMA_SIGNAL_ADD))
         return c.status != GPURMA_SUCCESS ? (gpurma_status_t)c.status : GPURMA_ERR_INVALID_ARG;
-    gpurma_status_t rc = gpurma_dev__chan_subarray(c, 1, dst_off, (void *)src, shape, 0, 1);
-    return rc != GPURMA_SUCCESS ? rc : gpurma_dev_chan_signal(c, sig, op, value);
+    return gpurma_dev__chan_subarray(c, 1, dst_off, (void *)src, shape, 0, 1, 1, sig, op, value);
 }
 
 GPURMA_DEVICE gpurma_status_t gpurma_dev_iput(gpurma_dev_win_t w, int peer, size_t dst_off,

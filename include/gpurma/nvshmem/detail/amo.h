@@ -54,20 +54,20 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, s
                              : gpurma_nvshmemi__atomic32((uint32_t *)p, op, (uint32_t)value,
                                                          (uint32_t)cond, fetch);
     }
-#else
-    (void)fetch;
 #endif
     if (size == 8) {
         switch (op) {
         case GPURMA_NVSHMEMI_AMO_ADD:
-            return gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_FETCH_ADD, addr, value, 0, pe);
+            return gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_FETCH_ADD, addr, value, 0, pe,
+                                          fetch);
         case GPURMA_NVSHMEMI_AMO_FETCH:
-            return gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_FETCH_ADD, addr, 0, 0, pe);
+            return gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_FETCH_ADD, addr, 0, 0, pe, 1);
         case GPURMA_NVSHMEMI_AMO_SET:
         case GPURMA_NVSHMEMI_AMO_SWAP:
-            return gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_SWAP, addr, value, 0, pe);
+            return gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_SWAP, addr, value, 0, pe,
+                                          fetch);
         case GPURMA_NVSHMEMI_AMO_CAS:
-            return gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_CAS, addr, value, cond, pe);
+            return gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_CAS, addr, value, cond, pe, 1);
         default:
             break;
         }
@@ -76,7 +76,7 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, s
     void *word = (void *)(a & ~(uintptr_t)7);
     unsigned shift = (unsigned)(a & 7) * 8;
     uint64_t mask = size == 8 ? ~(uint64_t)0 : (((uint64_t)1 << (size * 8)) - 1) << shift;
-    uint64_t cur = gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_FETCH_ADD, word, 0, 0, pe);
+    uint64_t cur = gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_FETCH_ADD, word, 0, 0, pe, 1);
     for (;;) {
         uint64_t old = (cur & mask) >> shift;
         uint64_t next = gpurma_nvshmemi__amo_apply(op, old, value, cond);
@@ -84,7 +84,8 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, s
             (op == GPURMA_NVSHMEMI_AMO_CAS && old != (cond & (mask >> shift))))
             return old;
         uint64_t want = (cur & ~mask) | ((next << shift) & mask);
-        uint64_t seen = gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_CAS, word, want, cur, pe);
+        uint64_t seen =
+            gpurma_nvshmemi__amo64(call, GPURMA_DEV__ATOMIC_CAS, word, want, cur, pe, 1);
         if (seen == cur)
             return old;
         cur = seen;

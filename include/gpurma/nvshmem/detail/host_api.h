@@ -87,7 +87,10 @@ GPURMA_API void gpurma_nvshmemi_get(const char *call, void *dst, const void *src
                                     int pe, int nbi);
 GPURMA_API void gpurma_nvshmemi_put_value(const char *call, void *dst, uint64_t value,
                                           size_t bytes, int pe);
-/* kind: GPURMA_DEV__ATOMIC_*; an 8-byte aligned symmetric word. */
+/* kind: GPURMA_DEV__ATOMIC_*, with GPURMA_NVSHMEMI_AMO_NO_FETCH when the old
+ * value is not used (then 0 is returned and quiet completes the atomic: the
+ * port engine waits for no reply); an 8-byte aligned symmetric word. */
+#define GPURMA_NVSHMEMI_AMO_NO_FETCH 0x100
 GPURMA_API uint64_t gpurma_nvshmemi_amo64(const char *call, int kind, void *addr,
                                           uint64_t value, uint64_t compare, int pe);
 GPURMA_API void gpurma_nvshmemi_flush(const char *call, int pe);

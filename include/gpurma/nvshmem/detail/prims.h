@@ -226,29 +226,34 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, 
 #endif
 }
 
-/* A 64-bit atomic (kind: GPURMA_DEV__ATOMIC_*) on an aligned symmetric word. */
+/* A 64-bit atomic (kind: GPURMA_DEV__ATOMIC_*) on an aligned symmetric word.
+ * fetch 0 (add, inc, set, signals): the old value is not asked for, so a PE
+ * on the port engine gets a descriptor that waits for no reply (returns 0);
+ * quiet completes it, as NVSHMEM's memory model has it. */
 GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo64(const char *call, int kind, void *addr,
-                                                   uint64_t value, uint64_t compare, int pe)
+                                                   uint64_t value, uint64_t compare, int pe,
+                                                   int fetch)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
         int seg;
         size_t off = gpurma_nvshmemi__offset(call, addr, 8, &seg);
-        uint64_t old = 0;
+        uint64_t old = 0, *want = fetch ? &old : (uint64_t *)0;
         gpurma_dev_win_t w = *gpurma_nvshmemi__win(seg);
         gpurma_status_t rc;
         if (kind == GPURMA_DEV__ATOMIC_CAS)
-            rc = gpurma_dev_atomic_compare_swap(w, pe, off, compare, value, &old);
+            rc = gpurma_dev_atomic_compare_swap(w, pe, off, compare, value, want);
         else if (kind == GPURMA_DEV__ATOMIC_SWAP)
-            rc = gpurma_dev_atomic_swap(w, pe, off, value, &old);
+            rc = gpurma_dev_atomic_swap(w, pe, off, value, want);
         else
-            rc = gpurma_dev_atomic_fetch_add(w, pe, off, value, &old);
+            rc = gpurma_dev_atomic_fetch_add(w, pe, off, value, want);
         gpurma_nvshmemi__check(call, rc);
         return old;
     }
 #endif
 #if !GPURMA_NVSHMEMI_DEVICE_PASS
-    return gpurma_nvshmemi_amo64(call, kind, addr, value, compare, pe);
+    return gpurma_nvshmemi_amo64(call, fetch ? kind : kind | GPURMA_NVSHMEMI_AMO_NO_FETCH, addr,
+                                 value, compare, pe);
 #else
     return 0;
 #endif

@@ -126,7 +126,7 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__signal(const char *call, uint64_t *sig_
     gpurma_nvshmemi__amo64(call,
                            sig_op == NVSHMEM_SIGNAL_SET ? GPURMA_DEV__ATOMIC_SWAP
                                                         : GPURMA_DEV__ATOMIC_FETCH_ADD,
-                           sig_addr, signal, 0, pe);
+                           sig_addr, signal, 0, pe, 0);
 }
 
 GPURMA_NVSHMEMI_HD void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op,
