@@ -363,18 +363,31 @@ static int agree_counts(const coll_call_t *a, size_t *max_count)
     for (int r = 0; r < n; r++)
         mine[r] = a->send_counts[r];
     gpurma_dev_coll_t c;
+    const gpurma_dcoll__grp_t one = {0, 1, 0};
     msg_mark_t before = mark_message();
     int rc = gpurma_coll_scratch(a->team, 0, &c);
-    if (!rc)
-        rc = gpurma_dev_coll_alltoall(c, theirs, mine, 1, GPURMA_UINT64);
+    /* Both steps carry fingerprints of their own (roots no call can
+     * pass): as a plain alltoall and allreduce they would pair with a
+     * peer's gpurma_alltoall of one uint64 or allreduce of two (a peer
+     * that called another collective), which would return SUCCESS with
+     * this rank's counts as its data. */
+    const int ll = GPURMA_DCOLL__LL(GPURMA_COLL_ALGO_AUTO, &c, 2, GPURMA_UINT64);
+    if (!rc) {
+        const gpurma_dcoll__layout_t l = {1, 1, 0, 0, 0, 0};
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALLV, 1, GPURMA_UINT64, GPURMA_SUM, -1);
+        rc = gpurma_dcoll__exchange(&c, &one, theirs, mine, &l, 1, GPURMA_UINT64, ll);
+    }
     int peer = -1;
     for (int r = 0; r < n && !rc && peer < 0; r++)
         if (theirs[r] != a->recv_counts[r])
             peer = r;
     /* [0]: the largest count, [1]: whether any rank met a mismatch */
     uint64_t local[2] = {*max_count, peer >= 0}, team_[2] = {0, 0};
-    if (!rc)
-        rc = gpurma_dev_coll_allreduce(c, team_, local, 2, GPURMA_UINT64, GPURMA_MAX);
+    if (!rc) {
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALLV, 2, GPURMA_UINT64, GPURMA_MAX, -2);
+        rc = gpurma_dcoll__reduce_push(&c, &one, team_, local, 2, GPURMA_UINT64, GPURMA_MAX, 0, 1,
+                                       ll);
+    }
     if (rc) {
         free(mine);
         return run_error(a, GPURMA_COLL_ALGO_AUTO, rc, &before);
