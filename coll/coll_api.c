@@ -158,7 +158,8 @@ static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
     if (rc == GPURMA_ERR_INVALID_ARG) /* the arguments were checked: the protocol's refusal */
         return gpurma_set_error(rc,
                                 "rank %d: %s (%s): refused: a peer passed another collective, "
-                                "count, dtype, op or root, or another collective runs on this "
+                                "count, dtype, op or root, or runs another algorithm "
+                                "(GPURMA_COLL_ALGO), or another collective runs on this "
                                 "team at the same time (another thread or stream); the team's "
                                 "collectives may fail from now on%s",
                                 ctx->rank, kind_names[a->kind], gpurma_coll_algo_name(algo), cause);
