@@ -158,7 +158,8 @@ static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
     if (rc == GPURMA_ERR_INVALID_ARG) /* the arguments were checked: the protocol's refusal */
         return gpurma_set_error(rc,
                                 "rank %d: %s (%s): refused: a peer passed another collective, "
-                                "count, dtype, op or root, or another collective runs on this "
+                                "count, dtype, op or root, or runs another algorithm "
+                                "(GPURMA_COLL_ALGO), or another collective runs on this "
                                 "team at the same time (another thread or stream); the team's "
                                 "collectives may fail from now on%s",
                                 ctx->rank, kind_names[a->kind], gpurma_coll_algo_name(algo), cause);
@@ -372,10 +373,20 @@ static int agree_counts(const coll_call_t *a, size_t *max_count, uint64_t v_id,
         mine[2 * r + 1] = a->send_counts[r] ? a->send_displs[r] : 0; /* any value if empty */
     }
     gpurma_dev_coll_t c;
+    const gpurma_dcoll__grp_t one = {0, 1, 0};
     msg_mark_t before = mark_message();
     int rc = gpurma_coll_scratch(a->team, 0, &c);
-    if (!rc)
-        rc = gpurma_dev_coll_alltoall(c, theirs, mine, 2, GPURMA_UINT64);
+    /* Both steps carry fingerprints of their own (roots no call can
+     * pass): as a plain alltoall and allreduce they would pair with a
+     * peer's gpurma_alltoall of two uint64 or allreduce of four (a peer
+     * that called another collective), which would return SUCCESS with
+     * this rank's counts as its data. */
+    const int ll = GPURMA_DCOLL__LL(GPURMA_COLL_ALGO_AUTO, &c, 4, GPURMA_UINT64);
+    if (!rc) {
+        const gpurma_dcoll__layout_t l = {2, 1, 0, 0, 0, 0};
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALLV, 2, GPURMA_UINT64, GPURMA_SUM, -1);
+        rc = gpurma_dcoll__exchange(&c, &one, theirs, mine, &l, 2, GPURMA_UINT64, ll);
+    }
     int peer = -1;
     for (int r = 0; r < n && !rc && peer < 0; r++)
         if (theirs[2 * r] != a->recv_counts[r])
@@ -384,8 +395,11 @@ static int agree_counts(const coll_call_t *a, size_t *max_count, uint64_t v_id,
      * and [3]: the largest identity and complement (all alike when the
      * largest of each is the other's complement) */
     uint64_t local[4] = {*max_count, peer >= 0, v_id, ~v_id}, team_[4] = {0, 0, 0, 0};
-    if (!rc)
-        rc = gpurma_dev_coll_allreduce(c, team_, local, 4, GPURMA_UINT64, GPURMA_MAX);
+    if (!rc) {
+        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALLV, 4, GPURMA_UINT64, GPURMA_MAX, -2);
+        rc = gpurma_dcoll__reduce_push(&c, &one, team_, local, 4, GPURMA_UINT64, GPURMA_MAX, 0, 1,
+                                       ll);
+    }
     if (rc) {
         free(mine);
         return run_error(a, GPURMA_COLL_ALGO_AUTO, rc, &before);

@@ -77,9 +77,15 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
 #define GPURMA_DCOLL__OWN(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, own) \
     GPURMA_DCOLL__OWN_##own(ID, name, kinds)
 #define GPURMA_DCOLL__OWN_0(ID, name, kinds)
+/* Their pieces travel in the slots oneshot uses, cut otherwise: the
+ * algorithm goes into the fingerprint, so that a member running another
+ * one (GPURMA_COLL_ALGO set differently per process) is refused instead
+ * of reducing pieces of other lengths and offsets as its own. */
 #define GPURMA_DCOLL__OWN_2(ID, name, kinds)                                                   \
-    if (kind == GPURMA_DCOLL__K_ALLREDUCE && algo == GPURMA_COLL_ALGO_##ID)                    \
-        return gpurma_dcoll__allreduce_##name(&c, &g, dst, src, count, dtype, op, 0);
+    if (kind == GPURMA_DCOLL__K_ALLREDUCE && algo == GPURMA_COLL_ALGO_##ID) {                  \
+        c.print = gpurma_dcoll__print_algo(c.print, GPURMA_COLL_ALGO_##ID);                    \
+        return gpurma_dcoll__allreduce_##name(&c, &g, dst, src, count, dtype, op, 0);          \
+    }
 #define GPURMA_DCOLL__OWN_1(ID, name, kinds)                                                   \
     if (((kinds) & (1u << kind)) && algo == GPURMA_COLL_ALGO_##ID) {                           \
         gpurma_status_t own_ = gpurma_dcoll__run_##name(&c, &g, kind, dst, src, count, dtype, op); \

@@ -100,6 +100,14 @@ GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__print(int kind, size_t count, gpurma_d
     return p ? p : 1;
 }
 
+/* A fingerprint for the same call run by another algorithm (one with
+ * code of its own that shares oneshot's slots); never 0 either. */
+GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__print_algo(uint32_t print, int algo)
+{
+    uint32_t p = (print ^ ((uint32_t)algo * 0x9e3779b9u)) * 0x85ebca6bu;
+    return p ? p : 1;
+}
+
 /* Bytes of the state region for a team of n (64-byte aligned); the host
  * sizes the window with it. */
 GPURMA_HOST_DEVICE size_t gpurma_dcoll__state_bytes(int n)
