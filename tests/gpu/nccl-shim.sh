@@ -29,7 +29,8 @@
 # The whole script stays within --budget seconds (default 330, building
 # nccl-tests included): runs that would start too late are reported as
 # SKIP(time), and each run's limit is cut to what is left. nccl-tests runs
-# go --jobs at a time (default 6; several jobs share the GPU under MPS as
+# go --jobs at a time (default 3: with 6, the MPS server refused new
+# clients part way on 2026-11-26; several jobs share the GPU under MPS as
 # their ranks do), beside the torch runs; the benchmark runs alone, last.
 # Types and operators run at the smallest rank count. --quick: -G/-R pairs
 # 0:0 and 5:2 only.
@@ -39,7 +40,7 @@
 # logs under LOG_DIR. Exit status 1 when a check failed.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-build= logs= quick=no only=all nps="2 4" budget=330 jobs=6
+build= logs= quick=no only=all nps="2 4" budget=330 jobs=3
 python=/opt/torch/.venv/bin/python
 while [ $# -gt 0 ]; do
     case $1 in
