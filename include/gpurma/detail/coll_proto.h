@@ -87,17 +87,32 @@ enum {
 
 /* A call's fingerprint: members that pass another collective, count,
  * dtype, op or root differ here (never 0, so that a zeroed slot never
- * matches). */
+ * matches). The count enters exactly, not through a hash: for one kind,
+ * dtype, op and root, two counts share a print only when they differ by a
+ * multiple of 2^32 - 1 (the print is 1 + (h + count x K) mod (2^32 - 1),
+ * K prime to the modulus), so a rank that passed another count is always
+ * refused; a 32-bit hash of everything let colliding counts, found in
+ * seconds, return SUCCESS with stale bytes (2026-11-26). The other fields
+ * are hashed into h. */
+GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__mod_2p32m1(uint64_t x)
+{
+    /* 2^32 = 1 modulo 2^32 - 1: fold the high word onto the low one */
+    x = (x & 0xffffffffull) + (x >> 32);
+    x = (x & 0xffffffffull) + (x >> 32);
+    return x >= 0xffffffffull ? x - 0xffffffffull : x;
+}
+
 GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__print(int kind, size_t count, gpurma_dtype_t dtype,
                                                 gpurma_redop_t op, int root)
 {
+    const uint64_t k = 0x9e3779b1ull; /* prime, and prime to 2^32 - 1 = 3 x 5 x 17 x 257 x 65537 */
     uint64_t h = 0xcbf29ce484222325ull;
-    const uint64_t v[5] = {(uint64_t)kind, (uint64_t)count, (uint64_t)dtype, (uint64_t)op,
-                           (uint64_t)(uint32_t)root};
-    for (int i = 0; i < 5; i++)
+    const uint64_t v[4] = {(uint64_t)kind, (uint64_t)dtype, (uint64_t)op, (uint64_t)(uint32_t)root};
+    for (int i = 0; i < 4; i++)
         h = (h ^ v[i]) * 0x100000001b3ull, h ^= h >> 29;
-    uint32_t p = (uint32_t)(h ^ (h >> 32));
-    return p ? p : 1;
+    const uint64_t c = gpurma_dcoll__mod_2p32m1((uint64_t)count);
+    return (uint32_t)(1 + gpurma_dcoll__mod_2p32m1(gpurma_dcoll__mod_2p32m1(h) +
+                                                   gpurma_dcoll__mod_2p32m1(c * k)));
 }
 
 /* A fingerprint for the same call run by another algorithm (one with
