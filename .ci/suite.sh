@@ -29,7 +29,7 @@ LOGS=$WORK/logs
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 TEST_TIMEOUT=${GPURMA_CI_TEST_TIMEOUT:-150}
 # A hard bound on each "make check", so that CI always gets its last line.
-CHECK_LIMIT=${GPURMA_CI_CHECK_LIMIT:-900}
+CHECK_LIMIT=${GPURMA_CI_CHECK_LIMIT:-1500}
 
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log
