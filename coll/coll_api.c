@@ -177,6 +177,13 @@ static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
 /* A zero-copy run when the sides of the call that peers touch lie in
  * registered buffers (algo_direct.c): 1 when it was tried (*rc its
  * status), 0 when the call takes the scratch path. */
+/* Whether GPURMA_COLL_ALGO leaves zero-copy to be tried (auto or direct). */
+static int direct_allowed(void)
+{
+    gpurma_coll_algo_t forced = (gpurma_coll_algo_t)gpurma_config()->coll_algo_index;
+    return forced == GPURMA_COLL_ALGO_AUTO || forced == GPURMA_COLL_ALGO_DIRECT;
+}
+
 static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
 {
     size_t sbytes, rbytes, os = 0, orr = 0;
@@ -200,9 +207,7 @@ static int coll_run(const coll_call_t *a, size_t piece)
     if (rc)
         return rc;
     msg_mark_t before = mark_message();
-    gpurma_coll_algo_t forced = (gpurma_coll_algo_t)gpurma_config()->coll_algo_index;
-    if ((forced == GPURMA_COLL_ALGO_AUTO || forced == GPURMA_COLL_ALGO_DIRECT) &&
-        try_direct(a, &c, &rc))
+    if (direct_allowed() && try_direct(a, &c, &rc))
         return rc == GPURMA_SUCCESS ? rc : run_error(a, GPURMA_COLL_ALGO_DIRECT, rc, &before);
     gpurma_coll_algo_t algo = gpurma_coll_select(a->kind, &c, piece);
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
@@ -430,10 +435,8 @@ static int agree_counts(const coll_call_t *a, size_t *max_count, uint64_t v_id,
  * (send_end bytes) registered, on a stream, algorithm auto or direct. */
 static uint64_t v_identity(const coll_call_t *a, size_t send_end)
 {
-    gpurma_coll_algo_t forced = (gpurma_coll_algo_t)gpurma_config()->coll_algo_index;
     size_t os = 0;
-    if (!a->stream || !a->send ||
-        (forced != GPURMA_COLL_ALGO_AUTO && forced != GPURMA_COLL_ALGO_DIRECT))
+    if (!a->stream || !a->send || !direct_allowed())
         return 0;
     const gpurma_coll_direct_reg_t *s =
         gpurma_coll_registered(a->team, a->send, send_end ? send_end : 1, &os);
