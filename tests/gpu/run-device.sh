@@ -446,18 +446,32 @@ run2 ll_stress_shared_gpu 60 "$(prog test_gpu_ll_stress)" 300
 run2 stream_shared_gpu 120 "$(prog test_gpu_stream)"
 run2 coll_shared_gpu 300 "$(prog test_gpu_coll)" 200
 RUN_ENV=
-# Collectives with 4 and 8 ranks, several processes per GPU (mpirun).
+# Collectives with 2 ranks on one GPU, then 4 and 8 ranks over the GPUs
+# (several per GPU, mpirun), under CUDA MPS: the ranks' kernels run at the
+# same time, as on separate GPUs (time-slicing hid wrong results until
+# 2026-11-25). Without MPS the rows say so and run time-sliced.
+mps_start
+mpsx=
+if [ $mps_on = yes ]; then
+    mpsx="-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+    RUN_ENV=CUDA_VISIBLE_DEVICES=0
+    run2 coll_mps_shared_gpu 300 "$(prog test_gpu_coll)" 200
+    RUN_ENV=
+fi
 if command -v mpirun >/dev/null 2>&1; then
     for np in 4 8; do
+        name=coll_$(test $mps_on = yes && echo mps_)np$np
+        # shellcheck disable=SC2086
         timeout -k 10 400 mpirun --allow-run-as-root --oversubscribe -np $np \
-            -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS \
-            "$(prog test_gpu_coll)" 100 >"$out/coll_np$np.log" 2>&1
+            -x NCCL_NVLS_ENABLE -x NVSHMEM_DISABLE_NVLS $mpsx \
+            "$(prog test_gpu_coll)" 100 >"$out/$name.log" 2>&1
         rc=$?
         case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
-        echo "test coll_np$np $v" >>"$results"
+        echo "test $name $v" >>"$results"
         note "coll with $np ranks under mpirun: $v"
     done
 fi
+mps_stop
 
 # The port engine forced: kernels push descriptors into the pinned FIFO and
 # the proxy moves the data with the copy engine (atomics, counters and LL
