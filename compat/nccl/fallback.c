@@ -1,8 +1,12 @@
 /*
  * fallback.c - what gpurma cannot do goes to a real NCCL, named by
- * GPURMA_NCCL_FALLBACK=/path/libnccl.so.2. It is loaded with dlmopen into a
- * link-map namespace of its own, so that its ncclX names never meet ours;
- * each GPU communicator makes its own communicator of it at init (rank 0's
+ * GPURMA_NCCL_FALLBACK=/path/libnccl.so.2. It is loaded with RTLD_LOCAL and
+ * RTLD_DEEPBIND, so that its ncclX names never meet ours: the application
+ * sees only ours, and the real library's own references to its ncclX names
+ * find its own first. (A link-map namespace of its own, dlmopen, would also
+ * give it a second C library and CUDA driver in the process, the likely
+ * cause of the SIGSEGV the dlmopen'd NCCL gave on 2x H200 on 2026-11-26.)
+ * Each GPU communicator makes its own communicator of it at init (rank 0's
  * NCCL unique id travels over a gpurma broadcast). Every forwarded call
  * kind is logged the first time (every time with GPURMA_NCCL_DEBUG set).
  *
@@ -57,7 +61,11 @@ static void load(void)
     const char *path = getenv("GPURMA_NCCL_FALLBACK");
     if (!path || !*path)
         return;
-    real.lib = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
+    int flags = RTLD_NOW | RTLD_LOCAL;
+#if !defined(__SANITIZE_ADDRESS__) /* AddressSanitizer refuses RTLD_DEEPBIND */
+    flags |= RTLD_DEEPBIND;
+#endif
+    real.lib = dlopen(path, flags);
     if (!real.lib) {
         gpurma_nccl_log("GPURMA_NCCL_FALLBACK=%s cannot be loaded: %s", path, dlerror());
         return;
@@ -78,7 +86,7 @@ static void load(void)
         real.lib = NULL;
         return;
     }
-    gpurma_nccl_log("fallback NCCL loaded from %s in its own namespace", path);
+    gpurma_nccl_log("fallback NCCL loaded from %s (its names kept apart from ours)", path);
 }
 
 int gpurma_nccl_fallback_available(void)

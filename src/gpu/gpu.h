@@ -45,8 +45,14 @@ typedef struct gpurma_gpu_export {
     uint64_t sig_off;   /* signal slots, from the start of theirs                */
     int32_t  has_data;  /* data_ipc is meaningful (the window has bytes)         */
     int32_t  sig_in_data; /* signals share the data allocation: sig_ipc unused   */
-    int32_t  device;    /* GPU ordinal of the owner (for messages)               */
+    int32_t  device;    /* GPU ordinal of the owner                              */
     int32_t  pad;
+    /* The owner process (a random token of it) and its own addresses of the
+     * two allocations: a peer in the same process (several ranks of one
+     * process, as nccl-tests -g 2 makes) uses these, since CUDA IPC handles
+     * cannot be opened in the process that exported them. */
+    uint64_t owner;
+    uint64_t data_va, sig_va;
 } gpurma_gpu_export_t;
 
 /* One rank's device side of a window. */

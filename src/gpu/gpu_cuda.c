@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "checked.h"
 #include "gpu.h"
@@ -387,6 +390,51 @@ static int allocation_base(void *p, char **base)
     return GPURMA_SUCCESS;
 }
 
+/* This process, as the windows' exports name their owner: random, so that
+ * processes with the same pid in other containers of the node differ. */
+static uint64_t owner_token;
+static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
+
+static void make_owner_token(void)
+{
+    uint64_t t = 0;
+    if (getrandom(&t, sizeof t, 0) != (ssize_t)sizeof t) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        t = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+    }
+    owner_token = t ? t : 1;
+}
+
+static uint64_t this_process(void)
+{
+    pthread_once(&owner_once, make_owner_token);
+    return owner_token;
+}
+
+/* A kernel or copy on the current GPU reaching memory of `peer` in this
+ * process needs peer access (IPC mappings turn it on by themselves). */
+static int enable_peer_access(int self, int peer)
+{
+    if (self == peer)
+        return GPURMA_SUCCESS;
+    int can = 0;
+    cudaError_t e = cudaDeviceCanAccessPeer(&can, self, peer);
+    if (e != cudaSuccess)
+        return cuda_error(e, "cudaDeviceCanAccessPeer");
+    if (!can)
+        return gpurma_set_error(GPURMA_ERR_GPU,
+                                "GPU %d cannot access GPU %d directly (no peer access between "
+                                "them), which two ranks of one process on them need",
+                                self, peer);
+    e = cudaDeviceEnablePeerAccess(peer, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        (void)cudaGetLastError();
+        e = cudaSuccess;
+    }
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaDeviceEnablePeerAccess");
+}
+
 static int export_handle(void *alloc, uint8_t out[GPURMA_GPU_IPC_BYTES])
 {
     cudaIpcMemHandle_t h;
@@ -474,6 +522,8 @@ int gpurma_gpu_win_open(int device, void *user_data, size_t size, uint32_t nsig,
     rc = export_handle(g->alloc, exp->sig_ipc);
     if (rc)
         goto fail;
+    exp->owner = this_process();
+    exp->sig_va = (uint64_t)(uintptr_t)g->alloc;
     if (user_data) {
         char *base = NULL;
         rc = allocation_base(user_data, &base);
@@ -483,10 +533,12 @@ int gpurma_gpu_win_open(int device, void *user_data, size_t size, uint32_t nsig,
             goto fail;
         g->data = user_data;
         exp->data_off = (uint64_t)((char *)user_data - base);
+        exp->data_va = (uint64_t)(uintptr_t)base;
         exp->has_data = 1;
     } else {
         g->data = g->alloc;
         memcpy(exp->data_ipc, exp->sig_ipc, GPURMA_GPU_IPC_BYTES);
+        exp->data_va = exp->sig_va;
         exp->has_data = 1;
         exp->sig_in_data = 1;
         exp->data_off = 0;
@@ -499,9 +551,18 @@ fail:
     return rc;
 }
 
-static int open_handle(gpurma_gpu_win_t *g, const uint8_t bytes[GPURMA_GPU_IPC_BYTES],
-                       char **out)
+/* A peer's allocation: through its IPC handle, or, when the peer lives in
+ * this process, at its own address (nothing to close later). */
+static int open_handle(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp,
+                       const uint8_t bytes[GPURMA_GPU_IPC_BYTES], uint64_t va, char **out)
 {
+    if (exp->owner == this_process()) {
+        int rc = enable_peer_access(g->device, exp->device);
+        if (rc)
+            return rc;
+        *out = (char *)(uintptr_t)va;
+        return GPURMA_SUCCESS;
+    }
     cudaIpcMemHandle_t h;
     memcpy(&h, bytes, sizeof(h));
     void *p = NULL;
@@ -525,12 +586,12 @@ int gpurma_gpu_win_map(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp, int 
     if (rc)
         return rc;
     char *sig_base, *data_base = NULL;
-    rc = open_handle(g, exp->sig_ipc, &sig_base);
+    rc = open_handle(g, exp, exp->sig_ipc, exp->sig_va, &sig_base);
     if (rc)
         return rc;
     if (exp->sig_in_data)
         data_base = sig_base;
-    else if (exp->has_data && (rc = open_handle(g, exp->data_ipc, &data_base)))
+    else if (exp->has_data && (rc = open_handle(g, exp, exp->data_ipc, exp->data_va, &data_base)))
         return rc;
     *data = data_base ? data_base + exp->data_off : NULL;
     *signals = (gpurma_dev_signal_slot_t *)(sig_base + exp->sig_off);

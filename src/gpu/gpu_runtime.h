@@ -32,7 +32,10 @@ static const struct {
     hipError_t (*cuMemGetAddressRange)(hipDeviceptr_t *, size_t *, hipDeviceptr_t);
 } gpurma_driver = {hipMemGetAddressRange};
 
+#define cudaDeviceCanAccessPeer             hipDeviceCanAccessPeer
+#define cudaDeviceEnablePeerAccess          hipDeviceEnablePeerAccess
 #define cudaDeviceGetPCIBusId               hipDeviceGetPCIBusId
+#define cudaErrorPeerAccessAlreadyEnabled   hipErrorPeerAccessAlreadyEnabled
 #define cudaErrorMemoryAllocation           hipErrorOutOfMemory
 #define cudaError_t                         hipError_t
 #define cudaFree                            hipFree

@@ -150,12 +150,10 @@ GPURMA_DEVICE void gpurma_dcoll__direct_bcast(const gpurma_dev_coll_t *c,
     /* The k-th non-root, and which k a member is. */
 #define GPURMA_DCOLL__NONROOT(k) ((k) < root ? (k) : (k) + 1)
     if (phase == 0 && r == root) {
-        gpurma_dcoll__direct_slice(0, bytes, 1, blockIdx.x, gridDim.x, &a, &b);
-        if (a < b && d->send[r] != d->recv[r]) {
-            src[0] = (const char *)d->send[r] + a, dst[0] = (char *)d->recv[r] + a;
-            gpurma_dev_reduce_ptrs(dst, 1, src, 1, b - a, GPURMA_UINT8, GPURMA_SUM, 1,
-                                   threadIdx.x, blockDim.x);
-        }
+        /* Share k goes to non-root k and, out of place, to the root's own
+         * recv in the same stores: the shares cover the count, and the
+         * local copy runs beside the link's instead of after it. */
+        const int local = d->send[r] != d->recv[r];
         for (int k = 0; k < m; k++) {
             gpurma_dcoll__direct_share(bytes, 1, k, m, &lo, &hi);
             gpurma_dcoll__direct_slice(lo, hi, 1, blockIdx.x, gridDim.x, &a, &b);
@@ -163,7 +161,9 @@ GPURMA_DEVICE void gpurma_dcoll__direct_bcast(const gpurma_dev_coll_t *c,
                 continue;
             src[0] = (const char *)d->send[r] + a;
             dst[0] = (char *)d->recv[GPURMA_DCOLL__NONROOT(k)] + a;
-            gpurma_dev_reduce_ptrs(dst, 1, src, 1, b - a, GPURMA_UINT8, GPURMA_SUM, 1,
+            if (local)
+                dst[1] = (char *)d->recv[r] + a;
+            gpurma_dev_reduce_ptrs(dst, 1 + local, src, 1, b - a, GPURMA_UINT8, GPURMA_SUM, 1,
                                    threadIdx.x, blockDim.x);
         }
     } else if (phase == 1 && r != root) {
@@ -181,6 +181,38 @@ GPURMA_DEVICE void gpurma_dcoll__direct_bcast(const gpurma_dev_coll_t *c,
                                blockDim.x);
     }
 #undef GPURMA_DCOLL__NONROOT
+}
+
+/* Alltoall: block p of r's send (bytes long) into block r of p's recv,
+ * every p. With at least one block per member the grid splits into n
+ * lanes, one per destination from the next member on (members start on
+ * different links), so that the copy into r's own recv runs beside the
+ * stores over the links rather than after them; else every block takes
+ * its slice of each destination in turn. */
+GPURMA_DEVICE void gpurma_dcoll__direct_alltoall(const gpurma_dev_coll_t *c,
+                                                 const gpurma_dcoll__direct_t *d, size_t bytes)
+{
+    const int n = c->size, r = c->rank;
+    const unsigned nb = gridDim.x, blk = blockIdx.x;
+    int k0 = 0, k1 = n;
+    unsigned lblk = blk, lnb = nb;
+    if (nb >= (unsigned)n) {
+        /* lane k holds blocks [k nb / n, (k + 1) nb / n): at least one */
+        k0 = (int)(((size_t)(blk + 1) * (size_t)n - 1) / nb);
+        k1 = k0 + 1;
+        const unsigned first = (unsigned)((size_t)k0 * nb / (size_t)n);
+        lblk = blk - first;
+        lnb = (unsigned)((size_t)k1 * nb / (size_t)n) - first;
+    }
+    for (int k = k0; k < k1; k++) {
+        const int p = (r + 1 + k) % n;
+        size_t a, b;
+        gpurma_dcoll__direct_slice(0, bytes, 1, lblk, lnb, &a, &b);
+        if (a >= b)
+            continue;
+        gpurma_dcoll__direct_copy((char *)d->recv[p] + (size_t)r * bytes + a,
+                                  (const char *)d->send[r] + (size_t)p * bytes + a, b - a);
+    }
 }
 
 /* Which way each collective moves its data once every member arrived
@@ -220,7 +252,11 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
         }
         return;
     }
-    if (kind == GPURMA_DCOLL__K_ALLGATHER || kind == GPURMA_DCOLL__K_ALLTOALL) {
+    if (kind == GPURMA_DCOLL__K_ALLTOALL) {
+        gpurma_dcoll__direct_alltoall(c, d, count * gpurma_dev_dtype_size(dtype));
+        return;
+    }
+    if (kind == GPURMA_DCOLL__K_ALLGATHER) {
         /* copies move bytes: a float's NaN payload must come out as it went in */
         count *= gpurma_dev_dtype_size(dtype);
         dtype = GPURMA_UINT8;
@@ -261,14 +297,7 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
                                blockDim.x);
         break;
     }
-    default: /* alltoall: peers in turn from the next one, spreading the links' load */
-        for (int k = 0; k < n; k++) {
-            const int p = (r + 1 + k) % n;
-            src[0] = (const char *)d->send[r] + (size_t)p * count * es + at;
-            dst[0] = (char *)d->recv[p] + mine + at;
-            gpurma_dev_reduce_ptrs(dst, 1, src, 1, b - a, dtype, GPURMA_SUM, 1, threadIdx.x,
-                                   blockDim.x);
-        }
+    default: /* alltoall: gpurma_dcoll__direct_alltoall */
         break;
     }
 }

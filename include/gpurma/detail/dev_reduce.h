@@ -171,9 +171,14 @@ GPURMA_HOST_DEVICE int gpurma_dev_redop_valid(gpurma_dtype_t dtype, gpurma_redop
 
 /* The element loop of a reduce over n sources at unrelated addresses,
  * with the result stored to ndst destinations. On a GPU, when every
- * address is 16-byte aligned, 16 bytes of each source per load (the loads
- * of one vector are independent, so they are in flight together), then
- * the tail element by element. */
+ * address is 16-byte aligned, 16 bytes of each source per load, several
+ * vectors a thread at a time where registers allow (their loads are
+ * independent and in flight together: reads of a peer's memory are bound
+ * by their latency, so bytes in flight make the bandwidth): 4 for a copy
+ * (one source, no AVG: the bytes as they are), 2 for elements of 4 bytes
+ * or more, 1 for narrower ones (8 or 16 accumulators a vector); then the tail
+ * element by element. Each element is read and written by one thread,
+ * in that order. */
 #if GPURMA_DEV_GPU
 #define GPURMA_DRED__PTRS_VEC(T, A, W, TO_A, FROM_A, COMBINE)                                  \
     uintptr_t align_ = 0;                                                                      \
@@ -181,10 +186,52 @@ GPURMA_HOST_DEVICE int gpurma_dev_redop_valid(gpurma_dtype_t dtype, gpurma_redop
         align_ |= (uintptr_t)src[r];                                                           \
     for (int k = 0; k < ndst; k++)                                                             \
         align_ |= (uintptr_t)dst[k];                                                           \
-    if (!(align_ & 15)) {                                                                      \
-        enum { V_ = 16 / sizeof(T) };                                                          \
-        const size_t nvec_ = count / V_;                                                       \
-        for (size_t j = tid; j < nvec_; j += nthreads) {                                       \
+    if (!(align_ & 15) && n == 1 && !avg) {                                                    \
+        enum { V_ = 16 / sizeof(T), U_ = 4 };                                                  \
+        const size_t nvec_ = count / V_, step_ = (size_t)nthreads * U_;                        \
+        const size_t nfull_ = nvec_ / step_ * step_;                                           \
+        const uint4 *s_ = (const uint4 *)src[0];                                               \
+        for (size_t jb = tid; jb < nfull_; jb += step_) {                                      \
+            uint4 x_[U_];                                                                      \
+            for (int u = 0; u < U_; u++)                                                       \
+                x_[u] = s_[jb + (size_t)u * nthreads];                                         \
+            for (int d = 0; d < ndst; d++)                                                     \
+                for (int u = 0; u < U_; u++)                                                   \
+                    ((uint4 *)dst[d])[jb + (size_t)u * nthreads] = x_[u];                      \
+        }                                                                                      \
+        for (size_t j = nfull_ + tid; j < nvec_; j += nthreads) {                              \
+            const uint4 x_ = s_[j];                                                            \
+            for (int d = 0; d < ndst; d++)                                                     \
+                ((uint4 *)dst[d])[j] = x_;                                                     \
+        }                                                                                      \
+        first_ = nvec_ * V_;                                                                   \
+    } else if (!(align_ & 15)) {                                                               \
+        enum { V_ = 16 / sizeof(T), U_ = V_ <= 4 ? 2 : 1 };                                    \
+        const size_t nvec_ = count / V_, step_ = (size_t)nthreads * U_;                        \
+        const size_t nfull_ = nvec_ / step_ * step_;                                           \
+        for (size_t jb = tid; jb < nfull_; jb += step_) {                                      \
+            union { uint4 u; T e[V_]; } x_[U_];                                                \
+            A acc_[U_][V_];                                                                    \
+            for (int u = 0; u < U_; u++)                                                       \
+                x_[u].u = ((const uint4 *)src[0])[jb + (size_t)u * nthreads];                  \
+            for (int u = 0; u < U_; u++)                                                       \
+                for (int k = 0; k < V_; k++)                                                   \
+                    acc_[u][k] = TO_A(x_[u].e[k]);                                             \
+            for (int r = 1; r < n; r++) {                                                      \
+                for (int u = 0; u < U_; u++)                                                   \
+                    x_[u].u = ((const uint4 *)src[r])[jb + (size_t)u * nthreads];              \
+                for (int u = 0; u < U_; u++)                                                   \
+                    for (int k = 0; k < V_; k++)                                               \
+                        acc_[u][k] = COMBINE(acc_[u][k], TO_A(x_[u].e[k]));                    \
+            }                                                                                  \
+            for (int u = 0; u < U_; u++)                                                       \
+                for (int k = 0; k < V_; k++)                                                   \
+                    x_[u].e[k] = FROM_A(avg ? (A)((W)acc_[u][k] / (W)divisor) : acc_[u][k]);   \
+            for (int d = 0; d < ndst; d++)                                                     \
+                for (int u = 0; u < U_; u++)                                                   \
+                    ((uint4 *)dst[d])[jb + (size_t)u * nthreads] = x_[u].u;                    \
+        }                                                                                      \
+        for (size_t j = nfull_ + tid; j < nvec_; j += nthreads) {                              \
             union { uint4 u; T e[V_]; } x_, y_;                                                \
             A acc_[V_];                                                                        \
             x_.u = ((const uint4 *)src[0])[j];                                                 \
