@@ -11,6 +11,7 @@
 # gpurma-coll-bench gpurma-bench tests/gpu/test_gpu_coll.mp), and leaves
 # in .gpu-prebuilt/ (list it in .git/info/exclude; carry it):
 #   lib/   libgpurma.so*       (run with LD_LIBRARY_PATH=$PWD/.gpu-prebuilt/lib)
+#          gpurma-nccl/libnccl.so* (with the target compat/nccl/libnccl.la)
 #   bin/   the programs, the real binaries (not libtool's wrappers)
 #   COMMIT the commit they were built from
 # Programs linked against NCCL here find the device's libnccl.so.2 at run
@@ -45,6 +46,11 @@ out=$top/.gpu-prebuilt
 rm -rf "$out"
 mkdir -p "$out/lib" "$out/bin"
 cp -a .libs/libgpurma.so* "$out/lib/"
+# The NCCL layer, when a target built it: as installed, lib/gpurma-nccl/libnccl.so.2.
+if ls compat/nccl/.libs/libnccl.so* >/dev/null 2>&1; then
+    mkdir -p "$out/lib/gpurma-nccl"
+    cp -a compat/nccl/.libs/libnccl.so* "$out/lib/gpurma-nccl/"
+fi
 for t in $targets; do
     # libtool leaves the real program in .libs/ when it wrote a wrapper
     real=$(dirname "$t")/.libs/$(basename "$t")
