@@ -129,7 +129,7 @@ GPURMA_API gpurma_status_t gpurma_put_signal_on_stream(gpurma_win_t w, int peer,
 }
 
 /* A subarray: one 2-D copy per plane on the stream (the copy engine walks
- * the rows), between the peer's mapping and buf. */
+ * the rows; narrow rows go to a kernel), between the peer's mapping and buf. */
 static int subarray_on_stream(gpurma_win_t w, const char *op, int peer, size_t off, char *buf,
                               const gpurma_subarray_t *s, int is_put, void *stream)
 {
@@ -147,8 +147,11 @@ static int subarray_on_stream(gpurma_win_t w, const char *op, int peer, size_t o
     char *win = w->peers[peer].base + off;
     for (size_t z = 0; z < s->count[2] && !rc; z++) {
         char *wz = win + z * wp[1], *bz = buf + z * bp[1];
-        rc = is_put ? gpurma_gpu_stream_copy_2d(stream, wz, wpitch, bz, bpitch, row, s->count[1])
-                    : gpurma_gpu_stream_copy_2d(stream, bz, bpitch, wz, wpitch, row, s->count[1]);
+        const int dev = w->gpu->device;
+        rc = is_put ? gpurma_gpu_stream_copy_2d(dev, stream, wz, wpitch, bz, bpitch, row,
+                                                s->count[1], 0)
+                    : gpurma_gpu_stream_copy_2d(dev, stream, bz, bpitch, wz, wpitch, row,
+                                                s->count[1], 1);
     }
     return rc;
 }

@@ -127,10 +127,16 @@ enum { GPURMA_GPU_FAULT_WAIT = 1, GPURMA_GPU_FAULT_BARRIER = 2 };
 int gpurma_gpu_stream_begin(int device, void *stream);
 /* cudaMemcpyAsync of n bytes (any direction the addresses imply). */
 int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n);
-/* cudaMemcpy2DAsync: height rows of width bytes, pitches in bytes (one
- * descriptor for the copy engine, whatever the number of rows). */
-int gpurma_gpu_stream_copy_2d(void *stream, void *dst, size_t dpitch, const void *src,
-                              size_t spitch, size_t width, size_t height);
+/* height rows of width bytes, pitches in bytes, between a window's mapping
+ * and a user's buffer (user_is_dst: a get). Narrow rows (below
+ * GPURMA_GPU_STREAM_NARROW_ROW bytes) go to one kernel on `device` when it
+ * can reach the user's buffer: the copy engine walks a column of doubles
+ * one 8-byte row at a time. Else cudaMemcpy2DAsync (one descriptor for the
+ * copy engine, whatever the number of rows). */
+int gpurma_gpu_stream_copy_2d(int device, void *stream, void *dst, size_t dpitch,
+                              const void *src, size_t spitch, size_t width, size_t height,
+                              int user_is_dst);
+#define GPURMA_GPU_STREAM_NARROW_ROW 512u
 /* put_signal: one kernel (copy, then signal) when src is small and a
  * kernel on `device` can read it, else a copy and a signal kernel. */
 int gpurma_gpu_stream_put_signal(int device, void *stream, char *dst, const void *src, size_t n,
@@ -168,6 +174,8 @@ int gpurma_gpu_launch_put_signal(void *stream, char *dst, const void *src, size_
                                  gpurma_dev_signal_slot_t *slot, uint32_t origin, int op,
                                  uint64_t value);
 int gpurma_gpu_launch_put_value(void *stream, char *dst, uint64_t value, size_t bytes);
+int gpurma_gpu_launch_copy_2d(void *stream, char *dst, size_t dpitch, const char *src,
+                              size_t spitch, size_t width, size_t height);
 int gpurma_gpu_launch_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
                            uint64_t value, gpurma_gpu_fault_t *fault);
 int gpurma_gpu_launch_store_u64(void *stream, uint64_t *p, uint64_t value);

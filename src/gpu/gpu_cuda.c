@@ -275,11 +275,22 @@ int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n)
     return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpyAsync on the stream");
 }
 
-int gpurma_gpu_stream_copy_2d(void *stream, void *dst, size_t dpitch, const void *src,
-                              size_t spitch, size_t width, size_t height)
+static const void *kernel_readable(int device, const void *src);
+
+int gpurma_gpu_stream_copy_2d(int device, void *stream, void *dst, size_t dpitch,
+                              const void *src, size_t spitch, size_t width, size_t height,
+                              int user_is_dst)
 {
     if (!width || !height)
         return GPURMA_SUCCESS;
+    if (width < GPURMA_GPU_STREAM_NARROW_ROW && height > 1) {
+        /* the window's side is mapped for kernels; the user's may not be */
+        const void *user = kernel_readable(device, user_is_dst ? dst : src);
+        if (user)
+            return gpurma_gpu_launch_copy_2d(stream, user_is_dst ? (char *)user : (char *)dst,
+                                             dpitch, user_is_dst ? (const char *)src : user,
+                                             spitch, width, height);
+    }
     cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault,
                                       (cudaStream_t)stream);
     return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpy2DAsync on the stream");

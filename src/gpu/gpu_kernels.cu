@@ -88,6 +88,29 @@ __global__ void gpurma_k_put_signal(char *dst, const void *src, size_t n,
     }
 }
 
+/* height rows of width bytes between pitched buffers, in the widest words
+ * that the addresses, pitches and width allow: one word per thread and
+ * round over the whole grid, so that a column's rows are in flight
+ * together rather than one after another. */
+__global__ void gpurma_k_copy_2d(char *dst, size_t dpitch, const char *src, size_t spitch,
+                                 size_t width, size_t height, unsigned word)
+{
+    const size_t per_row = width / word, total = per_row * height;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        const size_t row = i / per_row, at = (i - row * per_row) * word;
+        char *d = dst + row * dpitch + at;
+        const char *s = src + row * spitch + at;
+        switch (word) {
+        case 16: *(uint4 *)d = *(const uint4 *)s; break;
+        case 8: *(uint64_t *)d = *(const uint64_t *)s; break;
+        case 4: *(uint32_t *)d = *(const uint32_t *)s; break;
+        case 2: *(uint16_t *)d = *(const uint16_t *)s; break;
+        default: *d = *s; break;
+        }
+    }
+}
+
 __global__ void gpurma_k_put_value(char *dst, uint64_t value, size_t bytes)
 {
     gpurma_dev__store_value(dst, value, bytes);
@@ -159,7 +182,7 @@ extern "C" int gpurma_gpu_launch_failed(const char *what, int err)
 extern "C" int gpurma_gpu_preload_kernels(void)
 {
     return gpurma_gpu_load("loading the library's kernels", gpurma_k_signal, gpurma_k_atomic,
-                           gpurma_k_put_signal, gpurma_k_put_value, gpurma_k_wait,
+                           gpurma_k_put_signal, gpurma_k_copy_2d, gpurma_k_put_value, gpurma_k_wait,
                            gpurma_k_store_u64, gpurma_k_fence, gpurma_k_add_u64, gpurma_k_packets,
                            gpurma_k_barrier);
 }
@@ -193,6 +216,19 @@ extern "C" int gpurma_gpu_launch_put_signal(void *stream, char *dst, const void 
     if (threads < 32)
         threads = 32;
     return gpurma_gpu_launch("put_signal kernel launch", gpurma_k_put_signal, 1, threads, stream, dst, src, n, slot, origin, op, value);
+}
+
+extern "C" int gpurma_gpu_launch_copy_2d(void *stream, char *dst, size_t dpitch, const char *src,
+                                         size_t spitch, size_t width, size_t height)
+{
+    const uintptr_t al = (uintptr_t)dst | (uintptr_t)src | dpitch | spitch | width;
+    const unsigned word = !(al & 15) ? 16 : !(al & 7) ? 8 : !(al & 3) ? 4 : !(al & 1) ? 2 : 1;
+    /* the caller's rows are narrow: width / word < 512 words a row */
+    size_t words = width / word * height, blocks = (words + 255) / 256;
+    if (blocks > 1024)
+        blocks = 1024;
+    return gpurma_gpu_launch("2-D copy kernel launch", gpurma_k_copy_2d, (unsigned)blocks, 256,
+                             stream, dst, dpitch, src, spitch, width, height, word);
 }
 
 extern "C" int gpurma_gpu_launch_put_value(void *stream, char *dst, uint64_t value, size_t bytes)

@@ -80,10 +80,12 @@ int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n)
     (void)stream, (void)dst, (void)src, (void)n;
     return no_gpu();
 }
-int gpurma_gpu_stream_copy_2d(void *stream, void *dst, size_t dpitch, const void *src,
-                              size_t spitch, size_t width, size_t height)
+int gpurma_gpu_stream_copy_2d(int device, void *stream, void *dst, size_t dpitch,
+                              const void *src, size_t spitch, size_t width, size_t height,
+                              int user_is_dst)
 {
-    (void)stream, (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width, (void)height;
+    (void)device, (void)stream, (void)dst, (void)dpitch, (void)src, (void)spitch, (void)width;
+    (void)height, (void)user_is_dst;
     return no_gpu();
 }
 int gpurma_gpu_stream_put_signal(int device, void *stream, char *dst, const void *src, size_t n,

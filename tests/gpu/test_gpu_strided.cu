@@ -5,6 +5,10 @@
  *      gpurma_put_subarray_signal_on_stream + gpurma_wait_until_on_stream,
  *      and from a kernel with gpurma_dev_put_subarray_signal; exact check
  *      of the column and of the poison around it;
+ *   1b. narrow odd rows on the stream (the 2-D copy kernel): a 13-byte x
+ *      257 x 2 put to an odd offset with a signal, then gets of it back
+ *      (13-byte and 12-byte rows) into poisoned device buffers; exact
+ *      images of the whole areas;
  *   2. device accumulate under contention: every thread of a 4 x 256 grid
  *      on both ranks adds 1.0 (f64, native atomicAdd) and 1 (int32) and
  *      takes an f32 fetch-add ticket on rank 0's window; exact totals;
@@ -19,7 +23,38 @@
 
 gpurma_ctx_t g_ctx;
 
-enum { N = 4096, SIG_COL = 1, SIG_KCOL = 2 };
+enum { N = 4096, SIG_COL = 1, SIG_KCOL = 2, SIG_ODD = 3 };
+
+/* The bytes of rank r's source block (host[i] = r * 1e7 + i * 0.5). */
+static std::vector<unsigned char> source_bytes(int r)
+{
+    std::vector<double> h(N * 4);
+    for (size_t i = 0; i < h.size(); i++)
+        h[i] = r * 1e7 + (double)i * 0.5;
+    std::vector<unsigned char> b(h.size() * sizeof(double));
+    memcpy(b.data(), h.data(), b.size());
+    return b;
+}
+
+/* Byte (x, y, z) of a subarray at pitches p: its offset. */
+static size_t at3(const size_t p[2], size_t x, size_t y, size_t z) { return x + y * p[0] + z * p[1]; }
+
+/* Counts the bytes of img (n long) that differ from what the shape c at
+ * pitches p from offset off should hold (want(x, y, z)), poison elsewhere. */
+template <typename F>
+static long check_image(const unsigned char *img, size_t n, size_t off, const size_t c[3],
+                        const size_t p[2], unsigned char poison, F want)
+{
+    std::vector<unsigned char> expect(n, poison);
+    for (size_t z = 0; z < c[2]; z++)
+        for (size_t y = 0; y < c[1]; y++)
+            for (size_t x = 0; x < c[0]; x++)
+                expect[off + at3(p, x, y, z)] = want(x, y, z);
+    long bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += img[i] != expect[i];
+    return bad;
+}
 
 __global__ void kernel_column(gpurma_dev_win_t w, int peer, size_t off, const double *src,
                               gpurma_subarray_t s, int *rc)
@@ -114,6 +149,60 @@ int main()
         }
     if (failures)
         fprintf(stderr, "rank %d: %ld wrong cells after the column puts\n", rank, failures);
+
+    /* 1b. narrow odd rows on the stream, both ways. */
+    {
+        GK(gpurma_barrier(world));
+        CK(cudaMemset(base, 0x5A, win_bytes));
+        CK(cudaDeviceSynchronize());
+        GK(gpurma_barrier(world));
+        gpurma_subarray_t sh;
+        memset(&sh, 0, sizeof(sh));
+        sh.elem_bytes = 1;
+        sh.count[0] = 13, sh.count[1] = 257, sh.count[2] = 2;
+        sh.src_pitch[0] = 32, sh.src_pitch[1] = 257 * 32;
+        sh.dst_pitch[0] = 40, sh.dst_pitch[1] = 257 * 40 + 8;
+        const size_t off = 3;
+        GK(gpurma_put_subarray_signal_on_stream(win, peer, off, src, &sh, SIG_ODD,
+                                                GPURMA_SIGNAL_ADD, 1, s));
+        GK(gpurma_wait_until_on_stream(win, SIG_ODD, GPURMA_CMP_GE, 1, s));
+        CK(cudaStreamSynchronize(s));
+        const std::vector<unsigned char> theirs = source_bytes(from), mine = source_bytes(rank);
+        const size_t area = off + at3(sh.dst_pitch, 13, 256, 1) + 64;
+        std::vector<unsigned char> img(area);
+        CK(cudaMemcpy(img.data(), base, area, cudaMemcpyDeviceToHost));
+        long bad = check_image(img.data(), area, off, sh.count, sh.dst_pitch, 0x5A,
+                               [&](size_t x, size_t y, size_t z) {
+                                   return theirs[at3(sh.src_pitch, x, y, z)];
+                               });
+        /* The peer's window holds our bytes now: read them back. */
+        GK(gpurma_barrier(world));
+        for (size_t width : {13, 12}) {
+            gpurma_subarray_t g = sh;
+            g.count[0] = width;
+            g.src_pitch[0] = sh.dst_pitch[0], g.src_pitch[1] = sh.dst_pitch[1];
+            g.dst_pitch[0] = 16, g.dst_pitch[1] = 257 * 16;
+            const size_t goff = off + 13 - width; /* 12-byte rows: 4-byte words */
+            const size_t glen = at3(g.dst_pitch, 0, 0, 2) + 32;
+            unsigned char *dst;
+            CK(cudaMalloc(&dst, glen));
+            CK(cudaMemset(dst, 0xC3, glen));
+            GK(gpurma_get_subarray_on_stream(win, peer, dst, goff, &g, s));
+            CK(cudaStreamSynchronize(s));
+            std::vector<unsigned char> gimg(glen);
+            CK(cudaMemcpy(gimg.data(), dst, glen, cudaMemcpyDeviceToHost));
+            bad += check_image(gimg.data(), glen, 0, g.count, g.dst_pitch, 0xC3,
+                               [&](size_t x, size_t y, size_t z) {
+                                   return mine[at3(sh.src_pitch, x + 13 - width, y, z)];
+                               });
+            CK(cudaFree(dst));
+        }
+        if (bad) {
+            fprintf(stderr, "rank %d: %ld wrong bytes in the narrow-row subarrays\n", rank, bad);
+            failures += bad;
+        }
+        GK(gpurma_barrier(world));
+    }
 
     /* 2. device accumulate, both ranks at once on rank 0's last 64 bytes. */
     GK(gpurma_barrier(world));
