@@ -129,7 +129,8 @@ GPURMA_API gpurma_status_t gpurma_put_signal_on_stream(gpurma_win_t w, int peer,
 }
 
 /* A subarray: one 2-D copy per plane on the stream (the copy engine walks
- * the rows; narrow rows go to a kernel), between the peer's mapping and buf. */
+ * the rows; narrow rows within one GPU go to a kernel), between the peer's
+ * mapping and buf. */
 static int subarray_on_stream(gpurma_win_t w, const char *op, int peer, size_t off, char *buf,
                               const gpurma_subarray_t *s, int is_put, void *stream)
 {

@@ -467,6 +467,18 @@ NCCL_API ncclResult_t ncclCommDestroy(ncclComm_t comm)
         release(comm);
         return ncclSuccess;
     }
+    /* The fallback NCCL's communicator goes here, on the caller's thread:
+     * NCCL destroys the ranks of one process one after the other on one
+     * thread (nccl-tests -g 2), and two teardown threads destroying them
+     * at once crashed it in cuStreamDestroy (2x H100, 2026-11-26). */
+    if (comm->fallback) {
+        int saved = gpurma_nccl_gpu_current_device();
+        if (comm->device >= 0)
+            gpurma_nccl_gpu_set_device(comm->device);
+        gpurma_nccl_fallback_comm_destroy(comm, 0);
+        if (saved >= 0)
+            gpurma_nccl_gpu_set_device(saved);
+    }
     reap_teardowns();
     pthread_once(&atexit_once, register_atexit);
     teardown_t *t = calloc(1, sizeof *t);
