@@ -456,6 +456,9 @@ if [ $mps_on = yes ]; then
     mpsx="-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
     RUN_ENV=CUDA_VISIBLE_DEVICES=0
     run2 coll_mps_shared_gpu 300 "$(prog test_gpu_coll)" 200
+    # issue 19's target: a strided column >= 0.9x a packed put on one GPU
+    run2 strided_mps_shared_gpu 120 "$(prog test_gpu_strided)"
+    note "$(grep -h -m1 'of packed' "$out"/strided_mps_shared_gpu.rank0.log)"
     RUN_ENV=
 fi
 if command -v mpirun >/dev/null 2>&1; then
