@@ -350,13 +350,24 @@ GPURMA_API gpurma_status_t gpurma_team_free(gpurma_team_t *team)
                                 "the world and node teams are freed by gpurma_finalize");
     struct gpurma_team_s *t = *team;
     struct gpurma_ctx_s *ctx = t->ctx;
+    /* A collective of another thread inside its call would run on freed
+     * memory: refuse, and leave that call alone (it ends as it would
+     * have). Taking the in-use flag also refuses collectives from here on. */
+    int idle = 0;
+    if (!__atomic_compare_exchange_n(&t->coll_busy, &idle, 1, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "team_free: a collective, coll_register or coll_deregister of "
+                                "another thread runs on this team; the team is not freed");
     pthread_mutex_lock(&ctx->lock);
     int nwins = t->nwins;
     pthread_mutex_unlock(&ctx->lock);
-    if (nwins) /* they would outlive the members table their calls read */
+    if (nwins) { /* they would outlive the members table their calls read */
+        __atomic_store_n(&t->coll_busy, 0, __ATOMIC_RELEASE);
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "team_free: the team still has %d window(s); free them first",
                                 nwins);
+    }
     rc = gpurma_barrier(t);
     pthread_mutex_lock(&ctx->lock);
     for (struct gpurma_team_s **at = &ctx->teams; *at; at = &(*at)->next_live)
