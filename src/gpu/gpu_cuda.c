@@ -571,10 +571,18 @@ static int open_handle(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp,
                        const uint8_t bytes[GPURMA_GPU_IPC_BYTES], uint64_t va, char **out)
 {
     if (exp->owner == this_process()) {
+        /* The token travels to every peer: an export that claims it must
+         * also name the start of a live allocation of this process. */
+        char *base = NULL;
+        if (allocation_base((void *)(uintptr_t)va, &base) || base != (char *)(uintptr_t)va)
+            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                    "a peer's window names address 0x%llx of this process, "
+                                    "which starts no GPU allocation here",
+                                    (unsigned long long)va);
         int rc = enable_peer_access(g->device, exp->device);
         if (rc)
             return rc;
-        *out = (char *)(uintptr_t)va;
+        *out = base;
         return GPURMA_SUCCESS;
     }
     cudaIpcMemHandle_t h;
