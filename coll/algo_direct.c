@@ -180,8 +180,8 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     h = mix(h, a->max_count);
     d.fingerprint = h;
     /* One block per 64 KiB this member moves, 1 to 32: a block's reads of
-     * remote memory are bound by their latency (one 16-byte load per
-     * source and thread in flight), so mid sizes need many; few enough
+     * remote memory are bound by their latency (2-4 16-byte loads per
+     * source and thread in flight, dev_reduce.h), so mid sizes need many; few enough
      * that every member's blocks fit on the GPU together when several
      * members share it. An allreduce member reduces its share; the
      * others move a block per member or one block. */
