@@ -6,7 +6,8 @@
 # machines that have the toolkit but no driver (CI).
 #
 # Sets have_cuda=yes|no and substitutes NVCC, NVCCFLAGS, CUDA_HOME,
-# CUDA_CPPFLAGS, CUDA_LDFLAGS, CUDA_LIBS, CUDA_ARCH_LIST and NVCC_GENCODE.
+# CUDA_CPPFLAGS, CUDA_LDFLAGS, CUDA_LIBS, CUDA_ARCH_LIST, NVCC_GENCODE and
+# NVCC_THREADS.
 # Defining HAVE_CUDA is left to configure.ac (CUDA and ROCm exclude each other).
 
 # _GPURMA_CUDA_TRY(DIR)
@@ -120,6 +121,15 @@ _GPURMA_EOF
     [AC_MSG_RESULT([yes])],
     [AC_MSG_RESULT([no])
      AC_MSG_ERROR([$NVCC cannot build for "$with_cuda_arch" (see config.log); see --with-cuda-arch])])
+  # nvcc compiles a file's targets (each architecture, the PTX) one after
+  # the other unless it may use threads; coll/coll_kernels.cu takes minutes
+  # per target, which alone held up a parallel make for most of its time.
+  NVCC_THREADS=
+  AC_MSG_CHECKING([whether $NVCC compiles the targets of a file in parallel])
+  _AS_ECHO_LOG([$gpurma_nvcc_cmd --threads 0])
+  AS_IF([eval "$gpurma_nvcc_cmd --threads 0" >&AS_MESSAGE_LOG_FD 2>&1],
+    [NVCC_THREADS="--threads 0"; AC_MSG_RESULT([yes (--threads 0)])],
+    [AC_MSG_RESULT([no])])
   rm -f conftest.cu conftest.$OBJEXT
 ])
 AC_SUBST([CUDA_HOME])
@@ -128,4 +138,5 @@ AC_SUBST([CUDA_LDFLAGS])
 AC_SUBST([CUDA_LIBS])
 AC_SUBST([CUDA_ARCH_LIST])
 AC_SUBST([NVCC_GENCODE])
+AC_SUBST([NVCC_THREADS])
 ])

@@ -7,7 +7,10 @@
 #           mem engine's mappings (multicast stays off: the host backend
 #           and the default environment refuse it)
 # Ranks 2 and 4 only (each rank has a proxy thread, and CI has 2 cores);
-# atomics, one proxy round trip each, at 2 ranks only across nodes.
+# atomics, one proxy round trip each, at 2 ranks only across nodes. With
+# GPURMA_TEST_QUICK set (make check MP_QUICK=1: CI's sanitizer half), 4 only:
+# its peers are spread over both proxy contexts and, across nodes, some
+# are on this node and some on the other.
 # PART 1 or 2: every other program of the suite, starting with the first or
 # the second, without the programs named in $ALONE; PART a list of program
 # names: those (the nodes mode takes three Automake tests to stay well
@@ -25,6 +28,8 @@ if test $mode = nodes && test "${HAVE_UCX:-yes}" = no; then
     echo "SKIP: no UCX in this build"
     exit 77
 fi
+engine_ranks="2 4"
+test -n "${GPURMA_TEST_QUICK:-}" && engine_ranks=4
 status=0
 index=0
 for mode in $mode; do
@@ -40,11 +45,11 @@ for mode in $mode; do
         *) case " $part " in *" $name "*) ;; *) continue ;; esac ;;
         esac
         if test $mode = port; then
-            GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_TEST_RANKS="2 4" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1
+            GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_TEST_RANKS="$engine_ranks" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1
         elif test $mode = switch; then
-            GPURMA_ENGINE=switch GPURMA_TEST_RANKS="2 4" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1
+            GPURMA_ENGINE=switch GPURMA_TEST_RANKS="$engine_ranks" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1
         else
-            ranks="2 4"
+            ranks=$engine_ranks
             test $name = test_atomics && ranks=2
             GPURMA_TEST_NODES=2 GPURMA_TEST_RANKS="$ranks" "$here/run-mp.sh" "$prog" >"$build/tests/mp/engines-$mode-$name.log" 2>&1
         fi

@@ -21,6 +21,7 @@
  */
 #include "common.h"
 #include "gpurma_coll.h"
+#include "settle.h"
 
 #define TIMEOUT_MS 1000
 #define BASE 1001 /* elements; odd */
@@ -86,7 +87,6 @@ static void one_case(int kind, int variant, unsigned char *in, unsigned char *ou
              gpurma_strerror(rc), gpurma_last_error_message(t_ctx));
     t_verify_fill(out - GUARD, T_POISON, cap + 2 * GUARD, "count 0 wrote", t_rank, 0);
     CHECK(gpurma_barrier(t_world));
-    const double t0 = t_now();
     t_arm_message();
     rc = call(kind, t, in, out, count);
     T_ASSERT(rc != GPURMA_SUCCESS, "%s (%s, count %zu here): SUCCESS beside a mismatch", what,
@@ -101,17 +101,16 @@ static void one_case(int kind, int variant, unsigned char *in, unsigned char *ou
     t_verify_fill(out + w, T_POISON, cap - w + GUARD, "tail", t_rank, w);
     t_checks++;
     /* Peers may still wait out a timeout on t (one at most: every wait of
-     * a case starts within its first moments); every rank waits past it
-     * before the next case's barrier on the world team, which itself
-     * tolerates a late rank up to another timeout. t stays: freeing is
-     * collective over a team out of step. */
-    while (t_now() < t0 + 1.3 * TIMEOUT_MS / 1000.0)
-        usleep(20 * 1000);
+     * a case starts within its first moments); no rank goes on to the next
+     * case's barrier on the world team before every rank is out of this
+     * call. t stays: freeing is collective over a team out of step. */
+    t_settle(4.0 * TIMEOUT_MS / 1000.0);
 }
 
 int main(void)
 {
     t_init("test_coll_mismatch", TIMEOUT_MS);
+    t_settle_init();
     if (t_size > 1) {
         const size_t cap = (2 * BASE + 3) * 4 * (size_t)t_size;
         unsigned char *in = t_malloc(cap), *out = (unsigned char *)t_malloc(cap + 2 * GUARD) + GUARD;

@@ -20,6 +20,7 @@
 
 #include "common.h"
 #include "gpurma_coll.h"
+#include "settle.h"
 
 #define CALLS 200
 #define TIMEOUT_S 3 /* each wait's bound */
@@ -98,6 +99,7 @@ static void *worker(void *arg)
 int main(void)
 {
     t_init("test_coll_threads", TIMEOUT_S * 1000);
+    t_settle_init();
     for (int i = 0; i < 2; i++)
         CHECK(gpurma_team_split(t_world, 0, t_rank, &shared_team[i]));
     worker_t w[4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 1, 0, 0}, {1, 1, 0, 0}};
@@ -108,11 +110,10 @@ int main(void)
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
     /* Peers may still wait out a timeout on the shared team (each thread
-     * at most one): every rank waits until the same time after its start
-     * before the closing barrier on the world team. */
-    double until = t_start + 3 * TIMEOUT_S;
-    while (t_now() < until)
-        usleep(50 * 1000);
+     * at most one): no rank goes on to the closing barrier on the world
+     * team before every rank's threads are done. The bound leaves room for
+     * a rank whose threads made all their calls. */
+    t_settle(10.0 * TIMEOUT_S);
     char detail[160];
     snprintf(detail, sizeof detail,
              "rank 0: allreduce %ld + %ld right, %ld + %ld refused; allgather %ld + %ld right, "
