@@ -297,7 +297,7 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
                                blockDim.x);
         break;
     }
-    default: /* alltoall: gpurma_dcoll__direct_alltoall */
+    default: /* alltoall and alltoallv returned above */
         break;
     }
 }
