@@ -174,9 +174,6 @@ static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
                             gpurma_strerror((gpurma_status_t)rc), cause);
 }
 
-/* A zero-copy run when the sides of the call that peers touch lie in
- * registered buffers (algo_direct.c): 1 when it was tried (*rc its
- * status), 0 when the call takes the scratch path. */
 /* Whether GPURMA_COLL_ALGO leaves zero-copy to be tried (auto or direct). */
 static int direct_allowed(void)
 {
@@ -184,6 +181,9 @@ static int direct_allowed(void)
     return forced == GPURMA_COLL_ALGO_AUTO || forced == GPURMA_COLL_ALGO_DIRECT;
 }
 
+/* A zero-copy run when the sides of the call that peers touch lie in
+ * registered buffers (algo_direct.c): 1 when it was tried (*rc its
+ * status), 0 when the call takes the scratch path. */
 static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
 {
     size_t sbytes, rbytes, os = 0, orr = 0;

@@ -14,17 +14,27 @@
 #include "coll_internal.h"
 #include "gpurma_internal.h"
 
-int gpurma_coll_team_enter(struct gpurma_team_s *t, const char *what)
+int gpurma_coll_team_claim(struct gpurma_team_s *t)
 {
     int idle = 0;
+    return __atomic_compare_exchange_n(&t->coll_busy, &idle, 1, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+void gpurma_coll_team_unclaim(struct gpurma_team_s *t)
+{
+    __atomic_store_n(&t->coll_busy, 0, __ATOMIC_RELEASE);
+}
+
+int gpurma_coll_team_enter(struct gpurma_team_s *t, const char *what)
+{
     if (__atomic_load_n(&t->coll_misused, __ATOMIC_ACQUIRE))
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "rank %d: %s: refused: two collective calls ran on this team at "
                                 "the same time before (another thread); its collectives fail "
                                 "from then on: free the team",
                                 t->ctx->rank, what);
-    if (!__atomic_compare_exchange_n(&t->coll_busy, &idle, 1, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE)) {
+    if (!gpurma_coll_team_claim(t)) {
         __atomic_store_n(&t->coll_misused, 1, __ATOMIC_RELEASE);
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "rank %d: %s: refused: another collective, coll_register or "
@@ -37,7 +47,7 @@ int gpurma_coll_team_enter(struct gpurma_team_s *t, const char *what)
 
 int gpurma_coll_team_leave(struct gpurma_team_s *t, const char *what, int rc)
 {
-    __atomic_store_n(&t->coll_busy, 0, __ATOMIC_RELEASE);
+    gpurma_coll_team_unclaim(t);
     if (rc == GPURMA_SUCCESS && __atomic_load_n(&t->coll_misused, __ATOMIC_ACQUIRE))
         rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                               "rank %d: %s: another collective, coll_register or coll_deregister "

@@ -122,6 +122,10 @@ const gpurma_coll_direct_reg_t *gpurma_coll_registered(struct gpurma_team_s *tea
  * leave gives it back and turns the call's SUCCESS (rc) into INVALID_ARG
  * when another call came while it ran. */
 int gpurma_coll_team_enter(struct gpurma_team_s *t, const char *what);
+/* The flag alone, without enter's marks and messages (team_free): 1 when
+ * this call took it, 0 when a call runs on the team. */
+int gpurma_coll_team_claim(struct gpurma_team_s *t);
+void gpurma_coll_team_unclaim(struct gpurma_team_s *t);
 int gpurma_coll_team_leave(struct gpurma_team_s *t, const char *what, int rc);
 
 /* A buffer of n bytes at p that runs past the end of the address space. */

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_internal.h"
 #include "port.h" /* gpurma_port_quiet_all */
 
 #define SYS_SLOT 2048
@@ -353,9 +354,7 @@ GPURMA_API gpurma_status_t gpurma_team_free(gpurma_team_t *team)
     /* A collective of another thread inside its call would run on freed
      * memory: refuse, and leave that call alone (it ends as it would
      * have). Taking the in-use flag also refuses collectives from here on. */
-    int idle = 0;
-    if (!__atomic_compare_exchange_n(&t->coll_busy, &idle, 1, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
+    if (!gpurma_coll_team_claim(t))
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "team_free: a collective, coll_register or coll_deregister of "
                                 "another thread runs on this team; the team is not freed");
@@ -363,7 +362,7 @@ GPURMA_API gpurma_status_t gpurma_team_free(gpurma_team_t *team)
     int nwins = t->nwins;
     pthread_mutex_unlock(&ctx->lock);
     if (nwins) { /* they would outlive the members table their calls read */
-        __atomic_store_n(&t->coll_busy, 0, __ATOMIC_RELEASE);
+        gpurma_coll_team_unclaim(t);
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "team_free: the team still has %d window(s); free them first",
                                 nwins);

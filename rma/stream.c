@@ -146,9 +146,9 @@ static int subarray_on_stream(gpurma_win_t w, const char *op, int peer, size_t o
     /* A single row's pitch is free (even 0); CUDA wants at least its width. */
     size_t wpitch = s->count[1] > 1 ? wp[0] : row, bpitch = s->count[1] > 1 ? bp[0] : row;
     char *win = w->peers[peer].base + off;
+    const int dev = w->gpu->device;
     for (size_t z = 0; z < s->count[2] && !rc; z++) {
         char *wz = win + z * wp[1], *bz = buf + z * bp[1];
-        const int dev = w->gpu->device;
         rc = is_put ? gpurma_gpu_stream_copy_2d(dev, stream, wz, wpitch, bz, bpitch, row,
                                                 s->count[1], 0)
                     : gpurma_gpu_stream_copy_2d(dev, stream, bz, bpitch, wz, wpitch, row,

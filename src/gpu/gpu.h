@@ -131,8 +131,9 @@ int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n);
  * and a user's buffer (user_is_dst: a get). Narrow rows (below
  * GPURMA_GPU_STREAM_NARROW_ROW bytes) go to one kernel on `device` when
  * both sides are memory of that GPU (ranks sharing it): the copy engine
- * walks a column of doubles one 8-byte row at a time. Else cudaMemcpy2DAsync (one descriptor for the
- * copy engine, whatever the number of rows). */
+ * walks a column of doubles one 8-byte row at a time. Else
+ * cudaMemcpy2DAsync (one descriptor for the copy engine, whatever the
+ * number of rows). */
 int gpurma_gpu_stream_copy_2d(int device, void *stream, void *dst, size_t dpitch,
                               const void *src, size_t spitch, size_t width, size_t height,
                               int user_is_dst);

@@ -275,30 +275,6 @@ int gpurma_gpu_stream_copy(void *stream, void *dst, const void *src, size_t n)
     return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpyAsync on the stream");
 }
 
-static const void *kernel_readable(int device, const void *src);
-
-int gpurma_gpu_stream_copy_2d(int device, void *stream, void *dst, size_t dpitch,
-                              const void *src, size_t spitch, size_t width, size_t height,
-                              int user_is_dst)
-{
-    if (!width || !height)
-        return GPURMA_SUCCESS;
-    if (width < GPURMA_GPU_STREAM_NARROW_ROW && height > 1) {
-        /* Only within this GPU (the window's side is on it, as when ranks
-         * share it): over NVLink a column's 8-byte stores took 1.9x the
-         * copy engine's time (2x H100, 2026-11-26), while on one GPU the
-         * kernel reached 0.94x a packed put against the engine's 0.8x. */
-        const void *user = kernel_readable(device, user_is_dst ? dst : src);
-        if (user && kernel_readable(device, user_is_dst ? src : dst))
-            return gpurma_gpu_launch_copy_2d(stream, user_is_dst ? (char *)user : (char *)dst,
-                                             dpitch, user_is_dst ? (const char *)src : user,
-                                             spitch, width, height);
-    }
-    cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault,
-                                      (cudaStream_t)stream);
-    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpy2DAsync on the stream");
-}
-
 /* The address through which a kernel on `device` reads src, or NULL when
  * only a copy can (pageable host memory, another GPU's memory). */
 static const void *kernel_readable(int device, const void *src)
@@ -322,6 +298,28 @@ static const void *kernel_readable(int device, const void *src)
     default:
         return NULL;
     }
+}
+
+int gpurma_gpu_stream_copy_2d(int device, void *stream, void *dst, size_t dpitch,
+                              const void *src, size_t spitch, size_t width, size_t height,
+                              int user_is_dst)
+{
+    if (!width || !height)
+        return GPURMA_SUCCESS;
+    if (width < GPURMA_GPU_STREAM_NARROW_ROW && height > 1) {
+        /* Only within this GPU (the window's side is on it, as when ranks
+         * share it): over NVLink a column's 8-byte stores took 1.9x the
+         * copy engine's time (2x H100, 2026-11-26), while on one GPU the
+         * kernel reached 0.94x a packed put against the engine's 0.8x. */
+        const void *user = kernel_readable(device, user_is_dst ? dst : src);
+        if (user && kernel_readable(device, user_is_dst ? src : dst))
+            return gpurma_gpu_launch_copy_2d(stream, user_is_dst ? (char *)user : (char *)dst,
+                                             dpitch, user_is_dst ? (const char *)src : user,
+                                             spitch, width, height);
+    }
+    cudaError_t e = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDefault,
+                                      (cudaStream_t)stream);
+    return e == cudaSuccess ? GPURMA_SUCCESS : cuda_error(e, "cudaMemcpy2DAsync on the stream");
 }
 
 int gpurma_gpu_stream_put_signal(int device, void *stream, char *dst, const void *src, size_t n,
