@@ -26,10 +26,17 @@
 #include "gpu.h"
 #include "gpurma_internal.h"
 
-/* Below this many bytes the scratch path's LL packets win: the direct
- * kernel's two meetings of every member cost more than the copies
- * (2x H100, 2026-11-25: 19 us at 1 KiB against the LL path's 12). */
-#define GPURMA_COLL_DIRECT_MIN (64u << 10)
+/* The zero-copy kernel's shape (GPURMA_COLL_DIRECT_*, config_table.h).
+ * The smallest call: below it the scratch path's LL packets win, since
+ * the kernel's two meetings of every member cost more than the copies;
+ * every member must take the same side of it, or the call times out.
+ * Blocks: a block's reads of remote memory are bound by their latency
+ * (2-4 16-byte loads per source and thread in flight, dev_reduce.h), so a
+ * call takes one block per block_bytes it moves, at most max_blocks: few
+ * enough that every member's blocks fit on the GPU together when several
+ * members share it (a member whose first block cannot start holds up
+ * every member). docs/collectives.md has the measurements behind the
+ * defaults. */
 
 struct gpurma_coll_direct_reg {
     struct gpurma_win_s *win; /* over the registered buffer            */
@@ -114,7 +121,7 @@ static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes)
     case GPURMA_COLL_BROADCAST: /* the root writes every recv; others forward shares */
         *rbytes = a->bytes;
         return GPURMA_DCOLL__K_BROADCAST;
-    case GPURMA_COLL_REDUCE: /* the root reads every send */
+    case GPURMA_COLL_REDUCE: /* every send is read; the root's recv: reduce_recv() */
         *sbytes = a->bytes;
         return GPURMA_DCOLL__K_REDUCE;
     case GPURMA_COLL_ALLTOALLV: /* every member pulls; only if all agreed to */
@@ -138,6 +145,20 @@ static int side_ok(const gpurma_coll_direct_reg_t *g, size_t off, size_t es)
     return 1;
 }
 
+/* A reduce's recv, when it lies in a registered buffer that every member
+ * can reach (*orr its offset): then each member reduces a share of the
+ * elements straight into the root's recv, if every member's recv is the
+ * same registration at the same offset (the kernel compares the
+ * identities they publish, so all choose alike), instead of the root
+ * reading every send whole. A non-root's recv is not part of the call
+ * (NULL or anything): one that is not registered leaves the root reading. */
+static const gpurma_coll_direct_reg_t *reduce_recv(const coll_call_t *a, size_t *orr)
+{
+    const gpurma_coll_direct_reg_t *r =
+        a->recv ? gpurma_coll_registered(a->team, a->recv, a->bytes, orr) : NULL;
+    return r && side_ok(r, *orr, gpurma_dev_dtype_size(a->dtype)) ? r : NULL;
+}
+
 /* Enqueues the kernel; s (os) and r (orr): the registrations of the
  * sides peers touch, NULL for a side only this rank uses. */
 static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c,
@@ -147,16 +168,24 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
 #ifdef HAVE_CUDA
     gpurma_dcoll__direct_t d;
     memset(&d, 0, sizeof(d));
+    /* A reduce's recv is mapped when registered, but not in the
+     * fingerprint: members whose recvs differ still agree (on the root
+     * reading every send). */
+    size_t om = orr;
+    const gpurma_coll_direct_reg_t *mr =
+        kind == GPURMA_DCOLL__K_REDUCE ? reduce_recv(a, &om) : r;
+    if (kind == GPURMA_DCOLL__K_REDUCE && mr)
+        d.recv_id = mix(mix(0x7265647563650000ull /* "reduce" */, mr->seq), om) | 1;
     const int n = a->team->size, me = a->team->rank;
     for (int p = 0; p < n; p++) {
         if (s)
             d.send[p] = (const char *)s->win->peers[p].base + os;
-        if (r)
-            d.recv[p] = (char *)r->win->peers[p].base + orr;
+        if (mr)
+            d.recv[p] = (char *)mr->win->peers[p].base + om;
     }
     if (!s)
         d.send[me] = a->send;
-    if (!r)
+    if (!mr)
         d.recv[me] = a->recv;
     const size_t es = gpurma_dev_dtype_size(a->dtype);
     size_t pulled = 0;
@@ -179,17 +208,17 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     h = mix(h, a->count), h = mix(h, (uint64_t)a->dtype), h = mix(h, (uint64_t)a->op);
     h = mix(h, a->max_count);
     d.fingerprint = h;
-    /* One block per 64 KiB this member moves, 1 to 32: a block's reads of
-     * remote memory are bound by their latency (2-4 16-byte loads per
-     * source and thread in flight, dev_reduce.h), so mid sizes need many; few enough
-     * that every member's blocks fit on the GPU together when several
-     * members share it. An allreduce member reduces its share; the
-     * others move a block per member or one block. */
-    size_t moved = kind == GPURMA_DCOLL__K_ALLREDUCE   ? a->bytes / (size_t)n
-                   : kind == GPURMA_DCOLL__K_ALLTOALLV ? pulled
-                                                       : a->bytes;
-    size_t blocks = moved / (64u << 10);
-    blocks = blocks < 1 ? 1 : blocks > 32 ? 32 : blocks;
+    /* Blocks by the bytes this member moves (above): an
+     * allreduce member, and a reduce's when the members share it, reduces
+     * its share; the others move a block per member or one block. */
+    const int shared = kind == GPURMA_DCOLL__K_ALLREDUCE || d.recv_id;
+    const size_t moved = shared                              ? a->bytes / (size_t)n
+                         : kind == GPURMA_DCOLL__K_ALLTOALLV ? pulled
+                                                             : a->bytes;
+    const size_t per = (size_t)gpurma_config()->coll_direct_block_bytes,
+                 most = (size_t)gpurma_config()->coll_direct_blocks;
+    size_t blocks = moved / per;
+    blocks = blocks < 1 ? 1 : blocks > most ? most : blocks;
     int rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream);
     if (rc)
         return rc;
@@ -223,7 +252,8 @@ int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int
                            const gpurma_coll_direct_reg_t *r, size_t orr, int *rc)
 {
     const size_t es = gpurma_dev_dtype_size(a->dtype);
-    if (a->bytes < GPURMA_COLL_DIRECT_MIN || a->team->size > GPURMA_DCOLL_DIRECT_MAX ||
+    if (a->bytes < (size_t)gpurma_config()->coll_direct_min ||
+        a->team->size > GPURMA_DCOLL_DIRECT_MAX ||
         (s && !side_ok(s, os, es)) || (r && !side_ok(r, orr, es)))
         return 0;
     *rc = direct_run(a, kind, c, s, os, r, orr);

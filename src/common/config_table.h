@@ -88,6 +88,15 @@
       "Collectives' algorithm (auto: the selector's table, docs/collectives.md); one that does not apply to a collective falls back to oneshot") \
     X(coll_slot_bytes, COLL_SLOT_BYTES, INT, "131072",                                    \
       GPURMA_CFG_RANGE(1024, 67108864, "bytes"),                                          \
-      "Collectives: bytes per peer and step in a team's scratch window (larger pieces go in several steps)")
+      "Collectives: bytes per peer and step in a team's scratch window (larger pieces go in several steps)") \
+    X(coll_direct_min, COLL_DIRECT_MIN, INT, "65536",                                     \
+      GPURMA_CFG_RANGE(0, INT64_MAX, "bytes"),                                            \
+      "Collectives on registered GPU buffers: smallest call (bytes each rank contributes) that runs zero-copy; the same on every rank") \
+    X(coll_direct_block_bytes, COLL_DIRECT_BLOCK_BYTES, INT, "65536",                     \
+      GPURMA_CFG_RANGE(1024, 1073741824, "bytes"),                                        \
+      "Zero-copy collectives: bytes a rank's thread block moves (one block per this many, 1 to GPURMA_COLL_DIRECT_BLOCKS)") \
+    X(coll_direct_blocks, COLL_DIRECT_BLOCKS, INT, "32",                                  \
+      GPURMA_CFG_RANGE(1, 1024, "thread blocks"),                                         \
+      "Zero-copy collectives: most thread blocks a rank's kernel takes (ranks sharing a GPU need all their kernels resident at once)")
 
 #endif

@@ -376,17 +376,49 @@ static void registered(int quick)
     GK(gpurma_coll_deregister(world, recvb.p));
 }
 
+/* One call of registered_kinds, inplace 2: a reduce whose non-roots pass
+ * a recv that is not registered (the root then reads every send; with
+ * every recv registered the members each reduce a share into the root's
+ * recv). */
+static void registered_one(const dbuf &sendb, const dbuf &recvb, int kind, gpurma_dtype_t t,
+                           gpurma_redop_t op, size_t count, int inplace)
+{
+    const int mixed = inplace == 2;
+    call *c = prepare(kind, t, op, count, mixed ? 0 : inplace);
+    const int own = !mixed || me == c->root; /* recv registered */
+    const size_t sb = c->send.n + 2 * GUARD, rb = c->recv.n + 2 * GUARD;
+    CK(cudaMemcpy(sendb.base, c->send.base, sb, cudaMemcpyDeviceToDevice));
+    if (own)
+        CK(cudaMemcpy(recvb.base, c->recv.base, rb, cudaMemcpyDeviceToDevice));
+    CK(cudaDeviceSynchronize());
+    c->s = inplace == 1 ? recvb.base + ((const unsigned char *)c->s - c->recv.base) : sendb.p;
+    if (own)
+        c->recv.p = recvb.p;
+    issue(c);
+    CK(cudaStreamSynchronize(stream));
+    if (own) {
+        CK(cudaMemcpy(c->recv.base, recvb.base, rb, cudaMemcpyDeviceToDevice));
+        c->recv.p = c->recv.base + GUARD;
+    }
+    snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what),
+             mixed ? " (registered, non-roots' recv not)" : " (registered)");
+    check(c);
+}
+
 /* allgather, reduce-scatter, alltoall, broadcast and reduce on registered
  * buffers: the zero-copy path from 64 KiB per rank (smaller counts, and
  * alltoall and reduce-scatter in place, take the scratch path on the same
- * buffers; a broadcast over more than two ranks forwards in two phases). Each call's buffers,
- * guards and poison included, are copied into the registrations at the
- * same offsets on every rank, the call runs there, and its recv comes
- * back to be checked as every other call is. */
+ * buffers; a broadcast over more than two ranks forwards, in chunks from
+ * 8 MiB). Each call's buffers, guards and poison included, are copied
+ * into the registrations at the same offsets on every rank, the call runs
+ * there, and its recv comes back to be checked as every other call is. */
 static void registered_kinds(int quick)
 {
     static const size_t counts[] = {37, 20011, 300007};
-    const size_t max_bytes = (size_t)nranks * 300007 * 8;
+    /* a broadcast in several chunks: 8 MiB and more over 3 ranks or more */
+    const size_t big_bcast = (9u << 20) + 13;
+    size_t max_bytes = (size_t)nranks * 300007 * 8;
+    max_bytes = max_bytes > big_bcast ? max_bytes : big_bcast;
     dbuf sendb(max_bytes), recvb(max_bytes);
     GK(gpurma_coll_register(world, sendb.base, max_bytes + 2 * GUARD));
     GK(gpurma_coll_register(world, recvb.base, max_bytes + 2 * GUARD));
@@ -398,25 +430,12 @@ static void registered_kinds(int quick)
             for (size_t count : counts)
                 for (int op = 0; op < (kind == K_REDUCE_SCATTER || kind == K_REDUCE ? CR_NOPS : 1);
                      op++)
-                    for (int inplace = 0; inplace < 2; inplace++) {
-                        call *c = prepare(kind, (gpurma_dtype_t)t, (gpurma_redop_t)op, count,
-                                          inplace);
-                        const size_t sb = c->send.n + 2 * GUARD, rb = c->recv.n + 2 * GUARD;
-                        CK(cudaMemcpy(sendb.base, c->send.base, sb, cudaMemcpyDeviceToDevice));
-                        CK(cudaMemcpy(recvb.base, c->recv.base, rb, cudaMemcpyDeviceToDevice));
-                        CK(cudaDeviceSynchronize());
-                        c->s = inplace ? recvb.base + ((const unsigned char *)c->s - c->recv.base)
-                                       : sendb.p;
-                        c->recv.p = recvb.p;
-                        issue(c);
-                        CK(cudaStreamSynchronize(stream));
-                        CK(cudaMemcpy(c->recv.base, recvb.base, rb, cudaMemcpyDeviceToDevice));
-                        c->recv.p = c->recv.base + GUARD;
-                        snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what),
-                                 " (registered)");
-                        check(c);
-                    }
+                    for (int inplace = 0; inplace < 2 + (kind == K_REDUCE); inplace++)
+                        registered_one(sendb, recvb, kind, (gpurma_dtype_t)t, (gpurma_redop_t)op,
+                                       count, inplace);
         }
+    for (int inplace = 0; inplace < 2; inplace++)
+        registered_one(sendb, recvb, K_BROADCAST, GPURMA_INT8, GPURMA_SUM, big_bcast, inplace);
     GK(gpurma_coll_deregister(world, sendb.base));
     GK(gpurma_coll_deregister(world, recvb.base));
 }

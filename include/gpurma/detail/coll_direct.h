@@ -41,12 +41,15 @@ typedef struct {
     void       *recv[GPURMA_DCOLL_DIRECT_MAX];
     size_t      bytes[GPURMA_DCOLL_DIRECT_MAX];
     uint64_t    fingerprint; /* the same on every member, or the call is refused */
+    uint64_t    recv_id;     /* reduce: this member's recv registration and
+                                offset, 0 when it is not registered */
 } gpurma_dcoll__direct_t;
 
 /* Words of channel 0's state region this algorithm uses. */
 #define GPURMA_DCOLL__GATE 0   /* epoch block 0 let the others start at    */
 #define GPURMA_DCOLL__DONE 1   /* blocks finished in this call             */
 #define GPURMA_DCOLL__PRINT 2  /* this call's fingerprint, read by peers   */
+#define GPURMA_DCOLL__RECV_ID 5 /* this call's recv_id, read by peers      */
 
 #if GPURMA_DEV_GPU
 /* The signal member `from` raises on this algorithm's steps: a range of
@@ -58,17 +61,32 @@ GPURMA_DEVICE uint32_t gpurma_dcoll__direct_sig(const gpurma_dev_coll_t *c, int 
     return 2u * (uint32_t)c->size * c->nchannels + (uint32_t)from;
 }
 
-/* Raises this member's signal to e on every member, then waits until
- * every member raised its own to e here. */
+/* Every thread of one block: raises this member's signal to e on every
+ * member, then waits until every member raised its own to e here; the
+ * stores of every thread of the block before the call are visible to a
+ * member that sees the signal (the fence after the block's barrier, then
+ * each signal's release), and everything the members stored before
+ * theirs is visible to the block after. Thread i signals member
+ * rank + i and waits for member i, so a meeting costs one trip over the
+ * links rather than one per member. A failed signal or wait (a member
+ * that never came) fails the meeting for the whole block. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_meet(const gpurma_dev_coll_t *c, uint64_t e)
 {
+    const int i = (int)threadIdx.x;
     gpurma_status_t rc = GPURMA_SUCCESS;
-    for (int i = 0; i < c->size && rc == GPURMA_SUCCESS; i++)
+    __syncthreads();
+    if (i == 0)
+        gpurma_sh_fence_release_system();
+    __syncthreads();
+    if (i < c->size)
         rc = gpurma_dev_signal(c->win, (c->rank + i) % c->size,
                                gpurma_dcoll__direct_sig(c, c->rank), GPURMA_SIGNAL_SET, e);
-    for (int i = 0; i < c->size && rc == GPURMA_SUCCESS; i++)
+    if (i < c->size && rc == GPURMA_SUCCESS)
         rc = gpurma_dcoll__wait(c, gpurma_dcoll__direct_sig(c, i), e);
-    return rc;
+    if (gpurma_sh_block_any(rc != GPURMA_SUCCESS))
+        return rc != GPURMA_SUCCESS ? rc : GPURMA_ERR_TIMEOUT;
+    __threadfence();
+    return GPURMA_SUCCESS;
 }
 
 /* [*a, *b): block `blk` of `nblk`'s slice of elements [lo, hi), in whole
@@ -127,36 +145,80 @@ GPURMA_DEVICE void gpurma_dcoll__direct_copy(char *dst, const char *src, size_t 
     }
 }
 
-/* How many phases a collective's move takes (a meeting of every member
- * between two): a broadcast to more than one other member forwards. */
-GPURMA_DEVICE int gpurma_dcoll__direct_phases(int kind, int n)
+/* Whether a reduce's members share it out: every member's recv is the
+ * same registration at the same offset (recv_id, published before the
+ * first meeting), so that member r can store its share straight into the
+ * root's recv. Every member reads the same words, so all decide alike. */
+GPURMA_DEVICE int gpurma_dcoll__direct_reduce_shared(const gpurma_dev_coll_t *c,
+                                                    const gpurma_dcoll__direct_t *d)
 {
-    return kind == GPURMA_DCOLL__K_BROADCAST && n > 2 ? 2 : 1;
+    if (!d->recv_id)
+        return 0;
+    for (int p = 0; p < c->size; p++) {
+        const gpurma_dcoll__state_t *ps =
+            (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
+        if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__RECV_ID] != d->recv_id)
+            return 0;
+    }
+    return 1;
 }
 
-/* A broadcast's phase: the root stores its send into its own recv, and
- * into the recv of every other member share k of the count among the
- * n - 1 others (phase 0; all of it when there is one other); each other
- * member then stores its share into the other non-roots' recv (phase 1).
- * The root's links carry the data once, the others' their share each. */
+/* A broadcast to more than one other member forwards, in chunks of at
+ * least this many bytes (at most GPURMA_DCOLL__BCAST_CHUNKS of them): the
+ * root's stores of chunk j run beside the others' forwarding of chunk
+ * j - 1, one meeting of every member between two. */
+#define GPURMA_DCOLL__BCAST_CHUNK  (4u << 20)
+#define GPURMA_DCOLL__BCAST_CHUNKS 8
+
+GPURMA_DEVICE int gpurma_dcoll__direct_bcast_chunks(size_t bytes, int n)
+{
+    if (n <= 2)
+        return 1;
+    const size_t k = bytes / GPURMA_DCOLL__BCAST_CHUNK;
+    return k < 1 ? 1 : k > GPURMA_DCOLL__BCAST_CHUNKS ? GPURMA_DCOLL__BCAST_CHUNKS : (int)k;
+}
+
+/* How many phases a collective's move takes (a meeting of every member
+ * between two): a broadcast to more than one other member forwards, one
+ * phase more than its chunks. Every member computes the same. */
+GPURMA_DEVICE int gpurma_dcoll__direct_phases(int kind, int n, size_t bytes)
+{
+    return kind == GPURMA_DCOLL__K_BROADCAST && n > 2
+               ? gpurma_dcoll__direct_bcast_chunks(bytes, n) + 1
+               : 1;
+}
+
+/* A broadcast's phase: the root stores chunk `phase` of its send into its
+ * own recv, and into the recv of every other member share k of the chunk
+ * among the n - 1 others (all of it when there is one other); each other
+ * member stores its share of chunk `phase - 1`, which the root stored in
+ * the phase before, into the other non-roots' recv. The root's links carry
+ * the data once, the others' their share each, and both at once. */
 GPURMA_DEVICE void gpurma_dcoll__direct_bcast(const gpurma_dev_coll_t *c,
                                               const gpurma_dcoll__direct_t *d, size_t bytes,
                                               int root, int phase)
 {
-    const int n = c->size, r = c->rank, m = n - 1;
+    const int n = c->size, r = c->rank, m = n - 1,
+              chunks = gpurma_dcoll__direct_bcast_chunks(bytes, n);
     const void *src[1];
     void *dst[GPURMA_DCOLL_DIRECT_MAX];
-    size_t lo, hi, a, b;
+    size_t lo, hi, a, b, clo, chi;
     /* The k-th non-root, and which k a member is. */
 #define GPURMA_DCOLL__NONROOT(k) ((k) < root ? (k) : (k) + 1)
-    if (phase == 0 && r == root) {
+    /* the chunk this member moves in this phase: [clo, clo + bytes) */
+    const int chunk = r == root ? phase : phase - 1;
+    if (chunk < 0 || chunk >= chunks)
+        return;
+    gpurma_dcoll__direct_share(bytes, 1, chunk, chunks, &clo, &chi);
+    bytes = chi - clo;
+    if (r == root) {
         /* Share k goes to non-root k and, out of place, to the root's own
          * recv in the same stores: the shares cover the count, and the
          * local copy runs beside the link's instead of after it. */
         const int local = d->send[r] != d->recv[r];
         for (int k = 0; k < m; k++) {
             gpurma_dcoll__direct_share(bytes, 1, k, m, &lo, &hi);
-            gpurma_dcoll__direct_slice(lo, hi, 1, blockIdx.x, gridDim.x, &a, &b);
+            gpurma_dcoll__direct_slice(clo + lo, clo + hi, 1, blockIdx.x, gridDim.x, &a, &b);
             if (a >= b)
                 continue;
             src[0] = (const char *)d->send[r] + a;
@@ -166,10 +228,10 @@ GPURMA_DEVICE void gpurma_dcoll__direct_bcast(const gpurma_dev_coll_t *c,
             gpurma_dev_reduce_ptrs(dst, 1 + local, src, 1, b - a, GPURMA_UINT8, GPURMA_SUM, 1,
                                    threadIdx.x, blockDim.x);
         }
-    } else if (phase == 1 && r != root) {
+    } else {
         const int k = r < root ? r : r - 1;
         gpurma_dcoll__direct_share(bytes, 1, k, m, &lo, &hi);
-        gpurma_dcoll__direct_slice(lo, hi, 1, blockIdx.x, gridDim.x, &a, &b);
+        gpurma_dcoll__direct_slice(clo + lo, clo + hi, 1, blockIdx.x, gridDim.x, &a, &b);
         if (a >= b)
             return;
         int nd = 0;
@@ -226,7 +288,10 @@ GPURMA_DEVICE void gpurma_dcoll__direct_alltoall(const gpurma_dev_coll_t *c,
  *                   (only the send side is registered: blocks differ in
  *                   length, and the puller knows where each lands)
  *   broadcast       gpurma_dcoll__direct_bcast
- *   reduce          the root reduces every send into its recv
+ *   reduce          share r of every send reduced into share r of the
+ *                   root's recv, when every recv is registered alike
+ *                   (the root's links then carry the data about twice,
+ *                   not n - 1 times); else the root reduces every send
  * The group's threads (tid of nthreads) share this block's slice. */
 GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
                                              const gpurma_dcoll__direct_t *d, int kind,
@@ -238,7 +303,9 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
         gpurma_dcoll__direct_bcast(c, d, count * gpurma_dev_dtype_size(dtype), root, phase);
         return;
     }
-    if (kind == GPURMA_DCOLL__K_REDUCE && r != root)
+    const int shared = kind == GPURMA_DCOLL__K_ALLREDUCE ||
+                       (kind == GPURMA_DCOLL__K_REDUCE && gpurma_dcoll__direct_reduce_shared(c, d));
+    if (kind == GPURMA_DCOLL__K_REDUCE && !shared && r != root)
         return;
     if (kind == GPURMA_DCOLL__K_ALLTOALLV) {
         /* from the next member on, so that members start on different links */
@@ -263,7 +330,7 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
     }
     const size_t es = gpurma_dev_dtype_size(dtype);
     size_t lo = 0, hi = count, a, b;
-    if (kind == GPURMA_DCOLL__K_ALLREDUCE)
+    if (shared)
         gpurma_dcoll__direct_share(count, es, r, n, &lo, &hi);
     gpurma_dcoll__direct_slice(lo, hi, es, blockIdx.x, gridDim.x, &a, &b);
     if (a >= b)
@@ -292,7 +359,7 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
         const size_t from = kind == GPURMA_DCOLL__K_REDUCE ? at : mine + at;
         for (int p = 0; p < n; p++)
             src[p] = (const char *)d->send[p] + from;
-        dst[0] = (char *)d->recv[r] + at;
+        dst[0] = (char *)d->recv[kind == GPURMA_DCOLL__K_REDUCE ? root : r] + at;
         gpurma_dev_reduce_ptrs(dst, 1, src, n, b - a, dtype, op, (unsigned)n, threadIdx.x,
                                blockDim.x);
         break;
@@ -310,26 +377,32 @@ GPURMA_DEVICE void gpurma_dcoll__direct_done(const gpurma_dev_coll_t *c,
                                              int gated)
 {
     volatile uint64_t *gate = &st->reserved[GPURMA_DCOLL__GATE];
+    __shared__ int last;
     __syncthreads();
     if (threadIdx.x == 0) {
         gpurma_sh_fence_release_system(); /* this block's stores into the peers */
         unsigned long long *done = (unsigned long long *)&st->reserved[GPURMA_DCOLL__DONE];
-        if (atomicAdd(done, 1ull) == gridDim.x - 1) {
+        last = atomicAdd(done, 1ull) == gridDim.x - 1;
+        if (last) {
             gpurma_sh_fence_release_system(); /* acquire: every block's stores, before ours */
             *done = 0;
-            gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e);
-            if (rc != GPURMA_SUCCESS) {
+        }
+    }
+    __syncthreads();
+    if (last) {
+        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e);
+        if (rc != GPURMA_SUCCESS) {
+            if (threadIdx.x == 0)
                 printf("gpurma: rank %d: collective %d on registered buffers: a peer did not "
                        "finish within the timeout (status %d)\n", c->rank, kind, (int)rc);
-                __trap();
-            }
-            __threadfence();
-            *gate = e;
-        } else if (gated) {
-            while (*gate < e)
-                gpurma_sh_pause_n(0);
-            __threadfence();
+            __trap();
         }
+        if (threadIdx.x == 0)
+            *gate = e;
+    } else if (gated && threadIdx.x == 0) {
+        while (*gate < e)
+            gpurma_sh_pause_n(0);
+        __threadfence();
     }
     __syncthreads();
 }
@@ -344,37 +417,41 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
                                             size_t count, gpurma_dtype_t dtype, gpurma_redop_t op,
                                             int root)
 {
-    const int n = c->size, phases = gpurma_dcoll__direct_phases(kind, n);
+    const int n = c->size,
+              phases = gpurma_dcoll__direct_phases(kind, n, count * gpurma_dev_dtype_size(dtype));
     gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
     volatile uint64_t *gate = &st->reserved[GPURMA_DCOLL__GATE];
     const uint64_t e = st->epoch; /* read by every block before the last one moves it */
-    if (threadIdx.x == 0) {
-        if (blockIdx.x == 0) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) {
             st->reserved[GPURMA_DCOLL__PRINT] = d->fingerprint;
-            gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e + 1); /* releases the print */
-            for (int p = 0; p < n && rc == GPURMA_SUCCESS; p++) {
-                const gpurma_dcoll__state_t *ps =
-                    (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
-                if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__PRINT] != d->fingerprint) {
-                    printf("gpurma: rank %d: collective %d on registered buffers: rank %d passed "
-                           "another collective, buffers, offsets, count, dtype, op or root\n",
-                           c->rank, kind, p);
-                    rc = GPURMA_ERR_INVALID_ARG;
-                }
+            st->reserved[GPURMA_DCOLL__RECV_ID] = d->recv_id;
+        }
+        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e + 1); /* releases the print */
+        const int p = (int)threadIdx.x;
+        if (rc == GPURMA_SUCCESS && p < n) {
+            const gpurma_dcoll__state_t *ps =
+                (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
+            if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__PRINT] != d->fingerprint) {
+                printf("gpurma: rank %d: collective %d on registered buffers: rank %d passed "
+                       "another collective, buffers, offsets, count, dtype, op or root\n",
+                       c->rank, kind, p);
+                rc = GPURMA_ERR_INVALID_ARG;
             }
-            if (rc != GPURMA_SUCCESS) {
+        }
+        if (gpurma_sh_block_any(rc != GPURMA_SUCCESS)) {
+            if (rc != GPURMA_SUCCESS && rc != GPURMA_ERR_INVALID_ARG)
                 printf("gpurma: rank %d: collective %d on registered buffers failed with status "
                        "%d (a peer did not take part within the timeout?)\n", c->rank, kind,
                        (int)rc);
-                __trap();
-            }
-            __threadfence();
-            *gate = e + 1;
-        } else {
-            while (*gate < e + 1)
-                gpurma_sh_pause_n(0);
-            __threadfence();
+            __trap();
         }
+        if (threadIdx.x == 0)
+            *gate = e + 1;
+    } else if (threadIdx.x == 0) {
+        while (*gate < e + 1)
+            gpurma_sh_pause_n(0);
+        __threadfence();
     }
     __syncthreads();
 
