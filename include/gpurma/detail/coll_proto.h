@@ -91,13 +91,18 @@ enum {
 
 /* A call's fingerprint: members that pass another collective, count,
  * dtype, op or root differ here (never 0, so that a zeroed slot never
- * matches). The count enters exactly, not through a hash: for one kind,
- * dtype, op and root, two counts share a print only when they differ by a
- * multiple of 2^32 - 1 (the print is 1 + (h + count x K) mod (2^32 - 1),
- * K prime to the modulus), so a rank that passed another count is always
- * refused; a 32-bit hash of everything let colliding counts, found in
- * seconds, return SUCCESS with stale bytes (2026-11-26). The other fields
- * are hashed into h. */
+ * matches). The print is 1 + (f + count x K) mod (2^32 - 1), K prime to
+ * the modulus and f the other fields packed side by side: kind (5 bits),
+ * dtype (4), op (3), root + 2 (the rest; alltoallv's agreement passes
+ * roots -2 and -1). For one count, two calls share a print only when
+ * their fields are the same (roots below 2^20 - 3; larger ones wrap).
+ * For one set of fields, two counts share a print only when they differ
+ * by a multiple of 2^32 - 1. A call that differs in the count and in
+ * another field at once can still share a print, so every piece also
+ * carries the count itself (gpurma_dev_coll_t.count), compared exactly:
+ * with the two, calls that differ in any field are told apart. A 32-bit
+ * hash of everything let colliding counts, found in seconds, return
+ * SUCCESS with stale bytes (2026-11-26). */
 GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__mod_2p32m1(uint64_t x)
 {
     /* 2^32 = 1 modulo 2^32 - 1: fold the high word onto the low one */
@@ -110,12 +115,11 @@ GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__print(int kind, size_t count, gpurma_d
                                                 gpurma_redop_t op, int root)
 {
     const uint64_t k = 0x9e3779b1ull; /* prime, and prime to 2^32 - 1 = 3 x 5 x 17 x 257 x 65537 */
-    uint64_t h = 0xcbf29ce484222325ull;
-    const uint64_t v[4] = {(uint64_t)kind, (uint64_t)dtype, (uint64_t)op, (uint64_t)(uint32_t)root};
-    for (int i = 0; i < 4; i++)
-        h = (h ^ v[i]) * 0x100000001b3ull, h ^= h >> 29;
+    /* Out of range fields (refused before anything is sent) only mix. */
+    const uint64_t f = (uint64_t)(uint32_t)kind | (uint64_t)(uint32_t)dtype << 5 |
+                       (uint64_t)(uint32_t)op << 9 | (uint64_t)((int64_t)root + 2) << 12;
     const uint64_t c = gpurma_dcoll__mod_2p32m1((uint64_t)count);
-    return (uint32_t)(1 + gpurma_dcoll__mod_2p32m1(gpurma_dcoll__mod_2p32m1(h) +
+    return (uint32_t)(1 + gpurma_dcoll__mod_2p32m1(gpurma_dcoll__mod_2p32m1(f) +
                                                    gpurma_dcoll__mod_2p32m1(c * k)));
 }
 
