@@ -139,13 +139,19 @@ typedef struct {
 } ce_t;
 
 /* The value of this call's signals: which collective, count, dtype and
- * root (alltoallv: the team's largest count, agreed before), never 0. */
+ * root (alltoallv: the team's largest count, agreed before), never 0: the
+ * print over the count's low 32 bits, so that two calls whose counts
+ * differ together with another field share a word only if their prints
+ * collide and their counts are a multiple of 2^32 apart too (a 32-bit
+ * print alone lets such pairs of modest counts meet). */
 static uint64_t ce_word(const coll_call_t *a)
 {
     const size_t count = a->kind == GPURMA_COLL_ALLTOALLV ? a->max_count : a->count;
     const int root = a->kind == GPURMA_COLL_BROADCAST ? a->root : 0;
     return (uint64_t)gpurma_dcoll__print(GPURMA_DCOLL__K_BARRIER + 1 + (int)a->kind, count,
-                                         a->dtype, GPURMA_SUM, root);
+                                         a->dtype, GPURMA_SUM, root)
+               << 32 |
+           (uint32_t)count;
 }
 
 /* The block this rank sends peer p (len 0: none) and receives from s. */

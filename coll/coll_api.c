@@ -389,7 +389,7 @@ static int agree_counts(const coll_call_t *a, size_t *max_count, uint64_t v_id,
     const int ll = GPURMA_DCOLL__LL(GPURMA_COLL_ALGO_AUTO, &c, 4, GPURMA_UINT64);
     if (!rc) {
         const gpurma_dcoll__layout_t l = {2, 1, 0, 0, 0, 0};
-        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALLV, 2, GPURMA_UINT64, GPURMA_SUM, -1);
+        gpurma_dcoll__set_call(&c, GPURMA_DCOLL__K_ALLTOALLV, 2, GPURMA_UINT64, GPURMA_SUM, -1);
         rc = gpurma_dcoll__exchange(&c, &one, theirs, mine, &l, 2, GPURMA_UINT64, ll);
     }
     int peer = -1;
@@ -401,7 +401,7 @@ static int agree_counts(const coll_call_t *a, size_t *max_count, uint64_t v_id,
      * largest of each is the other's complement) */
     uint64_t local[4] = {*max_count, peer >= 0, v_id, ~v_id}, team_[4] = {0, 0, 0, 0};
     if (!rc) {
-        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALLV, 4, GPURMA_UINT64, GPURMA_MAX, -2);
+        gpurma_dcoll__set_call(&c, GPURMA_DCOLL__K_ALLTOALLV, 4, GPURMA_UINT64, GPURMA_MAX, -2);
         rc = gpurma_dcoll__reduce_push(&c, &one, team_, local, 4, GPURMA_UINT64, GPURMA_MAX, 0, 1,
                                        ll);
     }

@@ -95,7 +95,7 @@ gpurma_k_coll_ll16(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll
     extern __shared__ uint64_t gpurma_k_ll16_stage[];
     c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
     gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
-    c.print = gpurma_dcoll__print(KIND, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, 0);
+    gpurma_dcoll__set_call(&c, KIND, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, 0);
     gpurma_status_t rc = gpurma_dcoll__run_ll16_staged(
         &c, &b, &g, KIND, recv, send, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op,
         gpurma_k_ll16_stage + threadIdx.x, blockDim.x);

@@ -179,6 +179,7 @@ GPURMA_API gpurma_status_t gpurma_dev_host_coll_state(const gpurma_dev_coll_t *c
     if (c->rank != c->win.rank || n != c->win.size || !c->nchannels ||
         c->nchannels > GPURMA_COLL_GPU_CHANNELS || c->part >= c->nparts ||
         c->nparts > c->nchannels || c->slot < 16 || c->slot % 16 || c->ll_slot > c->slot ||
+        c->ll_slot < GPURMA_DCOLL__MIN_SLOT || c->ll_slot % 4 ||
         c->win.num_signals != (3u * c->nchannels + 1) * (uint32_t)n ||
         scratch_layout(n, c->nchannels, c->slot, c->ll_slot, &h, &bytes) || bytes != want)
         return GPURMA_ERR_INVALID_ARG;

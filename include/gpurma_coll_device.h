@@ -11,9 +11,11 @@
  * The scratch window (every member's copy has the same layout):
  *   state   this member's epoch and, per peer and buffer parity, the epoch
  *           of the last write it made there (read only by this member)
- *   data    [2 parities][n sources] slots of `slot` bytes: bulk puts
+ *   data    [2 parities][n sources] slots of `slot` bytes: bulk puts (the
+ *           last 16 bytes of a slot: the trailer, the call's count and print)
  *   ll      [2 parities][n sources] slots of LL packets (8-byte packets:
- *           4 bytes of data and a 4-byte flag in one store)
+ *           4 bytes of data and a 4-byte flag in one store; the last three:
+ *           the trailer)
  *   stage   [n sources] of `ll_slot` bytes: LL payloads, unpacked
  * Signals: slot src carries "src's data for epoch e has arrived" (SET e),
  * slot n + peer carries "peer has consumed what this member wrote to it up
@@ -118,7 +120,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         int root, int algo)                                                                    \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
-        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_BROADCAST, count, dtype, GPURMA_SUM, root); \
+        gpurma_dcoll__set_call(&c, GPURMA_DCOLL__K_BROADCAST, count, dtype, GPURMA_SUM, root); \
         return gpurma_dcoll__broadcast(&c, &g, dst, src, count, dtype, root,                   \
                                        GPURMA_DCOLL__LL(algo, &c, count, dtype));              \
     }                                                                                          \
@@ -130,7 +132,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_dcoll__layout_t l = {count, 0, 0, 0, 0, 0};                                     \
         const int kind = GPURMA_DCOLL__K_ALLGATHER;                                            \
         const gpurma_redop_t op = GPURMA_SUM;                                                  \
-        c.print = gpurma_dcoll__print(kind, count, dtype, op, 0);                              \
+        gpurma_dcoll__set_call(&c, kind, count, dtype, op, 0);                                 \
         GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count, dtype,                      \
                                       GPURMA_DCOLL__LL(algo, &c, count, dtype));               \
@@ -143,7 +145,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_dcoll__layout_t l = {count, 1, 0, 0, 0, 0};                                     \
         const int kind = GPURMA_DCOLL__K_ALLTOALL;                                             \
         const gpurma_redop_t op = GPURMA_SUM;                                                  \
-        c.print = gpurma_dcoll__print(kind, count, dtype, op, 0);                              \
+        gpurma_dcoll__set_call(&c, kind, count, dtype, op, 0);                                 \
         GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__exchange(&c, &g, dst, src, &l, count, dtype,                      \
                                       GPURMA_DCOLL__LL(algo, &c, count, dtype));               \
@@ -157,7 +159,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {0, 1, send_counts, send_displs, recv_counts, recv_displs}; \
-        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_ALLTOALLV, max_count, dtype, GPURMA_SUM, 0); \
+        gpurma_dcoll__set_call(&c, GPURMA_DCOLL__K_ALLTOALLV, max_count, dtype, GPURMA_SUM, 0); \
         return gpurma_dcoll__exchange(&c, &g, dst, src, &l, max_count, dtype,                  \
                                       GPURMA_DCOLL__LL(algo, &c, max_count, dtype));           \
     }                                                                                          \
@@ -166,7 +168,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_redop_t op, int root, int algo)                                                 \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
-        c.print = gpurma_dcoll__print(GPURMA_DCOLL__K_REDUCE, count, dtype, op, root);         \
+        gpurma_dcoll__set_call(&c, GPURMA_DCOLL__K_REDUCE, count, dtype, op, root);            \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, root, 0,          \
                                          GPURMA_DCOLL__LL(algo, &c, count, dtype));            \
     }                                                                                          \
@@ -176,7 +178,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         const int kind = GPURMA_DCOLL__K_REDUCE_SCATTER;                                       \
-        c.print = gpurma_dcoll__print(kind, count, dtype, op, 0);                              \
+        gpurma_dcoll__set_call(&c, kind, count, dtype, op, 0);                                 \
         GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, 0, 2,             \
                                          GPURMA_DCOLL__LL(algo, &c, count, dtype));            \
@@ -187,7 +189,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         const int kind = GPURMA_DCOLL__K_ALLREDUCE;                                            \
-        c.print = gpurma_dcoll__print(kind, count, dtype, op, 0);                              \
+        gpurma_dcoll__set_call(&c, kind, count, dtype, op, 0);                                 \
         GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, 0, 1,             \
                                          GPURMA_DCOLL__LL(algo, &c, count, dtype));            \

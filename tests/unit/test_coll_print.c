@@ -2,8 +2,9 @@
  * test_coll_print.c - the collectives' call fingerprint (coll_proto.h,
  * gpurma_dcoll__print), which every piece of a collective carries and every
  * receiver checks: ranks that pass another count must never share a print
- * (a shared one returned SUCCESS with stale bytes on 2026-11-26), and no
- * print is 0 (a zeroed slot). Plain C, no library: the function is the
+ * (a shared one returned SUCCESS with stale bytes on 2026-11-26), calls of
+ * one count that differ in another field neither, and no print is 0 (a
+ * zeroed slot). Plain C, no library: the function is the
  * header's, as the host backend and the GPU kernels compile it.
  */
 #include <stdint.h>
@@ -84,6 +85,33 @@ int main(void)
                gpurma_dcoll__print(GPURMA_DCOLL__K_REDUCE, 5 + 0xffffffffull, GPURMA_FLOAT64,
                                    GPURMA_MAX, 1),
            "counts 2^32 - 1 apart should share a print (the documented limit)");
+
+    /* 4. For one count, calls that differ in collective, dtype, op or root
+     * never share a print (the fields are packed, not hashed): every
+     * shape with roots -2 (alltoallv's agreement) to 4093, at a few counts.
+     * Together with the exact count in every slot's trailer this tells
+     * apart any two calls. */
+    const size_t shapes = (size_t)8 * 10 * 5 * 4096;
+    uint32_t *q = malloc(shapes * sizeof(*q));
+    if (!q)
+        return 99;
+    static const uint64_t counts[4] = {0, 1, 1001, 0x123456789abull};
+    for (int ci = 0; ci < 4; ci++) {
+        size_t at = 0;
+        for (int kind = 1; kind <= 8; kind++)
+            for (int dt = 0; dt < 10; dt++)
+                for (int op = 0; op < 5; op++)
+                    for (int root = -2; root < 4094; root++)
+                        q[at++] = gpurma_dcoll__print(kind, (size_t)counts[ci], (gpurma_dtype_t)dt,
+                                                      (gpurma_redop_t)op, root);
+        qsort(q, at, sizeof(*q), cmp_u32);
+        size_t twins = 0;
+        for (size_t i = 1; i < at; i++)
+            twins += q[i] == q[i - 1];
+        EXPECT(twins == 0, "%zu pairs of calls of count %llu share a print", twins,
+               (unsigned long long)counts[ci]);
+    }
+    free(q);
     if (failures)
         return 1;
     printf("test_coll_print: passed\n");

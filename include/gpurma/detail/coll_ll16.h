@@ -8,8 +8,9 @@
  * 16-byte packets (two halves of 4 data bytes and a 4-byte flag, stored
  * with one 16-byte store on a GPU, read with one 16-byte load), and its
  * own epoch (a word of the channel's state); the flag is the epoch's low
- * 32 bits. Packet 0 of a slot is the header (the call's fingerprint), the
- * data follows, 8 bytes per packet. A member stores its piece straight
+ * 32 bits. Packet 0 of a slot is the header (the call's print in one half,
+ * its count in the other: exact, since a call this algorithm takes has a
+ * count below 2^32), the data follows, 8 bytes per packet. A member stores its piece straight
  * into every peer's slot of parity e & 1 and reads the pieces of epoch e
  * in its own slots, reducing or copying them on the fly.
  *
@@ -229,7 +230,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
         for (int k = 1; k < n; k++)
             gpurma_sh_store_packet16(
                 gpurma_dcoll__ll16_slot(c, b, gpurma_dcoll__ll16_after(me, k, n), me, e), c->print,
-                flag, 0, flag);
+                flag, (uint32_t)count, flag);
     for (size_t i = g->tid; i < units; i += g->nthreads) {
         const uint64_t all = scatter             ? 0
                              : i == g->tid ? pre
@@ -290,7 +291,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                 }
                 uint64_t d = 0;
                 rc = gpurma_dcoll__ll16_read(c, h, flag, hv, &d);
-                if (rc == GPURMA_SUCCESS && (uint32_t)d != c->print)
+                if (rc == GPURMA_SUCCESS &&
+                    ((uint32_t)d != c->print || (d >> 32) != (uint64_t)count))
                     rc = GPURMA_ERR_INVALID_ARG;
             }
             rc = gpurma_dcoll__agree(g, rc);
@@ -329,7 +331,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
         !gpurma_dcoll__ll16_scatters(kind) && 8 * (size_t)g->tid < bytes
             ? gpurma_dcoll__ll16_unit((const char *)send + lo * es, bytes, g->tid)
             : 0;
+    /* the header carries the count in 32 bits (a slot holds far fewer
+     * elements; the test is for a handle with a forged ll_slot) */
     int mapped = c->win.nports == 0 && c->size <= GPURMA_DCOLL_LL16_MAX_RANKS &&
+                 count <= 0xffffffffu &&
                  gpurma_sh_div_ceil(count, c->nparts) * es <= gpurma_dcoll__ll16_cap(c);
     for (int p = 0; p < c->size && p < GPURMA_DCOLL_LL16_MAX_RANKS; p++)
         mapped &= b->at[p] != NULL;

@@ -29,7 +29,7 @@ typedef enum {
 typedef struct gpurma_dev_coll {
     gpurma_dev_win_t win;       /* the team's scratch window                   */
     uint64_t         slot;      /* bytes of one data slot                      */
-    uint64_t         ll_slot;   /* payload bytes of one LL slot (multiple of 8) */
+    uint64_t         ll_slot;   /* payload bytes of one LL slot (multiple of 4) */
     /* The regions of this handle's channel, the same in every member. */
     uint64_t         state_off, data_off, ll_off, stage_off, ll16_off;
     int32_t          rank, size;
@@ -42,6 +42,10 @@ typedef struct gpurma_dev_coll {
      * This handle moves part `part` of `nparts` of the data, on channel
      * `part`; gpurma_coll_device gives part 0 of 1 (everything). */
     uint32_t         nchannels, part, nparts, sig_base;
+    /* The call's count, set with the print and sent exactly beside it:
+     * the 32-bit print cannot keep apart every pair of calls that differ
+     * in count and another field at once (see gpurma_dcoll__print). */
+    uint64_t         count;
 } gpurma_dev_coll_t;
 
 #if !GPURMA_DEV_GPU
@@ -87,13 +91,18 @@ enum {
 
 /* A call's fingerprint: members that pass another collective, count,
  * dtype, op or root differ here (never 0, so that a zeroed slot never
- * matches). The count enters exactly, not through a hash: for one kind,
- * dtype, op and root, two counts share a print only when they differ by a
- * multiple of 2^32 - 1 (the print is 1 + (h + count x K) mod (2^32 - 1),
- * K prime to the modulus), so a rank that passed another count is always
- * refused; a 32-bit hash of everything let colliding counts, found in
- * seconds, return SUCCESS with stale bytes (2026-11-26). The other fields
- * are hashed into h. */
+ * matches). The print is 1 + (f + count x K) mod (2^32 - 1), K prime to
+ * the modulus and f the other fields packed side by side: kind (5 bits),
+ * dtype (4), op (3), root + 2 (the rest; alltoallv's agreement passes
+ * roots -2 and -1). For one count, two calls share a print only when
+ * their fields are the same (roots below 2^20 - 3; larger ones wrap).
+ * For one set of fields, two counts share a print only when they differ
+ * by a multiple of 2^32 - 1. A call that differs in the count and in
+ * another field at once can still share a print, so every piece also
+ * carries the count itself (gpurma_dev_coll_t.count), compared exactly:
+ * with the two, calls that differ in any field are told apart. A 32-bit
+ * hash of everything let colliding counts, found in seconds, return
+ * SUCCESS with stale bytes (2026-11-26). */
 GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__mod_2p32m1(uint64_t x)
 {
     /* 2^32 = 1 modulo 2^32 - 1: fold the high word onto the low one */
@@ -106,13 +115,26 @@ GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__print(int kind, size_t count, gpurma_d
                                                 gpurma_redop_t op, int root)
 {
     const uint64_t k = 0x9e3779b1ull; /* prime, and prime to 2^32 - 1 = 3 x 5 x 17 x 257 x 65537 */
-    uint64_t h = 0xcbf29ce484222325ull;
-    const uint64_t v[4] = {(uint64_t)kind, (uint64_t)dtype, (uint64_t)op, (uint64_t)(uint32_t)root};
-    for (int i = 0; i < 4; i++)
-        h = (h ^ v[i]) * 0x100000001b3ull, h ^= h >> 29;
+    /* Out of range fields (refused before anything is sent) only mix. */
+    const uint64_t f = (uint64_t)(uint32_t)kind | (uint64_t)(uint32_t)dtype << 5 |
+                       (uint64_t)(uint32_t)op << 9 | (uint64_t)((int64_t)root + 2) << 12;
     const uint64_t c = gpurma_dcoll__mod_2p32m1((uint64_t)count);
-    return (uint32_t)(1 + gpurma_dcoll__mod_2p32m1(gpurma_dcoll__mod_2p32m1(h) +
+    return (uint32_t)(1 + gpurma_dcoll__mod_2p32m1(gpurma_dcoll__mod_2p32m1(f) +
                                                    gpurma_dcoll__mod_2p32m1(c * k)));
+}
+
+/* The count a barrier sends beside its print: no collective passes it
+ * (gpurma_dcoll__check refuses a count above SIZE_MAX / members, and a
+ * barrier meets peers only in a team of two or more), so a barrier never
+ * takes a collective's step for its own, whatever the prints. */
+#define GPURMA_DCOLL__BARRIER_COUNT UINT64_MAX
+
+/* Sets the fingerprint of a call: its print and its exact count. */
+GPURMA_HOST_DEVICE void gpurma_dcoll__set_call(gpurma_dev_coll_t *c, int kind, size_t count,
+                                               gpurma_dtype_t dtype, gpurma_redop_t op, int root)
+{
+    c->print = gpurma_dcoll__print(kind, count, dtype, op, root);
+    c->count = (uint64_t)count;
 }
 
 /* A fingerprint for the same call run by another algorithm (one with
@@ -227,12 +249,23 @@ GPURMA_DEVICE void gpurma_dcoll__share(const gpurma_dev_coll_t *c, size_t count,
     *lo = a, *len = b - a;
 }
 
-/* Where a slot's fingerprint lies, from the slot's start: the last 8
- * bytes of a data slot (the word after the data), the last packet of an
- * LL slot. Pieces stop before it (gpurma_dcoll__step_bytes). */
+/* A slot's trailer, after the data: the call's count, then the
+ * fingerprint word (gpurma_dcoll__trailer). A data slot's last 16 bytes
+ * hold the two words; an LL slot's last three packets hold the count's
+ * low and high halves and the print, each flagged with the epoch. */
+#define GPURMA_DCOLL__TRAILER_BYTES 16      /* a data slot's                */
+#define GPURMA_DCOLL__LL_TRAILER_PAYLOAD 12 /* an LL slot's, in three packets */
+
+/* The smallest slots a handle may have (gpurma_dcoll__check): every step
+ * then carries at least one element of every dtype beside the trailer. */
+#define GPURMA_DCOLL__MIN_SLOT 32
+
+/* Where a slot's trailer starts, from the slot's start. Pieces stop before
+ * it (gpurma_dcoll__step_bytes). */
 GPURMA_HOST_DEVICE size_t gpurma_dcoll__trailer_at(const gpurma_dev_coll_t *c, int ll)
 {
-    return ll ? (size_t)gpurma_dcoll__ll_span(c->ll_slot) - 8 : (size_t)c->slot - 8;
+    return ll ? (size_t)gpurma_dcoll__ll_span(c->ll_slot) - 2 * GPURMA_DCOLL__LL_TRAILER_PAYLOAD
+              : (size_t)c->slot - GPURMA_DCOLL__TRAILER_BYTES;
 }
 
 /* The fingerprint word a piece of epoch e carries: the epoch's low 32
@@ -243,11 +276,36 @@ GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__trailer(const gpurma_dev_coll_t *c, ui
     return (uint64_t)(uint32_t)e << 32 | c->print;
 }
 
-/* Data bytes one slot carries: all but the fingerprint's word (data) or
- * packet (LL, 4 payload bytes each). */
+/* Data bytes one slot carries: all but the trailer (0 for a slot below
+ * GPURMA_DCOLL__MIN_SLOT, which the calls refuse). */
 GPURMA_HOST_DEVICE size_t gpurma_dcoll__slot_data(const gpurma_dev_coll_t *c, int ll)
 {
-    return ll ? (size_t)c->ll_slot - 4 : (size_t)c->slot - 8;
+    const uint64_t room = ll ? c->ll_slot : c->slot;
+    const uint64_t trailer = ll ? GPURMA_DCOLL__LL_TRAILER_PAYLOAD : GPURMA_DCOLL__TRAILER_BYTES;
+    return room >= GPURMA_DCOLL__MIN_SLOT ? (size_t)(room - trailer) : 0;
+}
+
+/* Puts the trailer of this call's piece of epoch e into peer's slot at
+ * `at` (of peer's window): thread 0 only, before the piece's signal. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__put_trailer(const gpurma_dev_coll_t *c, int peer,
+                                                        size_t at, uint64_t e, int ll)
+{
+    at += gpurma_dcoll__trailer_at(c, ll);
+    gpurma_status_t rc;
+    if (!ll) {
+        rc = gpurma_dev_put_value(c->win, peer, at, c->count, 8);
+        return rc != GPURMA_SUCCESS ? rc
+                                    : gpurma_dev_put_value(c->win, peer, at + 8,
+                                                           gpurma_dcoll__trailer(c, e), 8);
+    }
+    /* LL: one 8-byte store of (flag, payload) per packet */
+    const uint64_t flag = (uint64_t)(uint32_t)e << 32;
+    rc = gpurma_dev_put_value(c->win, peer, at, flag | (uint32_t)c->count, 8);
+    if (rc == GPURMA_SUCCESS)
+        rc = gpurma_dev_put_value(c->win, peer, at + 8, flag | (uint32_t)(c->count >> 32), 8);
+    return rc != GPURMA_SUCCESS ? rc
+                                : gpurma_dev_put_value(c->win, peer, at + 16,
+                                                       gpurma_dcoll__trailer(c, e), 8);
 }
 
 /* Waits until this member's signal sig reaches v. On CPU threads through
@@ -291,11 +349,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
         const size_t at = (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot);
         rc = gpurma_dev_put_packets_coop(c->win, peer, at, src, bytes, (uint32_t)e, g->tid,
                                          g->nthreads);
-        /* The fingerprint in the slot's last packet, flagged like the data:
-         * one 8-byte store of (flag, payload). */
+        /* The trailer in the slot's last packets, flagged like the data. */
         if (rc == GPURMA_SUCCESS && g->tid == 0)
-            rc = gpurma_dev_put_value(c->win, peer, at + gpurma_dcoll__trailer_at(c, 1),
-                                      gpurma_dcoll__trailer(c, e), 8);
+            rc = gpurma_dcoll__put_trailer(c, peer, at, e, 1);
         gpurma_dcoll__sync(g);
 #if !GPURMA_DEV_GPU
         /* CPU threads wait for a signal, not for the flags (see recv). */
@@ -304,9 +360,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
                                    GPURMA_SIGNAL_SET, e);
 #endif
     } else if (g->nthreads == 1) {
-        rc = gpurma_dev_put_value(c->win, peer, (size_t)c->data_off + slot * c->slot +
-                                                    gpurma_dcoll__trailer_at(c, 0),
-                                  gpurma_dcoll__trailer(c, e), 8);
+        rc = gpurma_dcoll__put_trailer(c, peer, (size_t)c->data_off + slot * c->slot, e, 0);
         if (rc == GPURMA_SUCCESS)
             rc = bytes ? gpurma_dev_put_signal(c->win, peer, (size_t)c->data_off + slot * c->slot,
                                            src, bytes, c->sig_base + (uint32_t)c->rank,
@@ -318,9 +372,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
             rc = gpurma_dev_put_coop(c->win, peer, (size_t)c->data_off + slot * c->slot, src,
                                      bytes, g->tid, g->nthreads);
         if (rc == GPURMA_SUCCESS && g->tid == 0)
-            rc = gpurma_dev_put_value(c->win, peer, (size_t)c->data_off + slot * c->slot +
-                                                        gpurma_dcoll__trailer_at(c, 0),
-                                      gpurma_dcoll__trailer(c, e), 8);
+            rc = gpurma_dcoll__put_trailer(c, peer, (size_t)c->data_off + slot * c->slot, e, 0);
         gpurma_dcoll__sync(g);
         if (g->tid == 0 && rc == GPURMA_SUCCESS) {
 #if GPURMA_DEV_GPU /* the group's stores, then the signal (one thread: the signal orders) */
@@ -336,23 +388,30 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__send(const gpurma_dev_coll_t *c,
 }
 
 /* Whether src's piece of epoch e in slot (at `at` of this member's
- * window) carries this call's fingerprint: INVALID_ARG when src passed
- * another collective, count, dtype, op or root, or is at another epoch
- * (the team's members fell out of step after an earlier error). Thread 0
- * only, after the piece arrived. */
+ * window) carries this call's fingerprint and count: INVALID_ARG when src
+ * passed another collective, count, dtype, op or root, or is at another
+ * epoch (the team's members fell out of step after an earlier error).
+ * The count is compared exactly, so a rank that passed another count is
+ * refused even where the two prints are the same. Thread 0 only, after
+ * the piece arrived. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check_print(const gpurma_dev_coll_t *c, size_t at,
                                                         uint64_t e, int ll)
 {
-    const char *base = c->win.peers[c->rank].base;
-    if (!ll)
-        return *(volatile const uint64_t *)(base + at + gpurma_dcoll__trailer_at(c, 0)) ==
-                       gpurma_dcoll__trailer(c, e)
-                   ? GPURMA_SUCCESS
-                   : GPURMA_ERR_INVALID_ARG;
-    uint32_t got = 0;
-    gpurma_status_t rc = gpurma_dev_read_packets_coop(c->win, at + gpurma_dcoll__trailer_at(c, 1),
-                                                      &got, 4, (uint32_t)e, 0, 1);
-    return rc != GPURMA_SUCCESS ? rc : got == c->print ? GPURMA_SUCCESS : GPURMA_ERR_INVALID_ARG;
+    const char *trailer = c->win.peers[c->rank].base + at + gpurma_dcoll__trailer_at(c, ll);
+    if (!ll) {
+        const volatile uint64_t *w = (const volatile uint64_t *)(const void *)trailer;
+        return w[1] == gpurma_dcoll__trailer(c, e) && w[0] == c->count ? GPURMA_SUCCESS
+                                                                       : GPURMA_ERR_INVALID_ARG;
+    }
+    uint32_t got[3] = {0, 0, 0}; /* count low, count high, print */
+    gpurma_status_t rc =
+        gpurma_dev_read_packets_coop(c->win, at + gpurma_dcoll__trailer_at(c, 1), got,
+                                     GPURMA_DCOLL__LL_TRAILER_PAYLOAD, (uint32_t)e, 0, 1);
+    if (rc != GPURMA_SUCCESS)
+        return rc;
+    return got[2] == c->print && ((uint64_t)got[1] << 32 | got[0]) == c->count
+               ? GPURMA_SUCCESS
+               : GPURMA_ERR_INVALID_ARG;
 }
 
 /* Waits for src's data of epoch e (bytes long) and sets *data to it, in
@@ -522,31 +581,46 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c, si
     gpurma_status_t rc = c->magic == GPURMA_DEV_COLL_MAGIC ? gpurma_dev_host_coll_state(c)
                                                            : GPURMA_ERR_INVALID_ARG;
 #endif
-    if (rc == GPURMA_SUCCESS && (!gpurma_dev_redop_valid(dtype, op) || root < 0 ||
-                                 root >= c->size ||
-                                 count > SIZE_MAX / gpurma_dev_dtype_size(dtype) /
-                                             (size_t)c->size))
+    if (rc == GPURMA_SUCCESS &&
+        (c->slot < GPURMA_DCOLL__MIN_SLOT || c->ll_slot < GPURMA_DCOLL__MIN_SLOT ||
+         !gpurma_dev_redop_valid(dtype, op) || root < 0 || root >= c->size ||
+         count > SIZE_MAX / gpurma_dev_dtype_size(dtype) / (size_t)c->size))
         rc = GPURMA_ERR_INVALID_ARG;
     return rc;
 }
 
 /* ------------------------------------------------------------ collectives */
 
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *c,
+/* One step of empty pieces, every member to every other, in the data
+ * slots: a piece's signal orders what the member wrote before (like any
+ * signal), and its trailer names a barrier (GPURMA_DCOLL__BARRIER_COUNT),
+ * so that a member in a barrier beside a peer in a collective is refused
+ * (or times out) on both sides instead of taking the peer's step, whose
+ * data signal is the same, as its arrival. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *call,
                                                     const gpurma_dcoll__grp_t *g)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(c, 0, GPURMA_UINT8, GPURMA_SUM, 0);
+    gpurma_status_t rc = gpurma_dcoll__check(call, 0, GPURMA_UINT8, GPURMA_SUM, 0);
     if (rc != GPURMA_SUCCESS)
         return rc;
+    gpurma_dev_coll_t b = *call;
+    const gpurma_dev_coll_t *c = &b;
+    gpurma_dcoll__set_call(&b, GPURMA_DCOLL__K_BARRIER, 0, GPURMA_UINT8, GPURMA_SUM, 0);
+    b.count = GPURMA_DCOLL__BARRIER_COUNT;
     rc = gpurma_dcoll__begin(c, g);
     if (rc != GPURMA_SUCCESS)
         return rc;
-    uint64_t e = gpurma_dcoll__epoch(c) + 1;
-    for (int i = 0; i < c->size && g->tid == 0 && rc == GPURMA_SUCCESS; i++)
-        rc = gpurma_dev_signal(c->win, (c->rank + i) % c->size, c->sig_base + (uint32_t)c->rank,
-                               GPURMA_SIGNAL_SET, e);
-    for (int i = 0; i < c->size && g->tid == 0 && rc == GPURMA_SUCCESS; i++)
-        rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)i, e);
+    const int n = c->size, me = c->rank;
+    const uint64_t e = gpurma_dcoll__epoch(c) + 1;
+    for (int i = 1; i < n && rc == GPURMA_SUCCESS; i++)
+        rc = gpurma_dcoll__send(c, g, (me + i) % n, 0, 0, e, 0);
+    for (int i = 1; i < n && rc == GPURMA_SUCCESS; i++) {
+        const int src = (me + n - i) % n;
+        const char *d = 0;
+        rc = gpurma_dcoll__recv(c, g, src, 0, e, 0, &d);
+        if (rc == GPURMA_SUCCESS)
+            rc = gpurma_dcoll__consumed(c, g, src, e);
+    }
     return gpurma_dcoll__finish(c, g, e, rc);
 }
 
