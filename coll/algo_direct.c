@@ -215,8 +215,14 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     const size_t moved = shared                              ? a->bytes / (size_t)n
                          : kind == GPURMA_DCOLL__K_ALLTOALLV ? pulled
                                                              : a->bytes;
-    const size_t per = (size_t)gpurma_config()->coll_direct_block_bytes,
-                 most = (size_t)gpurma_config()->coll_direct_blocks;
+    const size_t per = (size_t)gpurma_config()->coll_direct_block_bytes;
+    size_t most = (size_t)gpurma_config()->coll_direct_blocks;
+    /* Every member's kernel must fit on the GPU beside the others' even
+     * if all share it: a member whose first block never starts holds up
+     * every member until the timeout. */
+    const size_t fit = gpurma_coll_direct_resident(a->team->ctx->device) / (size_t)n;
+    if (fit && most > fit)
+        most = fit;
     size_t blocks = moved / per;
     blocks = blocks < 1 ? 1 : blocks > most ? most : blocks;
     int rc = gpurma_gpu_stream_begin(a->team->ctx->device, a->stream);

@@ -100,6 +100,9 @@ int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int
                            const gpurma_coll_direct_reg_t *s, size_t os,
                            const gpurma_coll_direct_reg_t *r, size_t orr, int *rc);
 #ifdef HAVE_CUDA
+/* Blocks of the zero-copy kernel that GPU `device` holds at once (0:
+ * unknown). */
+unsigned gpurma_coll_direct_resident(int device);
 /* kind: a GPURMA_DCOLL__K_* of coll_direct.h's. */
 int gpurma_coll_launch_direct(void *stream, const gpurma_dev_coll_t *c, unsigned blocks,
                               const gpurma_dcoll__direct_t *d, int kind, size_t count, int dtype,

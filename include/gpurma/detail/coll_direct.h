@@ -440,7 +440,8 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
             }
         }
         if (gpurma_sh_block_any(rc != GPURMA_SUCCESS)) {
-            if (rc != GPURMA_SUCCESS && rc != GPURMA_ERR_INVALID_ARG)
+            /* a failed meeting fails every thread: one message */
+            if (threadIdx.x == 0 && rc != GPURMA_SUCCESS && rc != GPURMA_ERR_INVALID_ARG)
                 printf("gpurma: rank %d: collective %d on registered buffers failed with status "
                        "%d (a peer did not take part within the timeout?)\n", c->rank, kind,
                        (int)rc);
