@@ -101,7 +101,7 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, s
         if (size == 8 || size == 4) {
             int seg;
             size_t off = gpurma_nvshmemi__offset(call, addr, size, &seg);
-            char *p = gpurma_nvshmemi__direct(seg, pe, off);
+            char *p = gpurma_nvshmemi__direct(seg, pe, off, size);
             if (p)
                 return size == 8
                            ? gpurma_nvshmemi__atomic64((uint64_t *)p, op, value, cond, fetch)

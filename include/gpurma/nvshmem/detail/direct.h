@@ -13,10 +13,12 @@
 
 #include "gpurma/nvshmem/detail/unit.h"
 
-/* This processor's address of offset off of segment seg (0: the heap) on
- * pe when pe is reached by load/store, else NULL. Only where the unit's
+/* This processor's address of [off, off + bytes) of segment seg (0: the
+ * heap) on pe when pe is reached by load/store and its copy holds all of
+ * it (a registered buffer may be smaller there), else NULL: the caller then
+ * takes gpurma's API, which reports a range error. Only where the unit's
  * state is live (device code, plain C on the host backend). */
-GPURMA_NVSHMEMI_D char *gpurma_nvshmemi__direct(int seg, int pe, size_t off)
+GPURMA_NVSHMEMI_D char *gpurma_nvshmemi__direct(int seg, int pe, size_t off, size_t bytes)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
     if ((unsigned)pe >= (unsigned)s->n_pes)
@@ -24,16 +26,20 @@ GPURMA_NVSHMEMI_D char *gpurma_nvshmemi__direct(int seg, int pe, size_t off)
     const gpurma_dev_peer_t *p = &(seg > 0 ? &s->segments[seg - 1].win : &s->win)->peers[pe];
 #if GPURMA_NVSHMEMI_DEVICE_PASS
     /* The table does not change while a kernel runs (the library writes it
-     * when it makes the window): read-only loads, both issued at once
-     * rather than the base after the path, as NVSHMEM's one __ldg of a
-     * peer's heap base. */
+     * when it makes the window): read-only loads, all issued at once
+     * rather than each after the test of the one before, as NVSHMEM's one
+     * __ldg of a peer's heap base. */
     int path = __ldg(&p->path);
     char *base = (char *)__ldg((const unsigned long long *)&p->base);
+    uint64_t size = __ldg((const unsigned long long *)&p->size);
 #else
     int path = p->path;
     char *base = p->base;
+    uint64_t size = p->size;
 #endif
-    return path == GPURMA_DEV_PATH_LOADSTORE && base ? base + off : NULL;
+    return path == GPURMA_DEV_PATH_LOADSTORE && base && off <= size && bytes <= size - off
+               ? base + off
+               : NULL;
 }
 
 /* Relaxed atomics at system scope on 4- and 8-byte words (kind: the

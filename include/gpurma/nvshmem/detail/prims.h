@@ -76,10 +76,7 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__check(const char *call, gpurma_status_t 
                                                              : "the operation failed");
 }
 
-/* The segment (0: the heap; k: segments[k - 1]) whose memory holds addr,
- * with addr's offset in it, or -1. An address at a segment's end belongs
- * to it (a zero-byte access there is fine). */
-/* The segment k + 1 of segments[k] that holds a, or -1 (out of line: it
+/* The segment k + 1 of segments[k] that holds a, or -1 (out of line; it
  * returns no offset through memory, which would put the caller's on the
  * stack). */
 GPURMA_NVSHMEMI_COLD int gpurma_nvshmemi__find_segment(uintptr_t a)
@@ -92,6 +89,9 @@ GPURMA_NVSHMEMI_COLD int gpurma_nvshmemi__find_segment(uintptr_t a)
     }
     return -1;
 }
+/* The segment (0: the heap; k: segments[k - 1]) whose memory holds addr,
+ * with addr's offset in it, or -1. An address at a segment's end belongs
+ * to it (a zero-byte access there is fine). */
 GPURMA_NVSHMEMI_D int gpurma_nvshmemi__find(const void *addr, size_t *off)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
@@ -126,7 +126,9 @@ GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *a
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "the address is not in the symmetric heap");
     uint64_t size = k ? gpurma_nvshmemi_st.segments[k - 1].size : gpurma_nvshmemi_st.heap_size;
-    if (bytes > size - off)
+    /* (the first test also tells the compiler that no copy after this
+     * runs past the largest object, which it warns of otherwise) */
+    if (bytes > (size_t)PTRDIFF_MAX || bytes > size - off)
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "the access runs past the end of the symmetric heap");
     if (!k && off < gpurma_nvshmemi_st.sync_bytes)
@@ -193,7 +195,7 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put(const char *call, void *dst, const 
     if (gpurma_nvshmemi__devpath(call)) {
         int seg;
         size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
-        char *d = gpurma_nvshmemi__direct(seg, pe, off);
+        char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
         if (d) { /* stores, complete (source reusable) once issued */
             gpurma_nvshmemi__copy_direct(call, d, src, bytes, 0, 1);
             return;
@@ -228,7 +230,7 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const 
     if (gpurma_nvshmemi__devpath(call)) {
         int seg;
         size_t off = gpurma_nvshmemi__offset(call, src, bytes, &seg);
-        const char *from = gpurma_nvshmemi__direct(seg, pe, off);
+        const char *from = gpurma_nvshmemi__direct(seg, pe, off, bytes);
         /* g and other single words: one load; more, a copy */
         if (from && (bytes == 8 || bytes == 4 || bytes == 2 || bytes == 1) &&
             !(off & (bytes - 1)) && !((uintptr_t)dst & (bytes - 1))) {
@@ -273,7 +275,7 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, 
     if (gpurma_nvshmemi__devpath(call)) {
         int seg;
         size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
-        char *d = gpurma_nvshmemi__direct(seg, pe, off);
+        char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
         if (d && !(off & (bytes - 1))) {
 #if GPURMA_NVSHMEMI_DEVICE_PASS
             /* One plain store, as NVSHMEM's p: p promises nothing until a
@@ -385,7 +387,7 @@ GPURMA_NVSHMEMI_HD void *gpurma_nvshmemi__ptr(const void *addr, int pe)
             return NULL;
         if (pe == s->my_pe) /* this PE's own copy, however its window reaches it */
             return (void *)addr;
-        return gpurma_nvshmemi__direct(seg, pe, off);
+        return gpurma_nvshmemi__direct(seg, pe, off, 1);
     }
 #endif
 #if !GPURMA_NVSHMEMI_DEVICE_PASS
@@ -507,7 +509,7 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group(const char *call, int is_get, 
     /* A mapped PE: the group copies straight to or from its address (no
      * channel to build, and no flush: load/store completes in place), then
      * meets, so that a get's dest is complete for all of it on return. */
-    char *peer = gpurma_nvshmemi__direct(seg, pe, off);
+    char *peer = gpurma_nvshmemi__direct(seg, pe, off, bytes);
     if (peer) {
         unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
         unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();

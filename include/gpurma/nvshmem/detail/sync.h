@@ -100,7 +100,7 @@ GPURMA_NVSHMEMI_D uint64_t *gpurma_nvshmemi__signal_word(const char *call, uint6
         gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED, "the signal word is not 8-byte aligned");
     int seg;
     size_t off = gpurma_nvshmemi__offset(call, sig_addr, 8, &seg);
-    return (uint64_t *)gpurma_nvshmemi__direct(seg, pe, off);
+    return (uint64_t *)gpurma_nvshmemi__direct(seg, pe, off, 8);
 #else
     (void)call, (void)sig_addr, (void)pe;
     return NULL;
@@ -148,7 +148,7 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_signal(const char *call, void *dest
         if (word) {
             int seg;
             size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
-            char *d = gpurma_nvshmemi__direct(seg, pe, off);
+            char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
             if (d)
                 gpurma_nvshmemi__copy_direct(call, d, source, bytes, 0, 1);
             else
@@ -182,7 +182,7 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__put_signal_group(const char *call, void 
         size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
         unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
         unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
-        char *d = gpurma_nvshmemi__direct(seg, pe, off);
+        char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
         if (d)
             gpurma_nvshmemi__copy_direct(call, d, source, bytes, tid, nthreads);
         else
@@ -531,7 +531,7 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__team_sync(const char *call, nvshmem_team
          * address check refuses: straight to the peer (a relaxed add that
          * waits for no reply, released by the fence above) or to the
          * device API. */
-        uint64_t *arrival = (uint64_t *)gpurma_nvshmemi__direct(0, pe, (size_t)s->my_pe * 8);
+        uint64_t *arrival = (uint64_t *)gpurma_nvshmemi__direct(0, pe, (size_t)s->my_pe * 8, 8);
         if (arrival)
             (void)gpurma_nvshmemi__atomic64(arrival, 4 /* add */, 1, 0, 0);
         else
