@@ -477,6 +477,16 @@ GPURMA_NVSHMEMI_D uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp
 
 /* ------------------------------------------------------------ barriers */
 
+/* Whether a live window of the heap reaches some PE through the port engine. */
+GPURMA_NVSHMEMI_D int gpurma_nvshmemi__any_port(void)
+{
+    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
+    for (uint32_t k = 0; k <= s->nsegments && k <= GPURMA_NVSHMEMI_MAX_SEGMENTS; k++)
+        if ((!k || s->segments[k - 1].base) && gpurma_nvshmemi__win((int)k)->nports)
+            return 1;
+    return 0;
+}
+
 /*
  * The device barrier of a strided team: for each other member m, one atomic
  * add to arrivals[me] at m, then a wait until arrivals[m] here reaches the
@@ -493,16 +503,6 @@ GPURMA_NVSHMEMI_D uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp
  * the fence, cumulatively: also its puts to third PEs. A release on each add
  * would be one fence per member, each waiting for the add before it.
  */
-/* Whether a live window of the heap reaches some PE through the port engine. */
-GPURMA_NVSHMEMI_D int gpurma_nvshmemi__any_port(void)
-{
-    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
-    for (uint32_t k = 0; k <= s->nsegments && k <= GPURMA_NVSHMEMI_MAX_SEGMENTS; k++)
-        if ((!k || s->segments[k - 1].base) && gpurma_nvshmemi__win((int)k)->nports)
-            return 1;
-    return 0;
-}
-
 GPURMA_NVSHMEMI_D void gpurma_nvshmemi__team_sync(const char *call, nvshmem_team_t team,
                                                   int quiet)
 {
