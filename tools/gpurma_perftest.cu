@@ -19,7 +19,8 @@
  *                 bytes each way, the receiver waits for the signal first.
  *                 Round trip in microseconds, as NVSHMEM reports it.
  *   fetch_add_lat shmem_atomic_latency -a fetch_add (uint64_t): one thread
- *                 fetch-adds the peer's word in a loop, then quiets.
+ *                 fetch-adds the peer's word in a loop, then quiets; the
+ *                 results are dropped but the last (as the perftest's).
  *   barrier_{thread,warp,block}
  *                 barrier_latency: a device barrier of both ranks in a
  *                 loop, when this tree has gpurma_coll_device.h.
@@ -355,8 +356,12 @@ __global__ void k_fetch_add(gpurma_dev_win_t w, int peer, size_t off, unsigned r
 {
     gpurma_dev_chan_t c = gpurma_dev_win_chan(w, peer);
     int rc = 0;
-    uint64_t old = 0;
-    for (unsigned i = 0; i < rounds && !rc; i++)
+    /* As shmem_atomic_latency: fetching atomics whose results are dropped
+     * (so they may overlap), except the last one's, which the check reads. */
+    uint64_t old = 0, dropped;
+    for (unsigned i = 0; i + 1 < rounds && !rc; i++)
+        rc = gpurma_dev_chan_atomic_fetch_add(c, off, 1, &dropped);
+    if (rounds && !rc)
         rc = gpurma_dev_chan_atomic_fetch_add(c, off, 1, &old);
     if (!rc)
         rc = gpurma_dev_quiet(w);

@@ -12,7 +12,8 @@
  *   p_lat                  nvshmem_int_p of every element, nvshmem_quiet
  *   put_signal_rtt_SCOPE   nvshmem(x)_putmem_signal_nbi(_warp|_block) both
  *                          ways, nvshmem_signal_wait_until; round trip
- *   fetch_add_lat          nvshmem_uint64_atomic_fetch_add in a loop
+ *   fetch_add_lat          nvshmem_uint64_atomic_fetch_add in a loop, results
+ *                          dropped but the last (as shmem_atomic_latency)
  *   barrier_SCOPE          nvshmem_barrier_all / nvshmemx_barrier_all_warp
  *                          / _block in a collective launch
  *
@@ -267,9 +268,11 @@ int put_signal_rtt(Api *a)
 __global__ void k_fetch_add(uint64_t *word, int peer, unsigned rounds,
                             unsigned long long *last_old)
 {
-    uint64_t old = 0;
-    for (unsigned i = 0; i < rounds; i++)
-        old = nvshmem_uint64_atomic_fetch_add(word, 1, peer);
+    /* As shmem_atomic_latency: the results are dropped (so the atomics may
+     * overlap), except the last one's, which the check reads. */
+    for (unsigned i = 0; i + 1 < rounds; i++)
+        (void)nvshmem_uint64_atomic_fetch_add(word, 1, peer);
+    uint64_t old = rounds ? nvshmem_uint64_atomic_fetch_add(word, 1, peer) : 0;
     nvshmem_quiet();
     *last_old = old;
 }

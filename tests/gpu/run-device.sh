@@ -261,7 +261,7 @@ targets=
 for p in $gpu_progs; do
     case $p in test_*) targets="$targets tests/gpu/$p.mp" ;; *) targets="$targets tests/gpu/$p" ;; esac
 done
-nvshmem_gpu="tests/nvshmem/gpu_ring.mp tests/nvshmem/gpu_ring_rdc.mp"
+nvshmem_gpu="tests/nvshmem/gpu_ring.mp tests/nvshmem/gpu_ring_rdc.mp tests/nvshmem/gpu_fast_paths.mp"
 (cd "$build" && make -j16 -k $targets $nvshmem_gpu tests/nvshmem/libgpu_module.so) \
     >>"$out/build.log" 2>&1
 mkdir -p "$build/tests/gpu-nvcc"
@@ -328,7 +328,7 @@ run1() {
 }
 
 # The NVSHMEM layer's GPU ring (two units; built without and with -rdc)
-# under mpirun, two PEs.
+# and its load/store paths (gpu_fast_paths) under mpirun, two PEs.
 run_nvshmem_gpu() {
     command -v mpirun >/dev/null 2>&1 || return 0
     for t in $nvshmem_gpu; do

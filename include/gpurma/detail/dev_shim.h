@@ -85,31 +85,28 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_u64(uint64_t *p, uint64_t expected, uint64_
                  : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
     return old;
 }
-/* The user-visible atomics (gpurma_dev_atomic_*): relaxed, so that
- * back-to-back atomics whose results are not consumed overlap instead of
- * each waiting for the last; ordering against other operations comes from
- * fence, quiet and signals. */
+/* The user-visible atomics (gpurma_dev_atomic_*): relaxed at system scope
+ * (the peer is another GPU or the CPU; atom without .sem is .relaxed),
+ * ordered against other operations only by fence, quiet and signals.
+ * A result nobody reads makes ptxas emit a RED, which waits for no reply,
+ * so back-to-back atomics overlap. CUDA's _system builtins rather than an
+ * asm with a memory clobber: the same instruction, but the compiler sees an
+ * atomic on one word, not a write of all memory, so what it can prove
+ * untouched (constant memory, read-only loads, locals) stays in registers
+ * across a loop of atomics. */
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_relaxed_u64(uint64_t *p, uint64_t v)
 {
-    uint64_t old;
-    asm volatile("atom.relaxed.sys.global.add.u64 %0, [%1], %2;"
-                 : "=l"(old) : "l"(p), "l"(v) : "memory");
-    return old;
+    return atomicAdd_system((unsigned long long *)p, (unsigned long long)v);
 }
 GPURMA_DEVICE uint64_t gpurma_sh_exchange_relaxed_u64(uint64_t *p, uint64_t v)
 {
-    uint64_t old;
-    asm volatile("atom.relaxed.sys.global.exch.b64 %0, [%1], %2;"
-                 : "=l"(old) : "l"(p), "l"(v) : "memory");
-    return old;
+    return atomicExch_system((unsigned long long *)p, (unsigned long long)v);
 }
 GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
                                                  uint64_t desired)
 {
-    uint64_t old;
-    asm volatile("atom.relaxed.sys.global.cas.b64 %0, [%1], %2, %3;"
-                 : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
-    return old;
+    return atomicCAS_system((unsigned long long *)p, (unsigned long long)expected,
+                            (unsigned long long)desired);
 }
 /* The same on a word only this GPU's kernels touch: device scope, which
  * the GPU's L2 answers without the system's coherence (faster). */

@@ -33,28 +33,13 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo_apply(int op, uint64_t cur, uin
     }
 }
 
-/* The old value (size bytes, zero-extended) of the word at addr on pe.
- * fetch 0: the caller does not use it (a reduction where there is one). */
-GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, size_t size,
-                                                 int op, uint64_t value, uint64_t cond, int pe,
-                                                 int fetch)
+/* An AMO through gpurma's API (PEs not mapped here, host code): the
+ * 64-bit ones it has, the rest a compare-swap loop. */
+GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo_api(const char *call, void *addr, size_t size,
+                                                     int op, uint64_t value, uint64_t cond,
+                                                     int pe, int fetch)
 {
     uintptr_t a = (uintptr_t)addr;
-    if (a & (size - 1))
-        gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED,
-                              "the address is not aligned to its type");
-#if GPURMA_NVSHMEMI_HAS_DEVPATH
-    /* A mapped peer: one relaxed atomic (the op codes are direct.h's). */
-    if ((size == 8 || size == 4) && gpurma_nvshmemi__devpath(call)) {
-        int seg;
-        size_t off = gpurma_nvshmemi__offset(call, addr, size, &seg);
-        char *p = gpurma_nvshmemi__direct(seg, pe, off);
-        if (p)
-            return size == 8 ? gpurma_nvshmemi__atomic64((uint64_t *)p, op, value, cond, fetch)
-                             : gpurma_nvshmemi__atomic32((uint32_t *)p, op, (uint32_t)value,
-                                                         (uint32_t)cond, fetch);
-    }
-#endif
     if (size == 8) {
         switch (op) {
         case GPURMA_NVSHMEMI_AMO_ADD:
@@ -90,6 +75,43 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, s
             return old;
         cur = seen;
     }
+}
+
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+GPURMA_NVSHMEMI_COLD uint64_t gpurma_nvshmemi__amo_slow(const char *call, void *addr, size_t size,
+                                                        int op, uint64_t value, uint64_t cond,
+                                                        int pe, int fetch)
+{
+    return gpurma_nvshmemi__amo_api(call, addr, size, op, value, cond, pe, fetch);
+}
+#endif
+
+/* The old value (size bytes, zero-extended) of the word at addr on pe.
+ * fetch 0: the caller does not use it (a reduction where there is one). */
+GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, size_t size,
+                                                 int op, uint64_t value, uint64_t cond, int pe,
+                                                 int fetch)
+{
+    if ((uintptr_t)addr & (size - 1))
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED,
+                              "the address is not aligned to its type");
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath(call)) {
+        /* A mapped peer: one relaxed atomic (the op codes are direct.h's). */
+        if (size == 8 || size == 4) {
+            int seg;
+            size_t off = gpurma_nvshmemi__offset(call, addr, size, &seg);
+            char *p = gpurma_nvshmemi__direct(seg, pe, off, size);
+            if (p)
+                return size == 8
+                           ? gpurma_nvshmemi__atomic64((uint64_t *)p, op, value, cond, fetch)
+                           : gpurma_nvshmemi__atomic32((uint32_t *)p, op, (uint32_t)value,
+                                                       (uint32_t)cond, fetch);
+        }
+        return gpurma_nvshmemi__amo_slow(call, addr, size, op, value, cond, pe, fetch);
+    }
+#endif
+    return gpurma_nvshmemi__amo_api(call, addr, size, op, value, cond, pe, fetch);
 }
 
 /* Bits of a value, and a value of TYPE from bits. */

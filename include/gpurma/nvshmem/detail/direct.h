@@ -13,68 +13,83 @@
 
 #include "gpurma/nvshmem/detail/unit.h"
 
-/* This processor's address of offset off of segment seg (0: the heap) on
- * pe when pe is reached by load/store, else NULL. Only where the unit's
+/* This processor's address of [off, off + bytes) of segment seg (0: the
+ * heap) on pe when pe is reached by load/store and its copy holds all of
+ * it (a registered buffer may be smaller there), else NULL: the caller then
+ * takes gpurma's API, which reports a range error. Only where the unit's
  * state is live (device code, plain C on the host backend). */
-GPURMA_NVSHMEMI_D char *gpurma_nvshmemi__direct(int seg, int pe, size_t off)
+GPURMA_NVSHMEMI_D char *gpurma_nvshmemi__direct(int seg, int pe, size_t off, size_t bytes)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
     if ((unsigned)pe >= (unsigned)s->n_pes)
         return NULL;
     const gpurma_dev_peer_t *p = &(seg > 0 ? &s->segments[seg - 1].win : &s->win)->peers[pe];
-    return p->path == GPURMA_DEV_PATH_LOADSTORE && p->base ? p->base + off : NULL;
+#if GPURMA_NVSHMEMI_DEVICE_PASS
+    /* The table does not change while a kernel runs (the library writes it
+     * when it makes the window): read-only loads, all issued at once
+     * rather than each after the test of the one before, as NVSHMEM's one
+     * __ldg of a peer's heap base. */
+    int path = __ldg(&p->path);
+    char *base = (char *)__ldg((const unsigned long long *)&p->base);
+    uint64_t size = __ldg((const unsigned long long *)&p->size);
+#else
+    int path = p->path;
+    char *base = p->base;
+    uint64_t size = p->size;
+#endif
+    return path == GPURMA_DEV_PATH_LOADSTORE && base && off <= size && bytes <= size - off
+               ? base + off
+               : NULL;
 }
 
 /* Relaxed atomics at system scope on 4- and 8-byte words (kind: the
  * layer's AMO codes of amo.h: 0 fetch, 1 set, 2 swap, 3 cas, 4 add, 5 and,
- * 6 or, 7 xor). fetch == 0: the result is not needed (red where there is
- * one). */
+ * 6 or, 7 xor), as NVSHMEM's own: CUDA's _system builtins, whose result,
+ * when the caller drops it (fetch == 0, or a fetching call whose value the
+ * program discards), ptxas turns into a RED that waits for no reply, so
+ * back-to-back AMOs overlap. System scope because the word may belong to
+ * another GPU, whose kernels' atomics on it must be atomic with these
+ * (device scope covers one GPU only); no fence, since NVSHMEM orders AMOs
+ * only with fence and quiet. The builtins are not asm with a memory clobber, so the
+ * compiler keeps what the atomic cannot touch in registers across a loop. */
 #if GPURMA_NVSHMEMI_CUDA /* device functions: nvcc's host pass only parses them */
-#define GPURMA_NVSHMEMI__ATOM(OP, T, W, C)                                                  \
-    asm volatile("atom.relaxed.sys.global." OP "." T " %0, [%1], %2;"                      \
-                 : "=" C(old) : "l"(p), C(v) : "memory")
-#define GPURMA_NVSHMEMI__RED(OP, T, C)                                                      \
-    asm volatile("red.relaxed.sys.global." OP "." T " [%0], %1;" ::"l"(p), C(v) : "memory")
+#define GPURMA_NVSHMEMI__ATOMIC_BODY(T)                                                     \
+    switch (kind) {                                                                         \
+    case 0: return gpurma_nvshmemi__load_relaxed_##T(p);                                     \
+    case 1: case 2: return (T)atomicExch_system((U *)p, (U)v);                              \
+    case 3: return (T)atomicCAS_system((U *)p, (U)cond, (U)v);                              \
+    case 4: return (T)atomicAdd_system((U *)p, (U)v);                                       \
+    case 5: return (T)atomicAnd_system((U *)p, (U)v);                                       \
+    case 6: return (T)atomicOr_system((U *)p, (U)v);                                        \
+    default: return (T)atomicXor_system((U *)p, (U)v);                                      \
+    }
+GPURMA_NVSHMEMI_D uint64_t gpurma_nvshmemi__load_relaxed_uint64_t(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+GPURMA_NVSHMEMI_D uint32_t gpurma_nvshmemi__load_relaxed_uint32_t(const uint32_t *p)
+{
+    uint32_t v;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
 GPURMA_NVSHMEMI_D uint64_t gpurma_nvshmemi__atomic64(uint64_t *p, int kind, uint64_t v,
                                                      uint64_t cond, int fetch)
 {
-    uint64_t old = 0;
-    switch (kind) {
-    case 0: asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(old) : "l"(p) : "memory");
-        break;
-    case 1: case 2: GPURMA_NVSHMEMI__ATOM("exch", "b64", 64, "l"); break;
-    case 3:
-        asm volatile("atom.relaxed.sys.global.cas.b64 %0, [%1], %2, %3;"
-                     : "=l"(old) : "l"(p), "l"(cond), "l"(v) : "memory");
-        break;
-    case 4: if (fetch) GPURMA_NVSHMEMI__ATOM("add", "u64", 64, "l"); else GPURMA_NVSHMEMI__RED("add", "u64", "l"); break;
-    case 5: if (fetch) GPURMA_NVSHMEMI__ATOM("and", "b64", 64, "l"); else GPURMA_NVSHMEMI__RED("and", "b64", "l"); break;
-    case 6: if (fetch) GPURMA_NVSHMEMI__ATOM("or", "b64", 64, "l"); else GPURMA_NVSHMEMI__RED("or", "b64", "l"); break;
-    default: if (fetch) GPURMA_NVSHMEMI__ATOM("xor", "b64", 64, "l"); else GPURMA_NVSHMEMI__RED("xor", "b64", "l"); break;
-    }
-    return old;
+    typedef unsigned long long U;
+    (void)fetch; /* the compiler sees whether the result is used */
+    GPURMA_NVSHMEMI__ATOMIC_BODY(uint64_t)
 }
 GPURMA_NVSHMEMI_D uint32_t gpurma_nvshmemi__atomic32(uint32_t *p, int kind, uint32_t v,
                                                      uint32_t cond, int fetch)
 {
-    uint32_t old = 0;
-    switch (kind) {
-    case 0: asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(old) : "l"(p) : "memory");
-        break;
-    case 1: case 2: GPURMA_NVSHMEMI__ATOM("exch", "b32", 32, "r"); break;
-    case 3:
-        asm volatile("atom.relaxed.sys.global.cas.b32 %0, [%1], %2, %3;"
-                     : "=r"(old) : "l"(p), "r"(cond), "r"(v) : "memory");
-        break;
-    case 4: if (fetch) GPURMA_NVSHMEMI__ATOM("add", "u32", 32, "r"); else GPURMA_NVSHMEMI__RED("add", "u32", "r"); break;
-    case 5: if (fetch) GPURMA_NVSHMEMI__ATOM("and", "b32", 32, "r"); else GPURMA_NVSHMEMI__RED("and", "b32", "r"); break;
-    case 6: if (fetch) GPURMA_NVSHMEMI__ATOM("or", "b32", 32, "r"); else GPURMA_NVSHMEMI__RED("or", "b32", "r"); break;
-    default: if (fetch) GPURMA_NVSHMEMI__ATOM("xor", "b32", 32, "r"); else GPURMA_NVSHMEMI__RED("xor", "b32", "r"); break;
-    }
-    return old;
+    typedef unsigned int U;
+    (void)fetch;
+    GPURMA_NVSHMEMI__ATOMIC_BODY(uint32_t)
 }
-#undef GPURMA_NVSHMEMI__ATOM
-#undef GPURMA_NVSHMEMI__RED
+#undef GPURMA_NVSHMEMI__ATOMIC_BODY
 /* The signal of put_signal and signal_op: every store this thread made
  * before (and, after a group barrier, its group's) is visible to whoever
  * sees the new value. */
@@ -84,6 +99,15 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__signal_release(uint64_t *p, uint64_t v, 
         asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
     else
         asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+/* A release fence at system scope: with the relaxed atomics after it, a
+ * release of everything this thread did (and, after a group barrier, its
+ * group) to whoever acquires one of their values. One fence before several
+ * atomics, instead of a release on each, which would wait for the one
+ * before it. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__fence_release(void)
+{
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
 }
 /* An acquire load of 2, 4 or 8 bytes, zero-extended. */
 GPURMA_NVSHMEMI_D uint64_t gpurma_nvshmemi__load_acquire(const void *p, size_t size)
@@ -128,6 +152,10 @@ static inline void gpurma_nvshmemi__signal_release(uint64_t *p, uint64_t v, int 
         __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
     else
         __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+static inline void gpurma_nvshmemi__fence_release(void)
+{
+    __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 static inline uint64_t gpurma_nvshmemi__load_acquire(const void *p, size_t size)
 {

@@ -15,12 +15,33 @@
  * device code, in plain C when the heap is host memory. */
 #define GPURMA_NVSHMEMI_HAS_DEVPATH (GPURMA_NVSHMEMI_DEVICE_PASS || !GPURMA_DEV_GPU)
 
-GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__fail(const char *call, int status, const char *why)
+/* Device code the load/store fast path never runs (failures, PEs behind
+ * the port engine): out of line, so that a loop of p, g or atomics keeps a
+ * small body the compiler unrolls, with its loads in flight together,
+ * instead of every call's slow paths inline. Plain C keeps them inline. */
+#if GPURMA_NVSHMEMI_CUDA
+#define GPURMA_NVSHMEMI_COLD static __device__ __noinline__ __attribute__((unused))
+#else
+#define GPURMA_NVSHMEMI_COLD static inline
+#endif
+
+#if GPURMA_NVSHMEMI_CUDA
+/* Never returns: every check of every call branches to one call here
+ * instead of carrying printf's argument setup inline. */
+GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__fail_device(const char *call, int status,
+                                                       const char *why)
 {
-#if GPURMA_NVSHMEMI_DEVICE_PASS
     printf("gpurma nvshmem: PE %d: %s: %s (gpurma status %d)\n", (int)gpurma_nvshmemi_st.my_pe,
            call, why, status);
     __trap();
+}
+#endif
+
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__fail(const char *call, int status, const char *why)
+{
+#if GPURMA_NVSHMEMI_DEVICE_PASS
+    gpurma_nvshmemi__fail_device(call, status, why);
+    __builtin_unreachable();
 #else
     gpurma_nvshmemi_fail(call, status, why);
 #endif
@@ -55,6 +76,19 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__check(const char *call, gpurma_status_t 
                                                              : "the operation failed");
 }
 
+/* The segment k + 1 of segments[k] that holds a, or -1 (out of line; it
+ * returns no offset through memory, which would put the caller's on the
+ * stack). */
+GPURMA_NVSHMEMI_COLD int gpurma_nvshmemi__find_segment(uintptr_t a)
+{
+    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
+    for (uint32_t k = 0; k < s->nsegments && k < GPURMA_NVSHMEMI_MAX_SEGMENTS; k++) {
+        uintptr_t base = (uintptr_t)s->segments[k].base;
+        if (base && a >= base && a - base <= s->segments[k].size)
+            return (int)k + 1;
+    }
+    return -1;
+}
 /* The segment (0: the heap; k: segments[k - 1]) whose memory holds addr,
  * with addr's offset in it, or -1. An address at a segment's end belongs
  * to it (a zero-byte access there is fine). */
@@ -66,14 +100,10 @@ GPURMA_NVSHMEMI_D int gpurma_nvshmemi__find(const void *addr, size_t *off)
         *off = (size_t)(a - base);
         return 0;
     }
-    for (uint32_t k = 0; k < s->nsegments && k < GPURMA_NVSHMEMI_MAX_SEGMENTS; k++) {
-        base = (uintptr_t)s->segments[k].base;
-        if (base && a >= base && a - base <= s->segments[k].size) {
-            *off = (size_t)(a - base);
-            return (int)k + 1;
-        }
-    }
-    return -1;
+    int k = gpurma_nvshmemi__find_segment(a); /* heaps that grew, registered buffers */
+    if (k > 0)
+        *off = (size_t)(a - (uintptr_t)s->segments[k - 1].base);
+    return k;
 }
 
 /* The device window of segment seg. */
@@ -96,7 +126,9 @@ GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *a
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "the address is not in the symmetric heap");
     uint64_t size = k ? gpurma_nvshmemi_st.segments[k - 1].size : gpurma_nvshmemi_st.heap_size;
-    if (bytes > size - off)
+    /* (the first test also tells the compiler that no copy after this
+     * runs past the largest object, which it warns of otherwise) */
+    if (bytes > (size_t)PTRDIFF_MAX || bytes > size - off)
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               "the access runs past the end of the symmetric heap");
     if (!k && off < gpurma_nvshmemi_st.sync_bytes)
@@ -142,6 +174,19 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__flush(const char *call, int pe)
 #endif
 }
 
+/* A copy between this PE's memory and a mapped PE's (to, from: one of each),
+ * shared by a group of nthreads; the local side must not be NULL (the
+ * symmetric side passed the heap check). Load/store: the bytes are where
+ * they go once the copy returns, so nothing is left to flush. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__copy_direct(const char *call, void *to,
+                                                    const void *from, size_t bytes,
+                                                    unsigned tid, unsigned nthreads)
+{
+    if (bytes && (!to || !from))
+        gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "the local buffer is NULL");
+    gpurma_sh_copy(to, from, bytes, tid, nthreads);
+}
+
 /* nbi 0: the source may be reused on return. */
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put(const char *call, void *dst, const void *src,
                                              size_t bytes, int pe, int nbi)
@@ -150,6 +195,11 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put(const char *call, void *dst, const 
     if (gpurma_nvshmemi__devpath(call)) {
         int seg;
         size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
+        char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
+        if (d) { /* stores, complete (source reusable) once issued */
+            gpurma_nvshmemi__copy_direct(call, d, src, bytes, 0, 1);
+            return;
+        }
         gpurma_nvshmemi__check(call, gpurma_dev_put(*gpurma_nvshmemi__win(seg), pe, off, src,
                                                     bytes));
         if (!nbi)
@@ -162,6 +212,17 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put(const char *call, void *dst, const 
 #endif
 }
 
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+/* A get from a PE that is not mapped here. */
+GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__get_slow(const char *call, void *dst, int seg,
+                                                    size_t off, size_t bytes, int pe, int nbi)
+{
+    gpurma_nvshmemi__check(call, gpurma_dev_get(*gpurma_nvshmemi__win(seg), pe, dst, off, bytes));
+    if (!nbi)
+        gpurma_nvshmemi__flush(call, pe);
+}
+#endif
+
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const void *src,
                                              size_t bytes, int pe, int nbi)
 {
@@ -169,8 +230,8 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const 
     if (gpurma_nvshmemi__devpath(call)) {
         int seg;
         size_t off = gpurma_nvshmemi__offset(call, src, bytes, &seg);
-        const char *from = gpurma_nvshmemi__direct(seg, pe, off);
-        /* g and other single words: one load */
+        const char *from = gpurma_nvshmemi__direct(seg, pe, off, bytes);
+        /* g and other single words: one load; more, a copy */
         if (from && (bytes == 8 || bytes == 4 || bytes == 2 || bytes == 1) &&
             !(off & (bytes - 1)) && !((uintptr_t)dst & (bytes - 1))) {
             if (bytes == 8)
@@ -183,10 +244,11 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const 
                 *(uint8_t *)dst = *(const volatile uint8_t *)from;
             return;
         }
-        gpurma_nvshmemi__check(call, gpurma_dev_get(*gpurma_nvshmemi__win(seg), pe, dst, off,
-                                                    bytes));
-        if (!nbi)
-            gpurma_nvshmemi__flush(call, pe);
+        if (from) {
+            gpurma_nvshmemi__copy_direct(call, dst, from, bytes, 0, 1);
+            return;
+        }
+        gpurma_nvshmemi__get_slow(call, dst, seg, off, bytes, pe, nbi);
         return;
     }
 #endif
@@ -194,6 +256,16 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const 
     gpurma_nvshmemi_get(call, dst, src, bytes, pe, nbi);
 #endif
 }
+
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+/* p to a PE that is not mapped here (or at an unaligned offset). */
+GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__put_value_slow(const char *call, int seg, size_t off,
+                                                          uint64_t value, size_t bytes, int pe)
+{
+    gpurma_nvshmemi__check(call, gpurma_dev_put_value(*gpurma_nvshmemi__win(seg), pe, off, value,
+                                                      bytes));
+}
+#endif
 
 /* One store of 1, 2, 4 or 8 bytes (the low bytes of value). */
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, uint64_t value,
@@ -203,8 +275,25 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, 
     if (gpurma_nvshmemi__devpath(call)) {
         int seg;
         size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
-        char *d = gpurma_nvshmemi__direct(seg, pe, off);
-        if (d && !(off & (bytes - 1))) { /* one store, as NVSHMEM's p */
+        char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
+        if (d && !(off & (bytes - 1))) {
+#if GPURMA_NVSHMEMI_DEVICE_PASS
+            /* One plain store, as NVSHMEM's p: p promises nothing until a
+             * fence, quiet or signal (each an asm the compiler does not
+             * move stores across), and a volatile one would be a strong
+             * system-scope store, ordered with every other volatile access
+             * of the thread, which p does not need. */
+            if (bytes == 8)
+                *(uint64_t *)d = value;
+            else if (bytes == 4)
+                *(uint32_t *)d = (uint32_t)value;
+            else if (bytes == 2)
+                *(uint16_t *)d = (uint16_t)value;
+            else
+                *(uint8_t *)d = (uint8_t)value;
+#else
+            /* The host backend's C compilers: volatile, so that a store a
+             * peer process polls for is not kept in a register. */
             if (bytes == 8)
                 *(volatile uint64_t *)d = value;
             else if (bytes == 4)
@@ -213,11 +302,10 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, 
                 *(volatile uint16_t *)d = (uint16_t)value;
             else
                 *(volatile uint8_t *)d = (uint8_t)value;
+#endif
             return;
         }
-        gpurma_nvshmemi__check(call,
-                               gpurma_dev_put_value(*gpurma_nvshmemi__win(seg), pe, off, value,
-                                                    bytes));
+        gpurma_nvshmemi__put_value_slow(call, seg, off, value, bytes, pe);
         return;
     }
 #endif
@@ -299,7 +387,7 @@ GPURMA_NVSHMEMI_HD void *gpurma_nvshmemi__ptr(const void *addr, int pe)
             return NULL;
         if (pe == s->my_pe) /* this PE's own copy, however its window reaches it */
             return (void *)addr;
-        return gpurma_nvshmemi__direct(seg, pe, off);
+        return gpurma_nvshmemi__direct(seg, pe, off, 1);
     }
 #endif
 #if !GPURMA_NVSHMEMI_DEVICE_PASS
@@ -386,39 +474,6 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__iget(const char *call, void *dest, cons
 
 enum { GPURMA_NVSHMEMI_WARP = 1, GPURMA_NVSHMEMI_BLOCK = 2 };
 
-/* The group shares the copy; on the host backend a group is the calling
- * thread. get: dest is complete for the whole group on return. */
-GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group(const char *call, int is_get, void *dest,
-                                                  const void *source, size_t bytes, int pe,
-                                                  int nbi, int scope)
-{
-#if GPURMA_NVSHMEMI_CUDA
-    gpurma_nvshmemi__devpath(call);
-    int seg;
-    gpurma_status_t rc;
-    if (is_get) {
-        size_t off = gpurma_nvshmemi__offset(call, source, bytes, &seg);
-        gpurma_dev_win_t w = *gpurma_nvshmemi__win(seg);
-        rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_get_warp(w, pe, dest, off, bytes)
-                                           : gpurma_dev_get_block(w, pe, dest, off, bytes);
-    } else {
-        size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
-        gpurma_dev_win_t w = *gpurma_nvshmemi__win(seg);
-        rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_put_warp(w, pe, off, source, bytes)
-                                           : gpurma_dev_put_block(w, pe, off, source, bytes);
-    }
-    gpurma_nvshmemi__check(call, rc);
-    if (!nbi)
-        gpurma_nvshmemi__flush(call, pe);
-#else
-    (void)scope;
-    if (is_get)
-        gpurma_nvshmemi__get(call, dest, source, bytes, pe, nbi);
-    else
-        gpurma_nvshmemi__put(call, dest, source, bytes, pe, nbi);
-#endif
-}
-
 /* Group barriers around one thread's work. */
 GPURMA_NVSHMEMI_D int gpurma_nvshmemi__group_leader(int scope)
 {
@@ -440,5 +495,48 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__group_sync(int scope)
     (void)scope;
 #endif
 }
+
+/* The group shares the copy; on the host backend a group is the calling
+ * thread. get: dest is complete for the whole group on return. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group(const char *call, int is_get, void *dest,
+                                                  const void *source, size_t bytes, int pe,
+                                                  int nbi, int scope)
+{
+#if GPURMA_NVSHMEMI_CUDA
+    gpurma_nvshmemi__devpath(call);
+    int seg;
+    size_t off = gpurma_nvshmemi__offset(call, is_get ? source : dest, bytes, &seg);
+    /* A mapped PE: the group copies straight to or from its address (no
+     * channel to build, and no flush: load/store completes in place), then
+     * meets, so that a get's dest is complete for all of it on return. */
+    char *peer = gpurma_nvshmemi__direct(seg, pe, off, bytes);
+    if (peer) {
+        unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
+        unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
+        gpurma_nvshmemi__copy_direct(call, is_get ? dest : peer,
+                                     is_get ? (const void *)peer : source, bytes, tid, nthreads);
+        gpurma_nvshmemi__group_sync(scope);
+        return;
+    }
+    gpurma_dev_win_t w = *gpurma_nvshmemi__win(seg);
+    gpurma_status_t rc;
+    if (is_get)
+        rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_get_warp(w, pe, dest, off, bytes)
+                                           : gpurma_dev_get_block(w, pe, dest, off, bytes);
+    else
+        rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_put_warp(w, pe, off, source, bytes)
+                                           : gpurma_dev_put_block(w, pe, off, source, bytes);
+    gpurma_nvshmemi__check(call, rc);
+    if (!nbi)
+        gpurma_nvshmemi__flush(call, pe);
+#else
+    (void)scope;
+    if (is_get)
+        gpurma_nvshmemi__get(call, dest, source, bytes, pe, nbi);
+    else
+        gpurma_nvshmemi__put(call, dest, source, bytes, pe, nbi);
+#endif
+}
+
 
 #endif

@@ -100,7 +100,7 @@ GPURMA_NVSHMEMI_D uint64_t *gpurma_nvshmemi__signal_word(const char *call, uint6
         gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED, "the signal word is not 8-byte aligned");
     int seg;
     size_t off = gpurma_nvshmemi__offset(call, sig_addr, 8, &seg);
-    return (uint64_t *)gpurma_nvshmemi__direct(seg, pe, off);
+    return (uint64_t *)gpurma_nvshmemi__direct(seg, pe, off, 8);
 #else
     (void)call, (void)sig_addr, (void)pe;
     return NULL;
@@ -148,8 +148,12 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_signal(const char *call, void *dest
         if (word) {
             int seg;
             size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
-            gpurma_nvshmemi__check(call, gpurma_dev_put(*gpurma_nvshmemi__win(seg), pe, off,
-                                                        source, bytes));
+            char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
+            if (d)
+                gpurma_nvshmemi__copy_direct(call, d, source, bytes, 0, 1);
+            else
+                gpurma_nvshmemi__check(call, gpurma_dev_put(*gpurma_nvshmemi__win(seg), pe, off,
+                                                            source, bytes));
             gpurma_nvshmemi__signal_release(word, signal, sig_op == NVSHMEM_SIGNAL_ADD);
             return;
         }
@@ -178,8 +182,12 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__put_signal_group(const char *call, void 
         size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
         unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
         unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
-        gpurma_nvshmemi__check(call, gpurma_dev_put_coop(*gpurma_nvshmemi__win(seg), pe, off, source,
-                                                         bytes, tid, nthreads));
+        char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
+        if (d)
+            gpurma_nvshmemi__copy_direct(call, d, source, bytes, tid, nthreads);
+        else
+            gpurma_nvshmemi__check(call, gpurma_dev_put_coop(*gpurma_nvshmemi__win(seg), pe, off,
+                                                             source, bytes, tid, nthreads));
         gpurma_nvshmemi__group_sync(scope);
         if (tid == 0)
             gpurma_nvshmemi__signal_release(word, signal, sig_op == NVSHMEM_SIGNAL_ADD);
@@ -469,6 +477,16 @@ GPURMA_NVSHMEMI_D uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp
 
 /* ------------------------------------------------------------ barriers */
 
+/* Whether a live window of the heap reaches some PE through the port engine. */
+GPURMA_NVSHMEMI_D int gpurma_nvshmemi__any_port(void)
+{
+    const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
+    for (uint32_t k = 0; k <= s->nsegments && k <= GPURMA_NVSHMEMI_MAX_SEGMENTS; k++)
+        if ((!k || s->segments[k - 1].base) && gpurma_nvshmemi__win((int)k)->nports)
+            return 1;
+    return 0;
+}
+
 /*
  * The device barrier of a strided team: for each other member m, one atomic
  * add to arrivals[me] at m, then a wait until arrivals[m] here reaches the
@@ -476,6 +494,14 @@ GPURMA_NVSHMEMI_D uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp
  * pair, not per team, needs no agreement on team slots: two PEs agree on
  * how many barriers they shared as long as their barriers are ordered the
  * same way on both, which NVSHMEM requires of collectives anyway.
+ *
+ * One round and one fence: the barrier's quiet (fence.sc, and the port
+ * engine's completion where a window has port peers) or, for a sync, one
+ * release fence, then relaxed adds to every member. A fence followed by a
+ * relaxed atomic is a release of that atomic, so each member that acquires
+ * our arrival sees everything this PE (or its group, met before) did before
+ * the fence, cumulatively: also its puts to third PEs. A release on each add
+ * would be one fence per member, each waiting for the add before it.
  */
 GPURMA_NVSHMEMI_D void gpurma_nvshmemi__team_sync(const char *call, nvshmem_team_t team,
                                                   int quiet)
@@ -489,8 +515,12 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__team_sync(const char *call, nvshmem_team
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG,
                               t.my_pe < 0 ? "this PE is not in the team"
                                           : "the team's PEs are not strided in the world");
+    /* The quiet's own fence comes before its wait for port peers; what the
+     * proxies completed after it needs a release of its own. */
     if (quiet)
         gpurma_nvshmemi__quiet(call);
+    if (!quiet || gpurma_nvshmemi__any_port())
+        gpurma_nvshmemi__fence_release();
     uint64_t *arrivals = (uint64_t *)s->heap_base, *entered = arrivals + s->n_pes;
     for (int i = 0; i < t.size; i++) {
         int pe = t.start + i * t.stride;
@@ -498,11 +528,12 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__team_sync(const char *call, nvshmem_team
             continue;
         entered[pe]++;
         /* The counters are the layer's own words, which the program's
-         * address check refuses: straight to the peer (a release add, no
-         * reply to wait for) or to the device API. */
-        uint64_t *arrival = (uint64_t *)gpurma_nvshmemi__direct(0, pe, (size_t)s->my_pe * 8);
+         * address check refuses: straight to the peer (a relaxed add that
+         * waits for no reply, released by the fence above) or to the
+         * device API. */
+        uint64_t *arrival = (uint64_t *)gpurma_nvshmemi__direct(0, pe, (size_t)s->my_pe * 8, 8);
         if (arrival)
-            gpurma_nvshmemi__signal_release(arrival, 1, 1);
+            (void)gpurma_nvshmemi__atomic64(arrival, 4 /* add */, 1, 0, 0);
         else
             gpurma_nvshmemi__check(call, gpurma_dev_atomic_fetch_add(s->win, pe,
                                                                      (size_t)s->my_pe * 8, 1,
