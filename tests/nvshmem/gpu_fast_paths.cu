@@ -20,32 +20,8 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
-static int me, npes, next, prev;
-
-#define CU(call)                                                                              \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "FAIL gpu_fast_paths: PE %d: %s: %s (line %d)\n", me, #call,     \
-                    cudaGetErrorString(e_), __LINE__);                                       \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
-#define ASSERT(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "FAIL gpu_fast_paths: PE %d (line %d): ", me, __LINE__);         \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
-
-static void sync_all(void)
-{
-    CU(cudaDeviceSynchronize());
-    nvshmem_barrier_all();
-}
+#define GPU_CHECK_NAME "gpu_fast_paths"
+#include "gpu_check.h"
 
 /* A value of element i that PE pe writes in round r (never the poison). */
 static __host__ __device__ int pattern(int pe, unsigned r, size_t i)

@@ -20,35 +20,8 @@
 #include "device_host/nvshmem_tensor.h"
 #include "gpu_kernels.h"
 
-static int me, npes, next, prev;
-
-#define CU(call)                                                                              \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "FAIL gpu_ring: PE %d: %s: %s (line %d)\n", me, #call,           \
-                    cudaGetErrorString(e_), __LINE__);                                       \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
-#define ASSERT(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "FAIL gpu_ring: PE %d (line %d): ", me, __LINE__);               \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
-
-/* The host barrier orders what the PEs did through the layer; memsets and
- * copies of this process must also be complete on its GPU before a peer,
- * released by the barrier, writes to the same memory. */
-static void sync_all(void)
-{
-    CU(cudaDeviceSynchronize());
-    nvshmem_barrier_all();
-}
+#define GPU_CHECK_NAME "gpu_ring"
+#include "gpu_check.h"
 
 static unsigned char pattern(int pe, size_t i, unsigned round)
 {
