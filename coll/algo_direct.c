@@ -208,9 +208,10 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     h = mix(h, a->count), h = mix(h, (uint64_t)a->dtype), h = mix(h, (uint64_t)a->op);
     h = mix(h, a->max_count);
     d.fingerprint = h;
-    /* Blocks by the bytes this member moves (above): an
-     * allreduce member, and a reduce's when the members share it, reduces
-     * its share; the others move a block per member or one block. */
+    /* Blocks by the bytes this member moves (above): an allreduce member,
+     * and a reduce's when the members share it out, reduces its share (a
+     * reduce whose members turn out not to share keeps these blocks); the
+     * others move a block per member or one block. */
     const int shared = kind == GPURMA_DCOLL__K_ALLREDUCE || d.recv_id;
     const size_t moved = shared                              ? a->bytes / (size_t)n
                          : kind == GPURMA_DCOLL__K_ALLTOALLV ? pulled
