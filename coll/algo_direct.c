@@ -98,13 +98,19 @@ static uint64_t mix(uint64_t h, uint64_t v)
  * of it that peers touch (their registrations are needed there: *sbytes
  * of send that peers read, *rbytes of recv that peers write; 0 where only
  * this rank does, which then passes its own pointer); 0 for the others.
+ * *ropt: the recv side helps but is not needed (a reduce's: when every
+ * member's recv is the same registration at the same offset, each member
+ * reduces a share straight into the root's recv; the kernel compares the
+ * identities they publish, so all choose alike; else the root reads every
+ * send whole, and a non-root's recv, NULL or anything, is not touched).
  * In place, alltoall and reduce-scatter stay on the scratch path: a
  * member's stores would land in blocks of its send that a peer has yet to
  * read (reduce-scatter's result goes to block 0, which member 0 reads). */
-static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes)
+static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt)
 {
     const size_t n = (size_t)a->team->size, all = a->bytes * n; /* checked by the API */
     *sbytes = *rbytes = 0;
+    *ropt = 0;
     switch (a->kind) {
     case GPURMA_COLL_ALLREDUCE:
         *sbytes = *rbytes = a->bytes;
@@ -121,8 +127,9 @@ static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes)
     case GPURMA_COLL_BROADCAST: /* the root writes every recv; others forward shares */
         *rbytes = a->bytes;
         return GPURMA_DCOLL__K_BROADCAST;
-    case GPURMA_COLL_REDUCE: /* every send is read; the root's recv: reduce_recv() */
-        *sbytes = a->bytes;
+    case GPURMA_COLL_REDUCE: /* every send is read; the root's recv may be written */
+        *sbytes = *rbytes = a->bytes;
+        *ropt = 1;
         return GPURMA_DCOLL__K_REDUCE;
     case GPURMA_COLL_ALLTOALLV: /* every member pulls; only if all agreed to */
         *sbytes = a->v_send_bytes ? a->v_send_bytes : 1;
@@ -145,20 +152,6 @@ static int side_ok(const gpurma_coll_direct_reg_t *g, size_t off, size_t es)
     return 1;
 }
 
-/* A reduce's recv, when it lies in a registered buffer that every member
- * can reach (*orr its offset): then each member reduces a share of the
- * elements straight into the root's recv, if every member's recv is the
- * same registration at the same offset (the kernel compares the
- * identities they publish, so all choose alike), instead of the root
- * reading every send whole. A non-root's recv is not part of the call
- * (NULL or anything): one that is not registered leaves the root reading. */
-static const gpurma_coll_direct_reg_t *reduce_recv(const coll_call_t *a, size_t *orr)
-{
-    const gpurma_coll_direct_reg_t *r =
-        a->recv ? gpurma_coll_registered(a->team, a->recv, a->bytes, orr) : NULL;
-    return r && side_ok(r, *orr, gpurma_dev_dtype_size(a->dtype)) ? r : NULL;
-}
-
 /* Enqueues the kernel; s (os) and r (orr): the registrations of the
  * sides peers touch, NULL for a side only this rank uses. */
 static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c,
@@ -168,24 +161,22 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
 #ifdef HAVE_CUDA
     gpurma_dcoll__direct_t d;
     memset(&d, 0, sizeof(d));
-    /* A reduce's recv is mapped when registered, but not in the
+    /* A reduce's recv (optional, direct_kind) is published, not in the
      * fingerprint: members whose recvs differ still agree (on the root
      * reading every send). */
-    size_t om = orr;
-    const gpurma_coll_direct_reg_t *mr =
-        kind == GPURMA_DCOLL__K_REDUCE ? reduce_recv(a, &om) : r;
-    if (kind == GPURMA_DCOLL__K_REDUCE && mr)
-        d.recv_id = mix(mix(0x7265647563650000ull /* "reduce" */, mr->seq), om) | 1;
+    const int ropt = kind == GPURMA_DCOLL__K_REDUCE;
+    if (ropt && r)
+        d.recv_id = mix(mix(0x7265647563650000ull /* "reduce" */, r->seq), orr) | 1;
     const int n = a->team->size, me = a->team->rank;
     for (int p = 0; p < n; p++) {
         if (s)
             d.send[p] = (const char *)s->win->peers[p].base + os;
-        if (mr)
-            d.recv[p] = (char *)mr->win->peers[p].base + om;
+        if (r)
+            d.recv[p] = (char *)r->win->peers[p].base + orr;
     }
     if (!s)
         d.send[me] = a->send;
-    if (!mr)
+    if (!r)
         d.recv[me] = a->recv;
     const size_t es = gpurma_dev_dtype_size(a->dtype);
     size_t pulled = 0;
@@ -203,7 +194,7 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     h = mix(h, (uint64_t)kind), h = mix(h, (uint64_t)a->root);
     if (s)
         h = mix(h, s->seq), h = mix(h, os);
-    if (r)
+    if (r && !ropt)
         h = mix(h, r->seq), h = mix(h, orr);
     h = mix(h, a->count), h = mix(h, (uint64_t)a->dtype), h = mix(h, (uint64_t)a->op);
     h = mix(h, a->max_count);
@@ -248,10 +239,11 @@ uint64_t gpurma_coll_direct_v_identity(const coll_call_t *a, const gpurma_coll_d
     return mix(mix(0x616c6c746f616c6cull /* "alltoall" */, s->seq), os) | 1;
 }
 
-int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes)
+int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt)
 {
     *sbytes = *rbytes = 0;
-    return a->stream ? direct_kind(a, sbytes, rbytes) : 0;
+    *ropt = 0;
+    return a->stream ? direct_kind(a, sbytes, rbytes, ropt) : 0;
 }
 
 int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,
@@ -259,6 +251,8 @@ int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int
                            const gpurma_coll_direct_reg_t *r, size_t orr, int *rc)
 {
     const size_t es = gpurma_dev_dtype_size(a->dtype);
+    if (kind == GPURMA_DCOLL__K_REDUCE && r && !side_ok(r, orr, es))
+        r = NULL; /* optional (direct_kind): the root then reads every send */
     if (a->bytes < (size_t)gpurma_config()->coll_direct_min ||
         a->team->size > GPURMA_DCOLL_DIRECT_MAX ||
         (s && !side_ok(s, os, es)) || (r && !side_ok(r, orr, es)))

@@ -187,14 +187,16 @@ static int direct_allowed(void)
 static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
 {
     size_t sbytes, rbytes, os = 0, orr = 0;
-    const int kind = gpurma_coll_direct_sides(a, &sbytes, &rbytes);
+    int ropt;
+    const int kind = gpurma_coll_direct_sides(a, &sbytes, &rbytes, &ropt);
     if (!kind)
         return 0;
     const gpurma_coll_direct_reg_t *s =
         sbytes ? gpurma_coll_registered(a->team, a->send, sbytes, &os) : NULL;
-    const gpurma_coll_direct_reg_t *r =
-        rbytes ? gpurma_coll_registered(a->team, a->recv, rbytes, &orr) : NULL;
-    if ((sbytes && !s) || (rbytes && !r))
+    const gpurma_coll_direct_reg_t *r = rbytes && (a->recv || !ropt)
+                                            ? gpurma_coll_registered(a->team, a->recv, rbytes, &orr)
+                                            : NULL;
+    if ((sbytes && !s) || (rbytes && !r && !ropt))
         return 0;
     return gpurma_coll_direct_try(a, c, kind, s, os, r, orr, rc);
 }

@@ -86,10 +86,11 @@ void gpurma_coll_direct_release(gpurma_coll_direct_reg_t *r);
  * reduce-scatter, alltoall, broadcast, reduce on a stream). _sides: the
  * call's device kind (0: none) and the bytes of send peers read and of
  * recv peers write (0: only this rank uses that side), whose registrations
- * the caller looks up (coll_register.c); _try with them (NULL where the
- * side needs none): 1 when it was tried (*rc its status), 0 when the call
- * takes the scratch path. */
-int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes);
+ * the caller looks up (coll_register.c; *ropt: the recv side may be
+ * unregistered, NULL then); _try with them (NULL where the side needs
+ * none): 1 when it was tried (*rc its status), 0 when the call takes the
+ * scratch path. */
+int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt);
 /* alltoallv pulls from the peers' registered send buffers: what this rank
  * brings to the agreement on that (s: its send's registration, os: the
  * offset in it): an identity every member must share (the registration
