@@ -118,18 +118,8 @@ static void launch(const void *k, unsigned threads, void **args, cudaStream_t s)
 
 int main(void)
 {
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-        printf("SKIP gpu_fast_paths: no GPU\n");
+    if (!gpu_check_start())
         return 77;
-    }
-    setenv("NVSHMEM_SYMMETRIC_SIZE", "64M", 0);
-    nvshmem_init();
-    me = nvshmem_my_pe();
-    npes = nvshmem_n_pes();
-    next = (me + 1) % npes;
-    prev = (me + npes - 1) % npes;
-    CU(cudaSetDevice(nvshmem_team_my_pe(NVSHMEMX_TEAM_NODE) % ndev));
     cudaStream_t s;
     CU(cudaStreamCreate(&s));
     srand(1234u + 77u * (unsigned)me);
