@@ -6,7 +6,7 @@
 # skipped, 1 otherwise.
 #
 #   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus] [--coll] [--nccl]
-#                           [--collbench] [--scale]
+#                           [--collbench] [--scale] [--part 1|2]
 #
 # --quick: fewer rounds and sizes; --bench: build, then the benchmark only;
 # --focus: the fewest builds and runs that check the newest GPU code (the
@@ -28,6 +28,11 @@
 # 22: MPS across the GPUs, every collective beside NCCL at 2 ranks and one
 # per GPU, nccl-tests on NCCL; SCALE_ARGS passes its options, e.g.
 # "--part bench"; carry .nccl-tests-src too).
+# --part 1: the full mode's first half (every GPU program, one GPU per rank,
+# shared, under MPS, and the benchmark); --part 2: its second half (the port
+# and switch engines, the host suite through the port engine, mpirun, the
+# NVSHMEM layer, the NCCL layer). On H100s the full mode no longer fits one
+# 10-minute call; two calls on one warm machine reuse the build.
 # RUN_DEVICE_NCCL=0 leaves the NCCL layer (nccl-shim.sh) out of the full
 # mode, so that it fits one 10-minute call; --nccl runs it alone.
 #
@@ -79,9 +84,16 @@ mps_stop() {
     unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 }
 trap 'mps_stop; bundle' EXIT
-quick=no tests=yes nvshmem=no focus=no collonly=no nccl=no collbench=no scale=no
+quick=no tests=yes nvshmem=no focus=no collonly=no nccl=no collbench=no scale=no part=all
+want_part=
 for a in "$@"; do
+    if [ -n "$want_part" ]; then
+        case $a in 1 | 2) part=$a ;; *) echo "run-device.sh: --part takes 1 or 2" >&2; exit 2 ;; esac
+        want_part=
+        continue
+    fi
     case $a in
+    --part) want_part=yes ;;
     --quick) quick=yes ;;
     --bench) tests=no ;;
     --focus) focus=yes ;;
@@ -90,10 +102,13 @@ for a in "$@"; do
     --nccl) nccl=yes ;; # after the build, only tests/gpu/nccl-shim.sh
     --collbench) collbench=yes ;;
     --scale) scale=yes ;;
-    -h | --help) sed -n '2,47p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,52p' "$0"; exit 0 ;;
     *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
 done
+[ -n "$want_part" ] && { echo "run-device.sh: --part takes 1 or 2" >&2; exit 2; }
+# in_part N: whether the full mode's half N runs in this call.
+in_part() { [ $part = all ] || [ $part = "$1" ]; }
 # NVLink multicast stays off, whatever else the machine runs.
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 results=$out/results.txt
@@ -393,7 +408,7 @@ if test $focus = yes; then
     run_nvshmem_gpu
     tests=no bench=no
 fi
-if test $tests = yes; then
+if test $tests = yes && in_part 1; then
 run1 compile_all 30 "$(prog compile_all)"
 run2 rma 120 "$(prog test_gpu_rma)"
 run2 signal_order 60 "$(prog test_gpu_signal_order)" $rounds
@@ -427,7 +442,7 @@ fi
 maxbw=$((1 << 30))
 benchopt=
 test $quick = yes && maxbw=$((256 << 20)) && benchopt=--quick
-if [ "${bench:-yes}" = no ]; then
+if [ "${bench:-yes}" = no ] || ! in_part 1; then
     : >"$out/bench.txt"
 elif [ "$ngpu" -ge 2 ]; then
     run2 gpu_bench 150 "$(prog gpu_bench)" --max $maxbw $benchopt
@@ -437,7 +452,7 @@ else
     : >"$out/bench.txt"
 fi
 
-if test $tests = yes; then
+if test $tests = yes && in_part 1; then
 # Both ranks on one GPU (CUDA IPC within a device, time-sliced kernels).
 RUN_ENV=CUDA_VISIBLE_DEVICES=0
 run2 rma_shared_gpu 120 "$(prog test_gpu_rma)"
@@ -475,7 +490,9 @@ if command -v mpirun >/dev/null 2>&1; then
     done
 fi
 mps_stop
+fi # part 1
 
+if test $tests = yes && in_part 2; then
 # The port engine forced: kernels push descriptors into the pinned FIFO and
 # the proxy moves the data with the copy engine (atomics, counters and LL
 # packets with one-thread kernels on its stream).
@@ -500,17 +517,26 @@ RUN_ENV=
 # The whole host-backend suite through the port engine, on this machine too.
 (cd "$build" && for t in "$top"/tests/mp/test_*.c; do
     make -j16 "tests/mp/$(basename "$t" .c).mp"; done) >>"$out/build.log" 2>&1
+# Four at a time (each at 2 and 4 ranks): 16 cores, and one after the other
+# they took more than a call's 10 minutes.
+host_port() {
+    t=$(basename "$1" .mp)
+    GPURMA_DEVICE=host GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_TEST_RANKS="2 4" \
+        LAUNCHER="mpirun --allow-run-as-root --oversubscribe -x GPURMA_DEVICE -x GPURMA_ENGINE -x GPURMA_PORT_CONTEXTS" \
+        timeout -k 10 120 sh "$top/tests/mp/run-mp.sh" "$1" >"$out/host_port_$t.log" 2>&1
+    rc=$?
+    case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
+    echo "test host_port_$t $v" >>"$results"
+}
 if command -v mpirun >/dev/null 2>&1; then
+    n=0
     for prog in "$build"/tests/mp/test_*.mp; do
-        t=$(basename "$prog" .mp)
-        GPURMA_DEVICE=host GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_TEST_RANKS="2 4" \
-            LAUNCHER="mpirun --allow-run-as-root --oversubscribe -x GPURMA_DEVICE -x GPURMA_ENGINE -x GPURMA_PORT_CONTEXTS" \
-            timeout -k 10 120 sh "$top/tests/mp/run-mp.sh" "$prog" \
-            >"$out/host_port_$t.log" 2>&1
-        rc=$?
-        case $rc in 0) v=PASS ;; 77) v=SKIP ;; *) v="FAIL(rc=$rc)" ;; esac
-        echo "test host_port_$t $v" >>"$results"
+        host_port "$prog" &
+        n=$((n + 1))
+        [ $((n % 4)) = 0 ] && wait
     done
+    wait
+    note "host suite through the port engine: $(grep -c 'host_port_.* PASS' "$results") passed"
 fi
 
 # The same test under mpirun (PMIx bootstrap), when there is one.
