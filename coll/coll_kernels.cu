@@ -90,14 +90,14 @@ gpurma_k_coll(gpurma_dev_coll_t c, int kind, void *recv, const void *send, size_
 template <int KIND>
 __global__ void __launch_bounds__(GPURMA_COLL_LL16_THREADS)
 gpurma_k_coll_ll16(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll16_bases_t b,
-                   void *recv, const void *send, size_t count, int dtype, int op)
+                   void *recv, const void *send, size_t count, int dtype, int op, int root)
 {
     extern __shared__ uint64_t gpurma_k_ll16_stage[];
     c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
     gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
-    gpurma_dcoll__set_call(&c, KIND, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, 0);
+    gpurma_dcoll__set_call(&c, KIND, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, root);
     gpurma_status_t rc = gpurma_dcoll__run_ll16_staged(
-        &c, &b, &g, KIND, recv, send, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op,
+        &c, &b, &g, KIND, recv, send, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, root,
         gpurma_k_ll16_stage + threadIdx.x, blockDim.x);
     if (rc == GPURMA_DCOLL__DECLINED)
         rc = GPURMA_ERR_INTERNAL;
@@ -218,7 +218,9 @@ extern "C" int gpurma_coll_preload_kernels(void)
                            gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLREDUCE>,
                            gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLGATHER>,
                            gpurma_k_coll_ll16<GPURMA_DCOLL__K_REDUCE_SCATTER>,
-                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLTOALL>, gpurma_k_coll_direct,
+                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_ALLTOALL>,
+                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_BROADCAST>,
+                           gpurma_k_coll_ll16<GPURMA_DCOLL__K_REDUCE>, gpurma_k_coll_direct,
                            gpurma_k_coll_v<8>, gpurma_k_coll_v<64>,
                            gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>);
 }
@@ -232,7 +234,7 @@ extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsi
     case GPURMA_COLL_##K:                                                                      \
         return gpurma_gpu_launch_smem("collective kernel launch", gpurma_k_coll_ll16<DK>,      \
                                       parts, threads, stage, stream, *c, *ll16, recv, send,    \
-                                      count, dtype, op)
+                                      count, dtype, op, root)
     const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
     if (algo == GPURMA_COLL_ALGO_LL16 && ll16 && !c->win.nports &&
         gpurma_dcoll__ll16_parts(c, count * es) == parts) {
@@ -249,6 +251,8 @@ extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsi
             LL16(ALLGATHER, GPURMA_DCOLL__K_ALLGATHER);
             LL16(REDUCE_SCATTER, GPURMA_DCOLL__K_REDUCE_SCATTER);
             LL16(ALLTOALL, GPURMA_DCOLL__K_ALLTOALL);
+            LL16(BROADCAST, GPURMA_DCOLL__K_BROADCAST);
+            LL16(REDUCE, GPURMA_DCOLL__K_REDUCE);
         default:
             break;
         }

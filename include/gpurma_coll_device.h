@@ -72,8 +72,9 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
 /* The algorithms with their own code (coll_algos.h: own) run it for the
  * collectives of their kinds (a constant test: no other collective holds
  * their code); written inside
- * gpurma_dev_coll_{allreduce,allgather,reduce_scatter,alltoall}_algo*, whose
- * variables it names (kind: the call's GPURMA_DCOLL__K_*). One that
+ * gpurma_dev_coll_{allreduce,allgather,reduce_scatter,alltoall,broadcast,reduce}_algo*,
+ * whose variables it names (kind: the call's GPURMA_DCOLL__K_*, root: 0
+ * where the collective has none). One that
  * declines the call (GPURMA_DCOLL__DECLINED) leaves it to the shared code
  * below. */
 #define GPURMA_DCOLL__OWN(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, own) \
@@ -90,7 +91,8 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     }
 #define GPURMA_DCOLL__OWN_1(ID, name, kinds)                                                   \
     if (((kinds) & (1u << kind)) && algo == GPURMA_COLL_ALGO_##ID) {                           \
-        gpurma_status_t own_ = gpurma_dcoll__run_##name(&c, &g, kind, dst, src, count, dtype, op); \
+        gpurma_status_t own_ =                                                                 \
+            gpurma_dcoll__run_##name(&c, &g, kind, dst, src, count, dtype, op, root);          \
         if (own_ != GPURMA_DCOLL__DECLINED)                                                    \
             return own_;                                                                       \
     }
@@ -120,7 +122,10 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         int root, int algo)                                                                    \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
-        gpurma_dcoll__set_call(&c, GPURMA_DCOLL__K_BROADCAST, count, dtype, GPURMA_SUM, root); \
+        const int kind = GPURMA_DCOLL__K_BROADCAST;                                            \
+        const gpurma_redop_t op = GPURMA_SUM;                                                  \
+        gpurma_dcoll__set_call(&c, kind, count, dtype, op, root);                              \
+        GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__broadcast(&c, &g, dst, src, count, dtype, root,                   \
                                        GPURMA_DCOLL__LL(algo, &c, count, dtype));              \
     }                                                                                          \
@@ -131,6 +136,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {count, 0, 0, 0, 0, 0};                                     \
         const int kind = GPURMA_DCOLL__K_ALLGATHER;                                            \
+        const int root = 0;                                                                    \
         const gpurma_redop_t op = GPURMA_SUM;                                                  \
         gpurma_dcoll__set_call(&c, kind, count, dtype, op, 0);                                 \
         GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
@@ -144,6 +150,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {count, 1, 0, 0, 0, 0};                                     \
         const int kind = GPURMA_DCOLL__K_ALLTOALL;                                             \
+        const int root = 0;                                                                    \
         const gpurma_redop_t op = GPURMA_SUM;                                                  \
         gpurma_dcoll__set_call(&c, kind, count, dtype, op, 0);                                 \
         GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
@@ -168,7 +175,9 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_redop_t op, int root, int algo)                                                 \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
-        gpurma_dcoll__set_call(&c, GPURMA_DCOLL__K_REDUCE, count, dtype, op, root);            \
+        const int kind = GPURMA_DCOLL__K_REDUCE;                                               \
+        gpurma_dcoll__set_call(&c, kind, count, dtype, op, root);                              \
+        GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, root, 0,          \
                                          GPURMA_DCOLL__LL(algo, &c, count, dtype));            \
     }                                                                                          \
@@ -178,6 +187,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         const int kind = GPURMA_DCOLL__K_REDUCE_SCATTER;                                       \
+        const int root = 0;                                                                    \
         gpurma_dcoll__set_call(&c, kind, count, dtype, op, 0);                                 \
         GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, 0, 2,             \
@@ -189,6 +199,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
         const int kind = GPURMA_DCOLL__K_ALLREDUCE;                                            \
+        const int root = 0;                                                                    \
         gpurma_dcoll__set_call(&c, kind, count, dtype, op, 0);                                 \
         GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN)                                                   \
         return gpurma_dcoll__reduce_push(&c, &g, dst, src, count, dtype, op, 0, 1,             \

@@ -21,8 +21,9 @@
  *   fits_ll    1: only when a piece fits one LL slot; 2: when it fits the
  *              channels' LL16 slots (gpurma_dcoll__ll16_parts, which also
  *              gives the parts)
- *   own        1: those of allreduce, allgather, reduce-scatter and
- *              alltoall in kinds run the algorithm's gpurma_dcoll__run_<name>
+ *   own        1: those of allreduce, allgather, reduce-scatter,
+ *              alltoall, broadcast and reduce in kinds run the algorithm's
+ *              gpurma_dcoll__run_<name>
  *              (its header), which may decline a call
  *              (GPURMA_DCOLL__DECLINED: the shared code runs it); 2:
  *              allreduce runs its gpurma_dcoll__allreduce_<name>; 0: the
@@ -51,10 +52,11 @@
      * before the table (coll/coll_api.c) when the buffers are registered;                    \
      * forced otherwise, oneshot runs. */                                                      \
     X(DIRECT,     direct,     0,         0, 0, 1, 0,     0, 0)                                 \
-    /* Small pieces in one step of 16-byte LL packets, no acknowledgement, for the            \
-     * collectives in which every member receives from every other; one node                  \
+    /* Small pieces in one step of 16-byte LL packets, no acknowledgement: every             \
+     * member hears a header from every other, with data or not; one node                     \
      * (coll_ll16.h). */                                                                       \
-    X(LL16,       ll16,       K(ALLREDUCE) | K(ALLGATHER) | K(REDUCE_SCATTER) | K(ALLTOALL),  \
+    X(LL16,       ll16,       K(ALLREDUCE) | K(ALLGATHER) | K(REDUCE_SCATTER) | K(ALLTOALL) | \
+                              K(BROADCAST) | K(REDUCE),                                        \
                               1, -1, 1, 0,   2, 1)
 /* clang-format on */
 

@@ -1,8 +1,10 @@
 /*
  * coll_ll16.h - small collectives in one step of 16-byte LL packets with
- * no acknowledgement and no signal: allreduce, allgather, reduce-scatter
- * and alltoall, the collectives in which every member receives from every
- * other in every call.
+ * no acknowledgement and no signal: allreduce, allgather, reduce-scatter,
+ * alltoall, broadcast and reduce. Every member receives a header from
+ * every other in every call, the data or not: a broadcast's root sends its
+ * data, a reduce's members send theirs to the root, and every other pair
+ * exchanges a header alone.
  *
  * Each channel has its own LL16 region, [2 parities][n sources] slots of
  * 16-byte packets (two halves of 4 data bytes and a 4-byte flag, stored
@@ -91,14 +93,25 @@ GPURMA_DEVICE uint64_t *gpurma_dcoll__ll16_slot(const gpurma_dev_coll_t *c,
 }
 
 /* Waits for the 16-byte packet at p to carry flag in both halves, its
- * first load's words already in v; its two data words in *d. */
+ * first load's words already in v; its two data words in *d. A data
+ * packet's wait also looks at its slot's header (head; NULL for a header)
+ * now and then: a member in another call may never send this packet (a
+ * broadcast from another root, a shorter count), and its header says so
+ * (GPURMA_ERR_INVALID_ARG) long before the timeout would. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_read(const gpurma_dev_coll_t *c, const uint64_t *p,
-                                                      uint32_t flag, uint32_t v[4], uint64_t *d)
+                                                      const uint64_t *head, uint32_t flag,
+                                                      uint32_t v[4], uint64_t *d)
 {
     uint64_t start = 0;
     for (uint64_t iter = 0; v[1] != flag || v[3] != flag; iter++) {
         if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
             return GPURMA_ERR_TIMEOUT;
+        if (head && (iter & 255) == 255) {
+            uint32_t h[4];
+            gpurma_sh_load_packet16(head, h);
+            if (h[1] == flag && h[3] == flag && (h[0] != c->print || h[2] != (uint32_t)c->count))
+                return GPURMA_ERR_INVALID_ARG;
+        }
         gpurma_sh_pause_n(iter);
         gpurma_sh_load_packet16(p, v);
     }
@@ -137,6 +150,16 @@ GPURMA_DEVICE int gpurma_dcoll__ll16_scatters(int kind)
     return kind == GPURMA_DCOLL__K_REDUCE_SCATTER || kind == GPURMA_DCOLL__K_ALLTOALL;
 }
 
+/* Whether member `me` sends its data to member `to` (a header goes to
+ * every member): a broadcast's root to all, every reduce member to the
+ * root, everyone to everyone in the other collectives. */
+GPURMA_DEVICE int gpurma_dcoll__ll16_feeds(int kind, int me, int to, int root)
+{
+    return kind == GPURMA_DCOLL__K_BROADCAST ? me == root
+           : kind == GPURMA_DCOLL__K_REDUCE  ? to == root
+                                             : 1;
+}
+
 /* The member k places after `me` in a team of n. */
 GPURMA_DEVICE int gpurma_dcoll__ll16_after(int me, int k, int n)
 {
@@ -170,13 +193,31 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t 
             if (k0 + j < n && rc == GPURMA_SUCCESS) {
                 const int src = gpurma_dcoll__ll16_after(me, k0 + j, n);
                 uint64_t d = 0;
-                rc = gpurma_dcoll__ll16_read(c, gpurma_dcoll__ll16_slot(c, b, me, src, e) + 2 + 2 * i,
-                                             flag, v[j], &d);
+                const uint64_t *slot = gpurma_dcoll__ll16_slot(c, b, me, src, e);
+                rc = gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, flag, v[j], &d);
                 stage[(size_t)src * stride] = d;
             }
         }
     }
     return rc;
+}
+
+/* Unit i of a broadcast's result: the root's own from its send, the
+ * others' from the root's packet. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_bcast_unit(const gpurma_dev_coll_t *c,
+                                                            const gpurma_dcoll__ll16_bases_t *b,
+                                                            uint64_t e, const char *mine,
+                                                            size_t bytes, size_t i, int root,
+                                                            uint64_t *d)
+{
+    if (c->rank == root) {
+        *d = gpurma_dcoll__ll16_unit(mine, bytes, i);
+        return GPURMA_SUCCESS;
+    }
+    const uint64_t *slot = gpurma_dcoll__ll16_slot(c, b, c->rank, root, e);
+    uint32_t v[4];
+    gpurma_sh_load_packet16(slot + 2 + 2 * i, v);
+    return gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, (uint32_t)e, v, d);
 }
 
 /* Unit i of the result from the stage: the sources reduced in rank order
@@ -208,8 +249,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                                                      const gpurma_dcoll__grp_t *g, int kind,
                                                      void *recv, const void *send, size_t count,
                                                      gpurma_dtype_t dtype, gpurma_redop_t op,
-                                                     uint64_t e, uint64_t pre, uint64_t *stage,
-                                                     size_t stride)
+                                                     int root, uint64_t e, uint64_t pre,
+                                                     uint64_t *stage, size_t stride)
 {
     const int n = c->size, me = c->rank;
     const size_t es = gpurma_dev_dtype_size(dtype), block = count * es;
@@ -217,10 +258,17 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     gpurma_dcoll__share(c, count, &lo, &len);
     const size_t bytes = len * es, units = gpurma_sh_div_ceil(bytes, 8);
     const int scatter = gpurma_dcoll__ll16_scatters(kind);
-    const int reduces = kind == GPURMA_DCOLL__K_ALLREDUCE || kind == GPURMA_DCOLL__K_REDUCE_SCATTER;
-    const char *in = (const char *)send + lo * es;
+    const int bcast = kind == GPURMA_DCOLL__K_BROADCAST;
+    const int reduces = kind == GPURMA_DCOLL__K_ALLREDUCE ||
+                        kind == GPURMA_DCOLL__K_REDUCE_SCATTER || kind == GPURMA_DCOLL__K_REDUCE;
+    /* A reduce's members other than the root take no data (recv is not
+     * theirs to touch); every other member writes all of its units. */
+    const size_t takes = kind == GPURMA_DCOLL__K_REDUCE && me != root ? 0 : units;
+    /* A broadcast's members other than the root read nothing of send. */
+    const size_t gives = bcast && me != root ? 0 : units;
+    const char *in = gives ? (const char *)send + lo * es : 0;
     const char *mine = in + (scatter ? (size_t)me * block : 0);
-    char *out = (char *)recv + lo * es;
+    char *out = takes ? (char *)recv + lo * es : 0;
     const uint32_t flag = (uint32_t)e;
     gpurma_status_t rc = GPURMA_SUCCESS;
 
@@ -231,7 +279,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
             gpurma_sh_store_packet16(
                 gpurma_dcoll__ll16_slot(c, b, gpurma_dcoll__ll16_after(me, k, n), me, e), c->print,
                 flag, (uint32_t)count, flag);
-    for (size_t i = g->tid; i < units; i += g->nthreads) {
+    for (size_t i = g->tid; i < gives; i += g->nthreads) {
         const uint64_t all = scatter             ? 0
                              : i == g->tid ? pre
                                            : gpurma_dcoll__ll16_unit(in, bytes, i);
@@ -246,7 +294,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                         in + (size_t)gpurma_dcoll__ll16_after(me, k0 + j, n) * block, bytes, i);
             GPURMA_UNROLL
             for (int j = 0; j < 4; j++)
-                if (k0 + j < n) {
+                if (k0 + j < n &&
+                    gpurma_dcoll__ll16_feeds(kind, me, gpurma_dcoll__ll16_after(me, k0 + j, n),
+                                             root)) {
                     const uint64_t w = scatter ? d[j] : all;
                     gpurma_sh_store_packet16(
                         gpurma_dcoll__ll16_slot(c, b, gpurma_dcoll__ll16_after(me, k0 + j, n), me, e) +
@@ -279,8 +329,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
         uint32_t hv[4] = {0, 0, 0, 0};
         if (head)
             gpurma_sh_load_packet16(h, hv);
-        if (rc == GPURMA_SUCCESS && i < units)
-            rc = gpurma_dcoll__ll16_gather(c, b, e, mine, bytes, i, stage, stride);
+        if (rc == GPURMA_SUCCESS && i < takes)
+            rc = bcast ? gpurma_dcoll__ll16_bcast_unit(c, b, e, mine, bytes, i, root, stage)
+                       : gpurma_dcoll__ll16_gather(c, b, e, mine, bytes, i, stage, stride);
         if (round == 0) {
             for (unsigned t = g->tid; t < (unsigned)n - 1 && rc == GPURMA_SUCCESS;
                  t += g->nthreads) {
@@ -290,16 +341,19 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                     gpurma_sh_load_packet16(h, hv);
                 }
                 uint64_t d = 0;
-                rc = gpurma_dcoll__ll16_read(c, h, flag, hv, &d);
+                rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, hv, &d);
                 if (rc == GPURMA_SUCCESS &&
                     ((uint32_t)d != c->print || (d >> 32) != (uint64_t)count))
                     rc = GPURMA_ERR_INVALID_ARG;
             }
             rc = gpurma_dcoll__agree(g, rc);
         }
-        if (rc != GPURMA_SUCCESS || i >= units)
+        if (rc != GPURMA_SUCCESS || i >= takes)
             break;
-        gpurma_dcoll__ll16_deliver(c, reduces, out, block, bytes, i, stage, stride, dtype, op);
+        if (bcast)
+            gpurma_dcoll__ll16_store_unit(out, bytes, i, stage[0]);
+        else
+            gpurma_dcoll__ll16_deliver(c, reduces, out, block, bytes, i, stage, stride, dtype, op);
     }
     return gpurma_dcoll__agree(g, rc);
 }
@@ -315,10 +369,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
                                                             const gpurma_dcoll__grp_t *g, int kind,
                                                             void *recv, const void *send,
                                                             size_t count, gpurma_dtype_t dtype,
-                                                            gpurma_redop_t op, uint64_t *stage,
-                                                            size_t stride)
+                                                            gpurma_redop_t op, int root,
+                                                            uint64_t *stage, size_t stride)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, op, 0);
+    gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, op, root);
     if (rc != GPURMA_SUCCESS)
         return rc;
     /* This thread's first unit of send (all but scatters send the same
@@ -328,7 +382,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
     gpurma_dcoll__share(c, count, &lo, &len);
     const size_t es = gpurma_dev_dtype_size(dtype), bytes = len * es;
     const uint64_t pre =
-        !gpurma_dcoll__ll16_scatters(kind) && 8 * (size_t)g->tid < bytes
+        !gpurma_dcoll__ll16_scatters(kind) && 8 * (size_t)g->tid < bytes &&
+                (kind != GPURMA_DCOLL__K_BROADCAST || c->rank == root)
             ? gpurma_dcoll__ll16_unit((const char *)send + lo * es, bytes, g->tid)
             : 0;
     /* the header carries the count in 32 bits (a slot holds far fewer
@@ -349,7 +404,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
     rc = gpurma_dcoll__agree(g, g->tid == 0 && !took ? GPURMA_ERR_INVALID_ARG : GPURMA_SUCCESS);
     if (rc != GPURMA_SUCCESS)
         return rc; /* not ours to give back */
-    rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, dtype, op, e, pre, stage, stride);
+    rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, dtype, op, root, e, pre, stage,
+                                stride);
     if (g->tid == 0) {
         /* A failed call still moves on: its packets may be out, and the
          * next call must not take their flag for its own. */
@@ -365,7 +421,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
                                                      const gpurma_dcoll__grp_t *g, int kind,
                                                      void *recv, const void *send, size_t count,
-                                                     gpurma_dtype_t dtype, gpurma_redop_t op)
+                                                     gpurma_dtype_t dtype, gpurma_redop_t op,
+                                                     int root)
 {
     uint64_t stage[GPURMA_DCOLL_LL16_MAX_RANKS];
     gpurma_dcoll__ll16_bases_t b;
@@ -373,7 +430,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
         b.at[p] = p < c->size && c->win.peers[p].path == GPURMA_DEV_PATH_LOADSTORE
                       ? c->win.peers[p].base
                       : NULL;
-    return gpurma_dcoll__run_ll16_staged(c, &b, g, kind, recv, send, count, dtype, op, stage, 1);
+    return gpurma_dcoll__run_ll16_staged(c, &b, g, kind, recv, send, count, dtype, op, root, stage,
+                                         1);
 }
 
 #endif
