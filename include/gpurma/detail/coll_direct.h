@@ -9,14 +9,16 @@
  * recv (reduce-scatter and allgather in one pass), so every member holds
  * bitwise the same result. One kernel of G blocks:
  *
- *   1. block 0 publishes this call's fingerprint (which buffers, offsets,
- *      count, dtype, op) and raises "arrived at epoch e+1" on every member,
- *      waits for every member's, checks their fingerprints, then opens a
- *      gate in its own state that the other blocks wait on;
+ *   1. block 0 writes its record "arrived at epoch e+1, with this
+ *      fingerprint (which buffers, offsets, count, dtype, op)" into every
+ *      member, no fence before it, waits for every member's record here,
+ *      checks their fingerprints, then opens a gate in its own state that
+ *      the other blocks wait on;
  *   2. every block reduces its slice of this member's share;
- *   3. the last block to finish raises "done at e+2" on every member and
- *      waits for every member's: nobody's kernel ends (so nobody reuses
- *      its buffers) while a peer may still read or write them.
+ *   3. the last block to finish fences once and rewrites its record as
+ *      "done at e+2" in every member, and waits for every member's:
+ *      nobody's kernel ends (so nobody reuses its buffers) while a peer
+ *      may still read or write them.
  *
  * The epoch and the gate live in the team's GPU scratch window (channel
  * 0's state), so graph replays continue them. Blocks other than 0 wait
@@ -48,44 +50,144 @@ typedef struct {
 /* Words of channel 0's state region this algorithm uses. */
 #define GPURMA_DCOLL__GATE 0   /* epoch block 0 let the others start at    */
 #define GPURMA_DCOLL__DONE 1   /* blocks finished in this call             */
-#define GPURMA_DCOLL__PRINT 2  /* this call's fingerprint, read by peers   */
-#define GPURMA_DCOLL__RECV_ID 5 /* this call's recv_id, read by peers      */
+
+/* Signals of a team's scratch window with nch channels and n members:
+ * the data signals and acknowledgements (2 n a channel), the print slots
+ * below (n), LL16's on CPU threads (n a channel), the id slots below (n). */
+#define GPURMA_DCOLL__SIGNALS(nch, n) ((3u * (uint32_t)(nch) + 2u) * (uint32_t)(n))
 
 #if GPURMA_DEV_GPU
-/* The signal member `from` raises on this algorithm's steps: a range of
- * its own after every channel's data signals and acknowledgements, so
- * that a member running another algorithm for the same call (registered
- * buffers on some ranks only) never takes it for data: it times out. */
+/* Every member's record of a call lives in two 16-byte signal slots of
+ * each member's scratch window (coll_scratch.c): slot "print" in the range
+ * 2 n channels + member, after every channel's data signals and
+ * acknowledgements, slot "id" in the last range, (3 channels + 1) n +
+ * member, after LL16's. A member running another algorithm for the same
+ * call (registered buffers on some ranks only) never writes them: the
+ * others time out instead of taking its data for a record. */
 GPURMA_DEVICE uint32_t gpurma_dcoll__direct_sig(const gpurma_dev_coll_t *c, int from)
 {
     return 2u * (uint32_t)c->size * c->nchannels + (uint32_t)from;
 }
+GPURMA_DEVICE uint32_t gpurma_dcoll__direct_sig_id(const gpurma_dev_coll_t *c, int from)
+{
+    return (3u * c->nchannels + 1u) * (uint32_t)c->size + (uint32_t)from;
+}
 
-/* Every thread of one block: raises this member's signal to e on every
- * member, then waits until every member raised its own to e here; the
- * stores of every thread of the block before the call are visible to a
- * member that sees the signal (the fence after the block's barrier, then
- * each signal's release), and everything the members stored before
- * theirs is visible to the block after. Thread i signals member
- * rank + i and waits for member i, so a meeting costs one trip over the
- * links rather than one per member. A failed signal or wait (a member
- * that never came) fails the meeting for the whole block. */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_meet(const gpurma_dev_coll_t *c, uint64_t e)
+/* Member `from`'s record slot as mapped here, in member `at`'s window. */
+GPURMA_DEVICE uint64_t *gpurma_dcoll__direct_rec(const gpurma_dev_coll_t *c, int at, uint32_t sig)
+{
+    gpurma_dev_signal_slot_t *s = at == c->rank ? c->win.signals : c->win.peers[at].signals;
+    return &s[sig].value;
+}
+
+/* A record is LL packets: 16-byte stores of two halves, each (4 payload
+ * bytes, 4-byte flag) and single-copy atomic on its own (dev_shim.h), so a
+ * reader that sees the flag in a half sees that half's payload with it,
+ * and needs no fence or second signal to trust it. The flag is the low 32
+ * bits of the meeting's epoch; a member rewrites its record for every
+ * meeting with the same payload, and no record ever goes back: flags are
+ * compared as reached (at or past), modulo 2^32. Slot "print" holds the
+ * call's fingerprint, slot "id" the reduce's recv_id (0 otherwise). */
+GPURMA_DEVICE int gpurma_dcoll__direct_reached(uint32_t flag, uint64_t e)
+{
+    return (int32_t)(flag - (uint32_t)e) >= 0;
+}
+
+/* Thread `i` of the group sends this member's record to member rank + i
+ * (all of it when `arrival`, else the print slot alone) for epoch e. */
+GPURMA_DEVICE void gpurma_dcoll__direct_post(const gpurma_dev_coll_t *c,
+                                             const gpurma_dcoll__direct_t *d, int i, uint64_t e,
+                                             int arrival)
+{
+    const int to = (c->rank + i) % c->size;
+    const uint32_t f = (uint32_t)e;
+    gpurma_sh_store_packet16(gpurma_dcoll__direct_rec(c, to, gpurma_dcoll__direct_sig(c, c->rank)),
+                             (uint32_t)d->fingerprint, f, (uint32_t)(d->fingerprint >> 32), f);
+    if (arrival)
+        gpurma_sh_store_packet16(
+            gpurma_dcoll__direct_rec(c, to, gpurma_dcoll__direct_sig_id(c, c->rank)),
+            (uint32_t)d->recv_id, f, (uint32_t)(d->recv_id >> 32), f);
+}
+
+/* Waits until member `from`'s record here reached epoch e: with
+ * `arrival`, both slots whole, and *print and *id are their payloads;
+ * else the print slot's first flag, read with acquire loads (the
+ * meetings after the arrival order data). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_await(const gpurma_dev_coll_t *c, int from,
+                                                        uint64_t e, int arrival,
+                                                        uint64_t *print, uint64_t *id)
+{
+    const uint64_t *p = gpurma_dcoll__direct_rec(c, c->rank, gpurma_dcoll__direct_sig(c, from));
+    const uint64_t *q = gpurma_dcoll__direct_rec(c, c->rank, gpurma_dcoll__direct_sig_id(c, from));
+    uint64_t start = 0;
+    for (uint64_t iter = 0;; iter++) {
+        if (arrival) {
+            uint32_t a[4], b[4];
+            gpurma_sh_load_packet16(p, a);
+            gpurma_sh_load_packet16(q, b);
+            if (gpurma_dcoll__direct_reached(a[1], e) && gpurma_dcoll__direct_reached(a[3], e) &&
+                gpurma_dcoll__direct_reached(b[1], e) && gpurma_dcoll__direct_reached(b[3], e)) {
+                *print = (uint64_t)a[0] | (uint64_t)a[2] << 32;
+                *id = (uint64_t)b[0] | (uint64_t)b[2] << 32;
+                return GPURMA_SUCCESS;
+            }
+        } else if (gpurma_dcoll__direct_reached(gpurma_sh_load_packet_flag_acquire(p), e)) {
+            return GPURMA_SUCCESS;
+        }
+        if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
+            return GPURMA_ERR_TIMEOUT;
+        gpurma_sh_pause_n(iter);
+    }
+}
+
+/* A meeting of every member at epoch e, by every thread of one block:
+ * thread i sends this member's record to member rank + i and waits for
+ * member i's here, so a meeting costs one trip over the links rather than
+ * one per member; a member that never came fails it for the whole block
+ * (a timeout). Why each ordering is enough (docs/collectives.md):
+ *
+ * The arrival (`arrival`: the first meeting of a call) has no fence and
+ * no acquire. What the peers need from it travels in the record itself
+ * (the epoch, the fingerprint, the recv_id), as LL packets whose every
+ * half carries its flag. The data they then read from this member's send
+ * (and the recv they write) was last written or read by earlier work on
+ * this member's stream, complete before this kernel started: kernel
+ * boundaries perform those accesses at this GPU's memory, where peer
+ * loads and stores over the links are served, and no peer cached a line
+ * of it in this call before seeing the record (its L1 starts the kernel
+ * empty). A fence here would order only this kernel's own earlier
+ * stores, and there are none that a peer reads. The stores go out
+ * together (one warp) and may land in any order: the reader checks every
+ * half.
+ *
+ * Every later meeting (`arrival` 0: between phases, and done) orders
+ * data: this member's stores into the peers' buffers, and its loads of
+ * the peers' sends, must be performed before a peer that sees the record
+ * goes on (a peer ends its kernel, and the user reuses its buffers). The
+ * block's barrier makes every thread's accesses observed by warp 0; each
+ * sending thread's fence.acq_rel.sys after it is cumulative over them and
+ * precedes its own record stores in program order (a release pattern),
+ * so one fence of one warp covers the block. The waiting side loads the
+ * flag with ld.acquire.sys, then the block's barrier spreads that to
+ * every thread. With several blocks, the caller's counter hands the other
+ * blocks' releases to this one first (gpurma_dcoll__direct_done). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_meet(const gpurma_dev_coll_t *c,
+                                                       const gpurma_dcoll__direct_t *d, uint64_t e,
+                                                       int arrival, uint64_t *print,
+                                                       uint64_t *id)
 {
     const int i = (int)threadIdx.x;
     gpurma_status_t rc = GPURMA_SUCCESS;
-    __syncthreads();
-    if (i == 0)
-        gpurma_sh_fence_release_system();
-    __syncthreads();
-    if (i < c->size)
-        rc = gpurma_dev_signal(c->win, (c->rank + i) % c->size,
-                               gpurma_dcoll__direct_sig(c, c->rank), GPURMA_SIGNAL_SET, e);
-    if (i < c->size && rc == GPURMA_SUCCESS)
-        rc = gpurma_dcoll__wait(c, gpurma_dcoll__direct_sig(c, i), e);
+    if (!arrival)
+        __syncthreads();
+    if (i < c->size) {
+        if (!arrival)
+            gpurma_sh_fence_release_system();
+        gpurma_dcoll__direct_post(c, d, i, e, arrival);
+        rc = gpurma_dcoll__direct_await(c, i, e, arrival, print, id);
+    }
     if (gpurma_sh_block_any(rc != GPURMA_SUCCESS))
         return rc != GPURMA_SUCCESS ? rc : GPURMA_ERR_TIMEOUT;
-    __threadfence();
     return GPURMA_SUCCESS;
 }
 
@@ -146,18 +248,22 @@ GPURMA_DEVICE void gpurma_dcoll__direct_copy(char *dst, const char *src, size_t 
 }
 
 /* Whether a reduce's members share it out: every member's recv is the
- * same registration at the same offset (recv_id, published before the
- * first meeting), so that member r can store its share straight into the
- * root's recv. Every member reads the same words, so all decide alike. */
+ * same registration at the same offset (recv_id, in every member's
+ * arrival record here, checked whole by block 0 before any block moves),
+ * so that member r can store its share straight into the root's recv.
+ * Every member reads the same values, so all decide alike; a record's id
+ * slot is rewritten only by the member's next call's arrival, which waits
+ * for this member's done. */
 GPURMA_DEVICE int gpurma_dcoll__direct_reduce_shared(const gpurma_dev_coll_t *c,
                                                     const gpurma_dcoll__direct_t *d)
 {
     if (!d->recv_id)
         return 0;
     for (int p = 0; p < c->size; p++) {
-        const gpurma_dcoll__state_t *ps =
-            (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
-        if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__RECV_ID] != d->recv_id)
+        uint32_t v[4];
+        gpurma_sh_load_packet16(
+            gpurma_dcoll__direct_rec(c, c->rank, gpurma_dcoll__direct_sig_id(c, p)), v);
+        if (((uint64_t)v[0] | (uint64_t)v[2] << 32) != d->recv_id)
             return 0;
     }
     return 1;
@@ -371,34 +477,45 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
 
 /* Every block of this kernel is done with its part, then every member's
  * kernel is (a meeting at epoch e); blocks wait for it when `gated` (a
- * phase follows), else only the last block to finish waits. */
+ * phase follows), else only the last block to finish waits. Each block's
+ * thread 0 releases the block's accesses (the barrier, then its
+ * fence.acq_rel.sys: cumulative) before it counts the block in; the last
+ * block's acquire fence after the count takes them over, and its
+ * meeting's release hands them on to the peers. A kernel of one block
+ * (small calls) needs no count: the meeting's own fence is its only one. */
 GPURMA_DEVICE void gpurma_dcoll__direct_done(const gpurma_dev_coll_t *c,
+                                             const gpurma_dcoll__direct_t *d,
                                              gpurma_dcoll__state_t *st, int kind, uint64_t e,
                                              int gated)
 {
     volatile uint64_t *gate = &st->reserved[GPURMA_DCOLL__GATE];
     __shared__ int last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        gpurma_sh_fence_release_system(); /* this block's stores into the peers */
-        unsigned long long *done = (unsigned long long *)&st->reserved[GPURMA_DCOLL__DONE];
-        last = atomicAdd(done, 1ull) == gridDim.x - 1;
-        if (last) {
-            gpurma_sh_fence_release_system(); /* acquire: every block's stores, before ours */
-            *done = 0;
+    if (gridDim.x > 1) {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            gpurma_sh_fence_release_system(); /* this block's accesses to the peers */
+            unsigned long long *done = (unsigned long long *)&st->reserved[GPURMA_DCOLL__DONE];
+            last = atomicAdd(done, 1ull) == gridDim.x - 1;
+            if (last) {
+                __threadfence(); /* acquire: every block's release, seen through the count */
+                *done = 0;
+            }
         }
+        __syncthreads();
     }
-    __syncthreads();
-    if (last) {
-        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e);
+    if (gridDim.x == 1 || last) {
+        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, d, e, 0, (uint64_t *)0, (uint64_t *)0);
         if (rc != GPURMA_SUCCESS) {
             if (threadIdx.x == 0)
                 printf("gpurma: rank %d: collective %d on registered buffers: a peer did not "
                        "finish within the timeout (status %d)\n", c->rank, kind, (int)rc);
             __trap();
         }
-        if (threadIdx.x == 0)
+        if (threadIdx.x == 0) {
+            if (gated)
+                __threadfence(); /* release: what the meeting acquired, to the other blocks */
             *gate = e;
+        }
     } else if (gated && threadIdx.x == 0) {
         while (*gate < e)
             gpurma_sh_pause_n(0);
@@ -423,21 +540,14 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
     volatile uint64_t *gate = &st->reserved[GPURMA_DCOLL__GATE];
     const uint64_t e = st->epoch; /* read by every block before the last one moves it */
     if (blockIdx.x == 0) {
-        if (threadIdx.x == 0) {
-            st->reserved[GPURMA_DCOLL__PRINT] = d->fingerprint;
-            st->reserved[GPURMA_DCOLL__RECV_ID] = d->recv_id;
-        }
-        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e + 1); /* releases the print */
+        uint64_t print = 0, id = 0;
+        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, d, e + 1, 1, &print, &id);
         const int p = (int)threadIdx.x;
-        if (rc == GPURMA_SUCCESS && p < n) {
-            const gpurma_dcoll__state_t *ps =
-                (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
-            if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__PRINT] != d->fingerprint) {
-                printf("gpurma: rank %d: collective %d on registered buffers: rank %d passed "
-                       "another collective, buffers, offsets, count, dtype, op or root\n",
-                       c->rank, kind, p);
-                rc = GPURMA_ERR_INVALID_ARG;
-            }
+        if (rc == GPURMA_SUCCESS && p < n && print != d->fingerprint) {
+            printf("gpurma: rank %d: collective %d on registered buffers: rank %d passed "
+                   "another collective, buffers, offsets, count, dtype, op or root\n",
+                   c->rank, kind, p);
+            rc = GPURMA_ERR_INVALID_ARG;
         }
         if (gpurma_sh_block_any(rc != GPURMA_SUCCESS)) {
             /* a failed meeting fails every thread: one message */
@@ -447,18 +557,20 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
                        (int)rc);
             __trap();
         }
-        if (threadIdx.x == 0)
+        /* Relaxed: the other blocks take nothing from the arrival but
+         * that it passed (gpurma_dcoll__direct_meet says why the data
+         * needs no acquire; the records they read were checked whole). */
+        if (threadIdx.x == 0 && gridDim.x > 1)
             *gate = e + 1;
     } else if (threadIdx.x == 0) {
         while (*gate < e + 1)
             gpurma_sh_pause_n(0);
-        __threadfence();
     }
     __syncthreads();
 
     for (int ph = 0; ph < phases; ph++) {
         gpurma_dcoll__direct_move(c, d, kind, count, dtype, op, root, ph);
-        gpurma_dcoll__direct_done(c, st, kind, e + 2 + (uint64_t)ph, ph + 1 < phases);
+        gpurma_dcoll__direct_done(c, d, st, kind, e + 2 + (uint64_t)ph, ph + 1 < phases);
     }
     if (threadIdx.x == 0 && *gate == e + 1 + (uint64_t)phases)
         st->epoch = e + 1 + (uint64_t)phases; /* the last block: every block read e */

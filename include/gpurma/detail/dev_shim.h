@@ -149,6 +149,16 @@ GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
     asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "l"(p) : "memory");
 }
+/* The flag of the packet half at p, with acquire: the same 4 bytes the
+ * packet store wrote as one element, so that the load and that element
+ * are morally strong (a fence and a packet store before it release). */
+GPURMA_DEVICE uint32_t gpurma_sh_load_packet_flag_acquire(const uint64_t *p)
+{
+    uint32_t f;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];"
+                 : "=r"(f) : "l"((const uint32_t *)p + 1) : "memory");
+    return f;
+}
 
 /* ------------------------------------------------------------------ HIP */
 #elif defined(__HIPCC__)
@@ -242,6 +252,10 @@ GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
 {
     gpurma_sh_load_packet8(p, &v[0], &v[1]);
     gpurma_sh_load_packet8(p + 1, &v[2], &v[3]);
+}
+GPURMA_DEVICE uint32_t gpurma_sh_load_packet_flag_acquire(const uint64_t *p)
+{
+    return (uint32_t)(__hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM) >> 32);
 }
 
 /* ------------------------------------------------- plain C: host backend */
@@ -347,6 +361,10 @@ GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
 {
     gpurma_sh_load_packet8(p, &v[0], &v[1]);
     gpurma_sh_load_packet8(p + 1, &v[2], &v[3]);
+}
+GPURMA_DEVICE uint32_t gpurma_sh_load_packet_flag_acquire(const uint64_t *p)
+{
+    return (uint32_t)(__atomic_load_n(p, __ATOMIC_ACQUIRE) >> 32);
 }
 #endif
 
