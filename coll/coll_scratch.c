@@ -89,11 +89,11 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
                                 ctx->rank, n, slot);
     }
     /* Data signals (one per source) and acknowledgements (one per peer),
-     * per channel; then one per member for the zero-copy steps
-     * (gpurma_dcoll__direct_sig); then one per source and channel for LL16
-     * on CPU threads (gpurma_dcoll__ll16_sig); then one more per member
-     * for the zero-copy arrival's recv identity (gpurma_dcoll__direct_sig_id:
-     * with the first, a record of 32 bytes in packets, coll_direct.h). */
+     * per channel; then one per member for the zero-copy steps; then one
+     * per source and channel for LL16 on CPU threads
+     * (gpurma_dcoll__ll16_sig); then two more per member: with the first,
+     * each member's record of a zero-copy call (gpurma_dcoll__direct_rec:
+     * 48 bytes, coll_direct.h). */
     gpurma_win_params_t p = {GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |
                                  GPURMA_WIN_FIELD_NUM_COUNTERS,
                              device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST,

@@ -662,7 +662,12 @@ static double now_s(void)
 static int direct_refusal_run(int absent)
 {
     skip_without_gpu("test_gpu_coll");
-    GK(gpurma_init(NULL, &g_ctx));
+    /* mismatch: a 30 s timeout, so that a quick failure is the fingerprint's;
+     * absent: GPURMA_TIMEOUT_MS from the environment */
+    if (absent)
+        GK(gpurma_init(NULL, &g_ctx));
+    else
+        init_bounded();
     world = gpurma_team_world(g_ctx);
     me = gpurma_team_rank(world);
     nranks = gpurma_team_size(world);

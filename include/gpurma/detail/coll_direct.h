@@ -52,88 +52,103 @@ typedef struct {
 #define GPURMA_DCOLL__DONE 1   /* blocks finished in this call             */
 
 /* Signals of a team's scratch window with nch channels and n members:
- * the data signals and acknowledgements (2 n a channel), the print slots
- * below (n), LL16's on CPU threads (n a channel), the id slots below (n). */
-#define GPURMA_DCOLL__SIGNALS(nch, n) ((3u * (uint32_t)(nch) + 2u) * (uint32_t)(n))
+ * the data signals and acknowledgements (2 n a channel), the first
+ * record slots below (n), LL16's on CPU threads (n a channel), the
+ * second and third record slots below (2 n). */
+#define GPURMA_DCOLL__SIGNALS(nch, n) ((3u * (uint32_t)(nch) + 3u) * (uint32_t)(n))
 
 #if GPURMA_DEV_GPU
-/* Every member's record of a call lives in two 16-byte signal slots of
- * each member's scratch window (coll_scratch.c): slot "print" in the range
- * 2 n channels + member, after every channel's data signals and
- * acknowledgements, slot "id" in the last range, (3 channels + 1) n +
- * member, after LL16's. A member running another algorithm for the same
- * call (registered buffers on some ranks only) never writes them: the
- * others time out instead of taking its data for a record. */
-GPURMA_DEVICE uint32_t gpurma_dcoll__direct_sig(const gpurma_dev_coll_t *c, int from)
+/* Member `from`'s record of a call, in each member's scratch window
+ * (coll_scratch.c): three 16-byte signal slots, k = 0, 1, 2, in the
+ * ranges 2 n channels + from (after every channel's data signals and
+ * acknowledgements) and (3 channels + k) n + from (after LL16's). A member
+ * running another algorithm for the same call (registered buffers on some
+ * ranks only) never writes them: the others time out instead of taking
+ * its data for a record. */
+GPURMA_DEVICE uint64_t *gpurma_dcoll__direct_rec(const gpurma_dev_coll_t *c, int at, int from,
+                                                 int k)
 {
-    return 2u * (uint32_t)c->size * c->nchannels + (uint32_t)from;
-}
-GPURMA_DEVICE uint32_t gpurma_dcoll__direct_sig_id(const gpurma_dev_coll_t *c, int from)
-{
-    return (3u * c->nchannels + 1u) * (uint32_t)c->size + (uint32_t)from;
-}
-
-/* Member `from`'s record slot as mapped here, in member `at`'s window. */
-GPURMA_DEVICE uint64_t *gpurma_dcoll__direct_rec(const gpurma_dev_coll_t *c, int at, uint32_t sig)
-{
+    const uint32_t n = (uint32_t)c->size,
+                   sig = (k ? (3u * c->nchannels + (uint32_t)k) * n : 2u * n * c->nchannels) +
+                         (uint32_t)from;
     gpurma_dev_signal_slot_t *s = at == c->rank ? c->win.signals : c->win.peers[at].signals;
     return &s[sig].value;
 }
 
-/* A record is LL packets: 16-byte stores of two halves, each (4 payload
- * bytes, 4-byte flag) and single-copy atomic on its own (dev_shim.h), so a
- * reader that sees the flag in a half sees that half's payload with it,
- * and needs no fence or second signal to trust it. The flag is the low 32
- * bits of the meeting's epoch; a member rewrites its record for every
- * meeting with the same payload, and no record ever goes back: flags are
- * compared as reached (at or past), modulo 2^32. Slot "print" holds the
- * call's fingerprint, slot "id" the reduce's recv_id (0 otherwise). */
-GPURMA_DEVICE int gpurma_dcoll__direct_reached(uint32_t flag, uint64_t e)
+/* The record's six 8-byte words (slot k's are words 2k, 2k + 1):
+ *   0      the epoch of the member's last arrival, whole
+ *   1..4   LL packet halves (4 payload bytes, then a 4-byte flag: the low
+ *          32 bits of that arrival's epoch) of the fingerprint, low half
+ *          first, then of the recv_id (a reduce's; 0 otherwise)
+ *   5      the epoch of the member's last later meeting, whole
+ * Each word is one 8-byte store and single-copy atomic (the packets'
+ * halves as LL16's, dev_shim.h), so a reader that sees a half's flag sees
+ * its payload with it: no fence and no second signal make the record
+ * trustworthy. Whole epochs (64 bits, compared as the signals they
+ * replace: at or past) never wrap; a half counts only when its flag is
+ * the arrival word's, so a half that has yet to land (the stores of one
+ * record land in any order) is not taken for this call's. */
+#define GPURMA_DCOLL__REC_ARRIVED 0
+#define GPURMA_DCOLL__REC_MET     5
+
+GPURMA_DEVICE uint64_t *gpurma_dcoll__direct_word(const gpurma_dev_coll_t *c, int at, int from,
+                                                  int w)
 {
-    return (int32_t)(flag - (uint32_t)e) >= 0;
+    return gpurma_dcoll__direct_rec(c, at, from, w / 2) + (w & 1);
 }
 
-/* Thread `i` of the group sends this member's record to member rank + i
- * (all of it when `arrival`, else the print slot alone) for epoch e. */
+/* Thread `i` of the group writes this member's record into member
+ * rank + i: all of it for the arrival at epoch e, else word 5 alone. */
 GPURMA_DEVICE void gpurma_dcoll__direct_post(const gpurma_dev_coll_t *c,
                                              const gpurma_dcoll__direct_t *d, int i, uint64_t e,
                                              int arrival)
 {
-    const int to = (c->rank + i) % c->size;
+    const int to = (c->rank + i) % c->size, me = c->rank;
+    if (!arrival) {
+        gpurma_sh_store_relaxed_u64(gpurma_dcoll__direct_word(c, to, me, GPURMA_DCOLL__REC_MET), e);
+        return;
+    }
     const uint32_t f = (uint32_t)e;
-    gpurma_sh_store_packet16(gpurma_dcoll__direct_rec(c, to, gpurma_dcoll__direct_sig(c, c->rank)),
-                             (uint32_t)d->fingerprint, f, (uint32_t)(d->fingerprint >> 32), f);
-    if (arrival)
-        gpurma_sh_store_packet16(
-            gpurma_dcoll__direct_rec(c, to, gpurma_dcoll__direct_sig_id(c, c->rank)),
-            (uint32_t)d->recv_id, f, (uint32_t)(d->recv_id >> 32), f);
+    gpurma_sh_store_packet8(gpurma_dcoll__direct_word(c, to, me, 1), (uint32_t)d->fingerprint, f);
+    gpurma_sh_store_packet16(gpurma_dcoll__direct_word(c, to, me, 2),
+                             (uint32_t)(d->fingerprint >> 32), f, (uint32_t)d->recv_id, f);
+    gpurma_sh_store_packet8(gpurma_dcoll__direct_word(c, to, me, 4), (uint32_t)(d->recv_id >> 32),
+                            f);
+    gpurma_sh_store_relaxed_u64(gpurma_dcoll__direct_word(c, to, me, GPURMA_DCOLL__REC_ARRIVED), e);
+}
+
+/* Member `from`'s payloads here, once the record is whole: *print its
+ * fingerprint, *id its recv_id. 0 until every half carries the flag of
+ * the arrival word it read (its epoch in *arrived). */
+GPURMA_DEVICE int gpurma_dcoll__direct_read(const gpurma_dev_coll_t *c, int from,
+                                            uint64_t *arrived, uint64_t *print, uint64_t *id)
+{
+    uint32_t w1[2], w23[4], w4[2];
+    *arrived = gpurma_sh_load_acquire_u64(
+        gpurma_dcoll__direct_word(c, c->rank, from, GPURMA_DCOLL__REC_ARRIVED));
+    gpurma_sh_load_packet8(gpurma_dcoll__direct_word(c, c->rank, from, 1), &w1[0], &w1[1]);
+    gpurma_sh_load_packet16(gpurma_dcoll__direct_word(c, c->rank, from, 2), w23);
+    gpurma_sh_load_packet8(gpurma_dcoll__direct_word(c, c->rank, from, 4), &w4[0], &w4[1]);
+    const uint32_t f = (uint32_t)*arrived;
+    *print = (uint64_t)w1[0] | (uint64_t)w23[0] << 32;
+    *id = (uint64_t)w23[2] | (uint64_t)w4[0] << 32;
+    return w1[1] == f && w23[1] == f && w23[3] == f && w4[1] == f;
 }
 
 /* Waits until member `from`'s record here reached epoch e: with
- * `arrival`, both slots whole, and *print and *id are their payloads;
- * else the print slot's first flag, read with acquire loads (the
- * meetings after the arrival order data). */
+ * `arrival`, its arrival word, and the record is whole (*print, *id: its
+ * payloads); else its later-meeting word, read with acquire loads (those
+ * meetings order data). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_await(const gpurma_dev_coll_t *c, int from,
                                                         uint64_t e, int arrival,
                                                         uint64_t *print, uint64_t *id)
 {
-    const uint64_t *p = gpurma_dcoll__direct_rec(c, c->rank, gpurma_dcoll__direct_sig(c, from));
-    const uint64_t *q = gpurma_dcoll__direct_rec(c, c->rank, gpurma_dcoll__direct_sig_id(c, from));
-    uint64_t start = 0;
+    const uint64_t *met = gpurma_dcoll__direct_word(c, c->rank, from, GPURMA_DCOLL__REC_MET);
+    uint64_t start = 0, arrived = 0;
     for (uint64_t iter = 0;; iter++) {
-        if (arrival) {
-            uint32_t a[4], b[4];
-            gpurma_sh_load_packet16(p, a);
-            gpurma_sh_load_packet16(q, b);
-            if (gpurma_dcoll__direct_reached(a[1], e) && gpurma_dcoll__direct_reached(a[3], e) &&
-                gpurma_dcoll__direct_reached(b[1], e) && gpurma_dcoll__direct_reached(b[3], e)) {
-                *print = (uint64_t)a[0] | (uint64_t)a[2] << 32;
-                *id = (uint64_t)b[0] | (uint64_t)b[2] << 32;
-                return GPURMA_SUCCESS;
-            }
-        } else if (gpurma_dcoll__direct_reached(gpurma_sh_load_packet_flag_acquire(p), e)) {
+        if (arrival ? gpurma_dcoll__direct_read(c, from, &arrived, print, id) && arrived >= e
+                    : gpurma_sh_load_acquire_u64(met) >= e)
             return GPURMA_SUCCESS;
-        }
         if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
             return GPURMA_ERR_TIMEOUT;
         gpurma_sh_pause_n(iter);
@@ -148,8 +163,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_await(const gpurma_dev_coll_t
  *
  * The arrival (`arrival`: the first meeting of a call) has no fence and
  * no acquire. What the peers need from it travels in the record itself
- * (the epoch, the fingerprint, the recv_id), as LL packets whose every
- * half carries its flag. The data they then read from this member's send
+ * (the epoch, the fingerprint, the recv_id), in words that each vouch for
+ * themselves (gpurma_dcoll__direct_post). The data they then read from this member's send
  * (and the recv they write) was last written or read by earlier work on
  * this member's stream, complete before this kernel started: kernel
  * boundaries perform those accesses at this GPU's memory, where peer
@@ -158,7 +173,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_await(const gpurma_dev_coll_t
  * empty). A fence here would order only this kernel's own earlier
  * stores, and there are none that a peer reads. The stores go out
  * together (one warp) and may land in any order: the reader checks every
- * half.
+ * half against the arrival word.
  *
  * Every later meeting (`arrival` 0: between phases, and done) orders
  * data: this member's stores into the peers' buffers, and its loads of
@@ -167,9 +182,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_await(const gpurma_dev_coll_t
  * block's barrier makes every thread's accesses observed by warp 0; each
  * sending thread's fence.acq_rel.sys after it is cumulative over them and
  * precedes its own record stores in program order (a release pattern),
- * so one fence of one warp covers the block. The waiting side loads the
- * flag with ld.acquire.sys, then the block's barrier spreads that to
- * every thread. With several blocks, the caller's counter hands the other
+ * so one fence of one warp covers the block; the record's word is a
+ * relaxed 8-byte store, no second store for the release to wait on. The
+ * waiting side loads that word with ld.acquire.sys (the same 8 bytes:
+ * morally strong), then the block's barrier spreads it to every thread. With several blocks, the caller's counter hands the other
  * blocks' releases to this one first (gpurma_dcoll__direct_done). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_meet(const gpurma_dev_coll_t *c,
                                                        const gpurma_dcoll__direct_t *d, uint64_t e,
@@ -251,19 +267,18 @@ GPURMA_DEVICE void gpurma_dcoll__direct_copy(char *dst, const char *src, size_t 
  * same registration at the same offset (recv_id, in every member's
  * arrival record here, checked whole by block 0 before any block moves),
  * so that member r can store its share straight into the root's recv.
- * Every member reads the same values, so all decide alike; a record's id
- * slot is rewritten only by the member's next call's arrival, which waits
- * for this member's done. */
+ * Every member reads the same values, so all decide alike; a record's
+ * payload is rewritten only by the member's next call's arrival, which
+ * waits for this member's done. */
 GPURMA_DEVICE int gpurma_dcoll__direct_reduce_shared(const gpurma_dev_coll_t *c,
                                                     const gpurma_dcoll__direct_t *d)
 {
     if (!d->recv_id)
         return 0;
     for (int p = 0; p < c->size; p++) {
-        uint32_t v[4];
-        gpurma_sh_load_packet16(
-            gpurma_dcoll__direct_rec(c, c->rank, gpurma_dcoll__direct_sig_id(c, p)), v);
-        if (((uint64_t)v[0] | (uint64_t)v[2] << 32) != d->recv_id)
+        uint64_t arrived, print, id;
+        (void)gpurma_dcoll__direct_read(c, p, &arrived, &print, &id);
+        if (id != d->recv_id)
             return 0;
     }
     return 1;

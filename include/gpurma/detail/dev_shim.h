@@ -59,6 +59,10 @@ GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
 {
     asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
 {
     uint64_t old;
@@ -149,16 +153,6 @@ GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
     asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "l"(p) : "memory");
 }
-/* The flag of the packet half at p, with acquire: the same 4 bytes the
- * packet store wrote as one element, so that the load and that element
- * are morally strong (a fence and a packet store before it release). */
-GPURMA_DEVICE uint32_t gpurma_sh_load_packet_flag_acquire(const uint64_t *p)
-{
-    uint32_t f;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];"
-                 : "=r"(f) : "l"((const uint32_t *)p + 1) : "memory");
-    return f;
-}
 
 /* ------------------------------------------------------------------ HIP */
 #elif defined(__HIPCC__)
@@ -176,6 +170,10 @@ GPURMA_DEVICE void gpurma_sh_store_release_u32(uint32_t *p, uint32_t v)
     __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
 }
 GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
+{
+    __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
 {
     __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
 }
@@ -253,10 +251,6 @@ GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
     gpurma_sh_load_packet8(p, &v[0], &v[1]);
     gpurma_sh_load_packet8(p + 1, &v[2], &v[3]);
 }
-GPURMA_DEVICE uint32_t gpurma_sh_load_packet_flag_acquire(const uint64_t *p)
-{
-    return (uint32_t)(__hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM) >> 32);
-}
 
 /* ------------------------------------------------- plain C: host backend */
 #else
@@ -274,6 +268,10 @@ GPURMA_DEVICE void gpurma_sh_store_release_u32(uint32_t *p, uint32_t v)
     __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
@@ -361,10 +359,6 @@ GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
 {
     gpurma_sh_load_packet8(p, &v[0], &v[1]);
     gpurma_sh_load_packet8(p + 1, &v[2], &v[3]);
-}
-GPURMA_DEVICE uint32_t gpurma_sh_load_packet_flag_acquire(const uint64_t *p)
-{
-    return (uint32_t)(__atomic_load_n(p, __ATOMIC_ACQUIRE) >> 32);
 }
 #endif
 
