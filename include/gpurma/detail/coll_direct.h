@@ -15,8 +15,8 @@
  *      checks their fingerprints, then opens a gate in its own state that
  *      the other blocks wait on;
  *   2. every block reduces its slice of this member's share;
- *   3. the last block to finish fences once and rewrites its record as
- *      "done at e+2" in every member, and waits for every member's:
+ *   3. the last block to finish fences once and writes "done at e+2"
+ *      into its record in every member, and waits for every member's:
  *      nobody's kernel ends (so nobody reuses its buffers) while a peer
  *      may still read or write them.
  *
