@@ -430,7 +430,12 @@ RUN_ENV=
 if [ "$ngpu" -ge 2 ]; then
     RUN_ENV=GPURMA_TIMEOUT_MS=1500
     run2 stream_timeout 60 "$(prog test_gpu_stream)" timeout
+    # A zero-copy call one rank does not agree to: refused by the
+    # fingerprint (fast), or by the timeout when its buffers are not
+    # registered; both ranks trap, so one GPU each (as above).
+    run2 direct_absent 60 "$(prog test_gpu_coll)" direct-absent
     RUN_ENV=
+    run2 direct_mismatch 60 "$(prog test_gpu_coll)" direct-mismatch
 else
     run1 stream_timeout 60 env GPURMA_TIMEOUT_MS=1500 GPURMA_BOOTSTRAP=single \
         "$(prog test_gpu_stream)" timeout

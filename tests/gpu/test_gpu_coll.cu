@@ -28,8 +28,15 @@
  *    travel by value); then with send registered (zero-copy: each rank
  *    pulls its blocks from the peers' send buffers), plainly and in a graph.
  * Runs with any number of ranks, several per GPU included.
+ *
+ *   test_gpu_coll direct-mismatch | direct-absent   (2 ranks or more)
+ *
+ * 6. a zero-copy call some rank does not agree to: another offset
+ *    (refused by the fingerprint, quickly) or buffers not registered
+ *    (refused by the timeout); every rank must end with an error.
  */
 #include <algorithm>
+#include <ctime>
 
 #include "gpu_common.h"
 #include "gpurma_coll.h"
@@ -634,9 +641,82 @@ static void phase(const char *what)
     }
 }
 
+/* ------------------------------------------------- zero-copy refusals */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* "test_gpu_coll direct-mismatch" and "direct-absent" (separate runs: each
+ * ends with the CUDA context gone). mismatch: the last rank passes its
+ * registered buffers 256 bytes further than the others (another
+ * fingerprint), so every rank's zero-copy kernel must stop with an error
+ * well before the timeout, not run the call nor hang. absent: the last
+ * rank's buffers are not registered (it runs another algorithm), so the
+ * others never see its record and must fail at the timeout (run it with a
+ * short GPURMA_TIMEOUT_MS). Sizes from 64 KiB a rank, so that the call
+ * goes zero-copy at the default GPURMA_COLL_DIRECT_MIN. */
+static int direct_refusal_run(int absent)
+{
+    skip_without_gpu("test_gpu_coll");
+    /* mismatch: a 30 s timeout, so that a quick failure is the fingerprint's;
+     * absent: GPURMA_TIMEOUT_MS from the environment */
+    if (absent)
+        GK(gpurma_init(NULL, &g_ctx));
+    else
+        init_bounded();
+    world = gpurma_team_world(g_ctx);
+    me = gpurma_team_rank(world);
+    nranks = gpurma_team_size(world);
+    if (nranks < 2) {
+        printf("test_gpu_coll: direct refusal needs 2 ranks or more, skipped\n");
+        (void)gpurma_finalize(g_ctx);
+        return 77;
+    }
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const size_t count = 65536 / 4 + 37, bytes = count * 4, shift = 256;
+    dbuf sendb(bytes + shift), recvb(bytes + shift);
+    std::vector<unsigned char> in(bytes + shift);
+    for (size_t i = 0; i < in.size(); i++)
+        in[i] = pattern_byte(0xd1ec7 + (uint64_t)me, i);
+    CK(cudaMemcpy(sendb.p, in.data(), in.size(), cudaMemcpyHostToDevice));
+    const int odd = me == nranks - 1;
+    /* Registration is collective: the absent rank registers other buffers
+     * beside the others' (kept to the end), so that its own are not. */
+    dbuf other_s(absent && odd ? bytes + shift : 16), other_r(absent && odd ? bytes + shift : 16);
+    GK(gpurma_coll_register(world, absent && odd ? other_s.p : sendb.p, bytes + shift));
+    GK(gpurma_coll_register(world, absent && odd ? other_r.p : recvb.p, bytes + shift));
+    GK(gpurma_barrier(world));
+    const size_t at = !absent && odd ? shift : 0;
+    double t0 = now_s();
+    int rc = gpurma_allreduce(world, sendb.p + at, recvb.p + at, count, GPURMA_INT32, GPURMA_SUM,
+                              stream);
+    cudaError_t e = rc == GPURMA_SUCCESS ? cudaStreamSynchronize(stream) : cudaSuccess;
+    double dt = now_s() - t0;
+    printf("rank %d: zero-copy allreduce with %s: gpurma %d, stream %s after %.2f s\n", me,
+           absent ? "a rank unregistered" : "another offset on one rank", rc,
+           cudaGetErrorString(e), dt);
+    EXPECT(rc != GPURMA_SUCCESS || e != cudaSuccess,
+           "the allreduce completed although the ranks did not agree");
+    if (!absent)
+        EXPECT(dt < 10.0, "the mismatch took %.2f s: refused by a timeout, not the fingerprint",
+               dt);
+    (void)gpurma_finalize(g_ctx); /* the CUDA context is gone: errors expected */
+    printf("rank %d: direct-%s %s\n", me, absent ? "absent" : "mismatch",
+           failures ? "FAILED" : "passed");
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     skip_without_gpu("test_gpu_coll");
+    if (argc > 1 && !strcmp(argv[1], "direct-mismatch"))
+        return direct_refusal_run(0);
+    if (argc > 1 && !strcmp(argv[1], "direct-absent"))
+        return direct_refusal_run(1);
     int replays = 1000, quick = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))

@@ -9,14 +9,16 @@
  * recv (reduce-scatter and allgather in one pass), so every member holds
  * bitwise the same result. One kernel of G blocks:
  *
- *   1. block 0 publishes this call's fingerprint (which buffers, offsets,
- *      count, dtype, op) and raises "arrived at epoch e+1" on every member,
- *      waits for every member's, checks their fingerprints, then opens a
- *      gate in its own state that the other blocks wait on;
+ *   1. block 0 writes its record "arrived at epoch e+1, with this
+ *      fingerprint (which buffers, offsets, count, dtype, op)" into every
+ *      member, no fence before it, waits for every member's record here,
+ *      checks their fingerprints, then opens a gate in its own state that
+ *      the other blocks wait on;
  *   2. every block reduces its slice of this member's share;
- *   3. the last block to finish raises "done at e+2" on every member and
- *      waits for every member's: nobody's kernel ends (so nobody reuses
- *      its buffers) while a peer may still read or write them.
+ *   3. the last block to finish fences once and writes "done at e+2"
+ *      into its record in every member, and waits for every member's:
+ *      nobody's kernel ends (so nobody reuses its buffers) while a peer
+ *      may still read or write them.
  *
  * The epoch and the gate live in the team's GPU scratch window (channel
  * 0's state), so graph replays continue them. Blocks other than 0 wait
@@ -48,44 +50,160 @@ typedef struct {
 /* Words of channel 0's state region this algorithm uses. */
 #define GPURMA_DCOLL__GATE 0   /* epoch block 0 let the others start at    */
 #define GPURMA_DCOLL__DONE 1   /* blocks finished in this call             */
-#define GPURMA_DCOLL__PRINT 2  /* this call's fingerprint, read by peers   */
-#define GPURMA_DCOLL__RECV_ID 5 /* this call's recv_id, read by peers      */
+
+/* Signals of a team's scratch window with nch channels and n members:
+ * the data signals and acknowledgements (2 n a channel), the first
+ * record slots below (n), LL16's on CPU threads (n a channel), the
+ * second and third record slots below (2 n). */
+#define GPURMA_DCOLL__SIGNALS(nch, n) ((3u * (uint32_t)(nch) + 3u) * (uint32_t)(n))
 
 #if GPURMA_DEV_GPU
-/* The signal member `from` raises on this algorithm's steps: a range of
- * its own after every channel's data signals and acknowledgements, so
- * that a member running another algorithm for the same call (registered
- * buffers on some ranks only) never takes it for data: it times out. */
-GPURMA_DEVICE uint32_t gpurma_dcoll__direct_sig(const gpurma_dev_coll_t *c, int from)
+/* Member `from`'s record of a call, in each member's scratch window
+ * (coll_scratch.c): three 16-byte signal slots, k = 0, 1, 2, in the
+ * ranges 2 n channels + from (after every channel's data signals and
+ * acknowledgements) and (3 channels + k) n + from (after LL16's). A member
+ * running another algorithm for the same call (registered buffers on some
+ * ranks only) never writes them: the others time out instead of taking
+ * its data for a record. */
+GPURMA_DEVICE uint64_t *gpurma_dcoll__direct_rec(const gpurma_dev_coll_t *c, int at, int from,
+                                                 int k)
 {
-    return 2u * (uint32_t)c->size * c->nchannels + (uint32_t)from;
+    const uint32_t n = (uint32_t)c->size,
+                   sig = (k ? (3u * c->nchannels + (uint32_t)k) * n : 2u * n * c->nchannels) +
+                         (uint32_t)from;
+    gpurma_dev_signal_slot_t *s = at == c->rank ? c->win.signals : c->win.peers[at].signals;
+    return &s[sig].value;
 }
 
-/* Every thread of one block: raises this member's signal to e on every
- * member, then waits until every member raised its own to e here; the
- * stores of every thread of the block before the call are visible to a
- * member that sees the signal (the fence after the block's barrier, then
- * each signal's release), and everything the members stored before
- * theirs is visible to the block after. Thread i signals member
- * rank + i and waits for member i, so a meeting costs one trip over the
- * links rather than one per member. A failed signal or wait (a member
- * that never came) fails the meeting for the whole block. */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_meet(const gpurma_dev_coll_t *c, uint64_t e)
+/* The record's six 8-byte words (slot k's are words 2k, 2k + 1):
+ *   0      the epoch of the member's last arrival, whole
+ *   1..4   LL packet halves (4 payload bytes, then a 4-byte flag: the low
+ *          32 bits of that arrival's epoch) of the fingerprint, low half
+ *          first, then of the recv_id (a reduce's; 0 otherwise)
+ *   5      the epoch of the member's last later meeting, whole
+ * Each word is one 8-byte store and single-copy atomic (the packets'
+ * halves as LL16's, dev_shim.h), so a reader that sees a half's flag sees
+ * its payload with it: no fence and no second signal make the record
+ * trustworthy. Whole epochs (64 bits, compared as the signals they
+ * replace: at or past) never wrap; a half counts only when its flag is
+ * the arrival word's, so a half that has yet to land (the stores of one
+ * record land in any order) is not taken for this call's. */
+#define GPURMA_DCOLL__REC_ARRIVED 0
+#define GPURMA_DCOLL__REC_MET     5
+
+GPURMA_DEVICE uint64_t *gpurma_dcoll__direct_word(const gpurma_dev_coll_t *c, int at, int from,
+                                                  int w)
+{
+    return gpurma_dcoll__direct_rec(c, at, from, w / 2) + (w & 1);
+}
+
+/* Thread `i` of the group writes this member's record into member
+ * rank + i: all of it for the arrival at epoch e, else word 5 alone. */
+GPURMA_DEVICE void gpurma_dcoll__direct_post(const gpurma_dev_coll_t *c,
+                                             const gpurma_dcoll__direct_t *d, int i, uint64_t e,
+                                             int arrival)
+{
+    const int to = (c->rank + i) % c->size, me = c->rank;
+    if (!arrival) {
+        gpurma_sh_store_relaxed_u64(gpurma_dcoll__direct_word(c, to, me, GPURMA_DCOLL__REC_MET), e);
+        return;
+    }
+    const uint32_t f = (uint32_t)e;
+    gpurma_sh_store_packet8(gpurma_dcoll__direct_word(c, to, me, 1), (uint32_t)d->fingerprint, f);
+    gpurma_sh_store_packet16(gpurma_dcoll__direct_word(c, to, me, 2),
+                             (uint32_t)(d->fingerprint >> 32), f, (uint32_t)d->recv_id, f);
+    gpurma_sh_store_packet8(gpurma_dcoll__direct_word(c, to, me, 4), (uint32_t)(d->recv_id >> 32),
+                            f);
+    gpurma_sh_store_relaxed_u64(gpurma_dcoll__direct_word(c, to, me, GPURMA_DCOLL__REC_ARRIVED), e);
+}
+
+/* Member `from`'s payloads here, once the record is whole: *print its
+ * fingerprint, *id its recv_id. 0 until every half carries the flag of
+ * the arrival word it read (its epoch in *arrived). */
+GPURMA_DEVICE int gpurma_dcoll__direct_read(const gpurma_dev_coll_t *c, int from,
+                                            uint64_t *arrived, uint64_t *print, uint64_t *id)
+{
+    uint32_t w1[2], w23[4], w4[2];
+    *arrived = gpurma_sh_load_acquire_u64(
+        gpurma_dcoll__direct_word(c, c->rank, from, GPURMA_DCOLL__REC_ARRIVED));
+    gpurma_sh_load_packet8(gpurma_dcoll__direct_word(c, c->rank, from, 1), &w1[0], &w1[1]);
+    gpurma_sh_load_packet16(gpurma_dcoll__direct_word(c, c->rank, from, 2), w23);
+    gpurma_sh_load_packet8(gpurma_dcoll__direct_word(c, c->rank, from, 4), &w4[0], &w4[1]);
+    const uint32_t f = (uint32_t)*arrived;
+    *print = (uint64_t)w1[0] | (uint64_t)w23[0] << 32;
+    *id = (uint64_t)w23[2] | (uint64_t)w4[0] << 32;
+    return w1[1] == f && w23[1] == f && w23[3] == f && w4[1] == f;
+}
+
+/* Waits until member `from`'s record here reached epoch e: with
+ * `arrival`, its arrival word, and the record is whole (*print, *id: its
+ * payloads); else its later-meeting word, read with acquire loads (those
+ * meetings order data). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_await(const gpurma_dev_coll_t *c, int from,
+                                                        uint64_t e, int arrival,
+                                                        uint64_t *print, uint64_t *id)
+{
+    const uint64_t *met = gpurma_dcoll__direct_word(c, c->rank, from, GPURMA_DCOLL__REC_MET);
+    uint64_t start = 0, arrived = 0;
+    for (uint64_t iter = 0;; iter++) {
+        if (arrival ? gpurma_dcoll__direct_read(c, from, &arrived, print, id) && arrived >= e
+                    : gpurma_sh_load_acquire_u64(met) >= e)
+            return GPURMA_SUCCESS;
+        if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
+            return GPURMA_ERR_TIMEOUT;
+        gpurma_sh_pause_n(iter);
+    }
+}
+
+/* A meeting of every member at epoch e, by every thread of one block:
+ * thread i sends this member's record to member rank + i and waits for
+ * member i's here, so a meeting costs one trip over the links rather than
+ * one per member; a member that never came fails it for the whole block
+ * (a timeout). Why each ordering is enough (docs/collectives.md):
+ *
+ * The arrival (`arrival`: the first meeting of a call) has no fence and
+ * no acquire. What the peers need from it travels in the record itself
+ * (the epoch, the fingerprint, the recv_id), in words that each vouch for
+ * themselves (gpurma_dcoll__direct_post). The data they then read from this member's send
+ * (and the recv they write) was last written or read by earlier work on
+ * this member's stream, complete before this kernel started: kernel
+ * boundaries perform those accesses at this GPU's memory, where peer
+ * loads and stores over the links are served, and no peer cached a line
+ * of it in this call before seeing the record (its L1 starts the kernel
+ * empty). A fence here would order only this kernel's own earlier
+ * stores, and there are none that a peer reads. The stores go out
+ * together (one warp) and may land in any order: the reader checks every
+ * half against the arrival word.
+ *
+ * Every later meeting (`arrival` 0: between phases, and done) orders
+ * data: this member's stores into the peers' buffers, and its loads of
+ * the peers' sends, must be performed before a peer that sees the record
+ * goes on (a peer ends its kernel, and the user reuses its buffers). The
+ * block's barrier makes every thread's accesses observed by warp 0; each
+ * sending thread's fence.acq_rel.sys after it is cumulative over them and
+ * precedes its own record stores in program order (a release pattern),
+ * so one fence of one warp covers the block; the record's word is a
+ * relaxed 8-byte store, no second store for the release to wait on. The
+ * waiting side loads that word with ld.acquire.sys (the same 8 bytes:
+ * morally strong), then the block's barrier spreads it to every thread. With several blocks, the caller's counter hands the other
+ * blocks' releases to this one first (gpurma_dcoll__direct_done). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_meet(const gpurma_dev_coll_t *c,
+                                                       const gpurma_dcoll__direct_t *d, uint64_t e,
+                                                       int arrival, uint64_t *print,
+                                                       uint64_t *id)
 {
     const int i = (int)threadIdx.x;
     gpurma_status_t rc = GPURMA_SUCCESS;
-    __syncthreads();
-    if (i == 0)
-        gpurma_sh_fence_release_system();
-    __syncthreads();
-    if (i < c->size)
-        rc = gpurma_dev_signal(c->win, (c->rank + i) % c->size,
-                               gpurma_dcoll__direct_sig(c, c->rank), GPURMA_SIGNAL_SET, e);
-    if (i < c->size && rc == GPURMA_SUCCESS)
-        rc = gpurma_dcoll__wait(c, gpurma_dcoll__direct_sig(c, i), e);
+    if (!arrival)
+        __syncthreads();
+    if (i < c->size) {
+        if (!arrival)
+            gpurma_sh_fence_release_system();
+        gpurma_dcoll__direct_post(c, d, i, e, arrival);
+        rc = gpurma_dcoll__direct_await(c, i, e, arrival, print, id);
+    }
     if (gpurma_sh_block_any(rc != GPURMA_SUCCESS))
         return rc != GPURMA_SUCCESS ? rc : GPURMA_ERR_TIMEOUT;
-    __threadfence();
     return GPURMA_SUCCESS;
 }
 
@@ -146,18 +264,21 @@ GPURMA_DEVICE void gpurma_dcoll__direct_copy(char *dst, const char *src, size_t 
 }
 
 /* Whether a reduce's members share it out: every member's recv is the
- * same registration at the same offset (recv_id, published before the
- * first meeting), so that member r can store its share straight into the
- * root's recv. Every member reads the same words, so all decide alike. */
+ * same registration at the same offset (recv_id, in every member's
+ * arrival record here, checked whole by block 0 before any block moves),
+ * so that member r can store its share straight into the root's recv.
+ * Every member reads the same values, so all decide alike; a record's
+ * payload is rewritten only by the member's next call's arrival, which
+ * waits for this member's done. */
 GPURMA_DEVICE int gpurma_dcoll__direct_reduce_shared(const gpurma_dev_coll_t *c,
                                                     const gpurma_dcoll__direct_t *d)
 {
     if (!d->recv_id)
         return 0;
     for (int p = 0; p < c->size; p++) {
-        const gpurma_dcoll__state_t *ps =
-            (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
-        if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__RECV_ID] != d->recv_id)
+        uint64_t arrived, print, id;
+        (void)gpurma_dcoll__direct_read(c, p, &arrived, &print, &id);
+        if (id != d->recv_id)
             return 0;
     }
     return 1;
@@ -371,34 +492,45 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
 
 /* Every block of this kernel is done with its part, then every member's
  * kernel is (a meeting at epoch e); blocks wait for it when `gated` (a
- * phase follows), else only the last block to finish waits. */
+ * phase follows), else only the last block to finish waits. Each block's
+ * thread 0 releases the block's accesses (the barrier, then its
+ * fence.acq_rel.sys: cumulative) before it counts the block in; the last
+ * block's acquire fence after the count takes them over, and its
+ * meeting's release hands them on to the peers. A kernel of one block
+ * (small calls) needs no count: the meeting's own fence is its only one. */
 GPURMA_DEVICE void gpurma_dcoll__direct_done(const gpurma_dev_coll_t *c,
+                                             const gpurma_dcoll__direct_t *d,
                                              gpurma_dcoll__state_t *st, int kind, uint64_t e,
                                              int gated)
 {
     volatile uint64_t *gate = &st->reserved[GPURMA_DCOLL__GATE];
     __shared__ int last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        gpurma_sh_fence_release_system(); /* this block's stores into the peers */
-        unsigned long long *done = (unsigned long long *)&st->reserved[GPURMA_DCOLL__DONE];
-        last = atomicAdd(done, 1ull) == gridDim.x - 1;
-        if (last) {
-            gpurma_sh_fence_release_system(); /* acquire: every block's stores, before ours */
-            *done = 0;
+    if (gridDim.x > 1) {
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            gpurma_sh_fence_release_system(); /* this block's accesses to the peers */
+            unsigned long long *done = (unsigned long long *)&st->reserved[GPURMA_DCOLL__DONE];
+            last = atomicAdd(done, 1ull) == gridDim.x - 1;
+            if (last) {
+                __threadfence(); /* acquire: every block's release, seen through the count */
+                *done = 0;
+            }
         }
+        __syncthreads();
     }
-    __syncthreads();
-    if (last) {
-        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e);
+    if (gridDim.x == 1 || last) {
+        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, d, e, 0, (uint64_t *)0, (uint64_t *)0);
         if (rc != GPURMA_SUCCESS) {
             if (threadIdx.x == 0)
                 printf("gpurma: rank %d: collective %d on registered buffers: a peer did not "
                        "finish within the timeout (status %d)\n", c->rank, kind, (int)rc);
             __trap();
         }
-        if (threadIdx.x == 0)
+        if (threadIdx.x == 0) {
+            if (gated)
+                __threadfence(); /* release: what the meeting acquired, to the other blocks */
             *gate = e;
+        }
     } else if (gated && threadIdx.x == 0) {
         while (*gate < e)
             gpurma_sh_pause_n(0);
@@ -423,21 +555,14 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
     volatile uint64_t *gate = &st->reserved[GPURMA_DCOLL__GATE];
     const uint64_t e = st->epoch; /* read by every block before the last one moves it */
     if (blockIdx.x == 0) {
-        if (threadIdx.x == 0) {
-            st->reserved[GPURMA_DCOLL__PRINT] = d->fingerprint;
-            st->reserved[GPURMA_DCOLL__RECV_ID] = d->recv_id;
-        }
-        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, e + 1); /* releases the print */
+        uint64_t print = 0, id = 0;
+        gpurma_status_t rc = gpurma_dcoll__direct_meet(c, d, e + 1, 1, &print, &id);
         const int p = (int)threadIdx.x;
-        if (rc == GPURMA_SUCCESS && p < n) {
-            const gpurma_dcoll__state_t *ps =
-                (const gpurma_dcoll__state_t *)(c->win.peers[p].base + c->state_off);
-            if (*(volatile const uint64_t *)&ps->reserved[GPURMA_DCOLL__PRINT] != d->fingerprint) {
-                printf("gpurma: rank %d: collective %d on registered buffers: rank %d passed "
-                       "another collective, buffers, offsets, count, dtype, op or root\n",
-                       c->rank, kind, p);
-                rc = GPURMA_ERR_INVALID_ARG;
-            }
+        if (rc == GPURMA_SUCCESS && p < n && print != d->fingerprint) {
+            printf("gpurma: rank %d: collective %d on registered buffers: rank %d passed "
+                   "another collective, buffers, offsets, count, dtype, op or root\n",
+                   c->rank, kind, p);
+            rc = GPURMA_ERR_INVALID_ARG;
         }
         if (gpurma_sh_block_any(rc != GPURMA_SUCCESS)) {
             /* a failed meeting fails every thread: one message */
@@ -447,18 +572,20 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
                        (int)rc);
             __trap();
         }
-        if (threadIdx.x == 0)
+        /* Relaxed: the other blocks take nothing from the arrival but
+         * that it passed (gpurma_dcoll__direct_meet says why the data
+         * needs no acquire; the records they read were checked whole). */
+        if (threadIdx.x == 0 && gridDim.x > 1)
             *gate = e + 1;
     } else if (threadIdx.x == 0) {
         while (*gate < e + 1)
             gpurma_sh_pause_n(0);
-        __threadfence();
     }
     __syncthreads();
 
     for (int ph = 0; ph < phases; ph++) {
         gpurma_dcoll__direct_move(c, d, kind, count, dtype, op, root, ph);
-        gpurma_dcoll__direct_done(c, st, kind, e + 2 + (uint64_t)ph, ph + 1 < phases);
+        gpurma_dcoll__direct_done(c, d, st, kind, e + 2 + (uint64_t)ph, ph + 1 < phases);
     }
     if (threadIdx.x == 0 && *gate == e + 1 + (uint64_t)phases)
         st->epoch = e + 1 + (uint64_t)phases; /* the last block: every block read e */

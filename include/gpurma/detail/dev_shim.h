@@ -59,6 +59,10 @@ GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
 {
     asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
 {
     uint64_t old;
@@ -169,6 +173,10 @@ GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
 {
     __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
 }
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
 {
     return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
@@ -260,6 +268,10 @@ GPURMA_DEVICE void gpurma_sh_store_release_u32(uint32_t *p, uint32_t v)
     __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
