@@ -91,10 +91,11 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     /* Data signals (one per source) and acknowledgements (one per peer),
      * per channel; then one per member for the zero-copy steps
      * (gpurma_dcoll__direct_sig); then one per source and channel for LL16
-     * on CPU threads (gpurma_dcoll__ll16_sig). */
+     * on CPU threads (gpurma_dcoll__ll16_sig); then one per source and
+     * channel for the device barrier (gpurma_dcoll__barrier_sig). */
     gpurma_win_params_t p = {GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |
                                  GPURMA_WIN_FIELD_NUM_COUNTERS,
-                             device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST, (3u * nch + 1) * (uint32_t)n, 0,
+                             device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST, (4u * nch + 1) * (uint32_t)n, 0,
                              GPURMA_ENGINE_AUTO, 0};
     /* Stream collectives may make it while a graph is being captured: the
      * setup runs now, outside the graph. */
@@ -180,7 +181,7 @@ GPURMA_API gpurma_status_t gpurma_dev_host_coll_state(const gpurma_dev_coll_t *c
         c->nchannels > GPURMA_COLL_GPU_CHANNELS || c->part >= c->nparts ||
         c->nparts > c->nchannels || c->slot < 16 || c->slot % 16 || c->ll_slot > c->slot ||
         c->ll_slot < GPURMA_DCOLL__MIN_SLOT || c->ll_slot % 4 ||
-        c->win.num_signals != (3u * c->nchannels + 1) * (uint32_t)n ||
+        c->win.num_signals != (4u * c->nchannels + 1) * (uint32_t)n ||
         scratch_layout(n, c->nchannels, c->slot, c->ll_slot, &h, &bytes) || bytes != want)
         return GPURMA_ERR_INVALID_ARG;
     /* h: channel 0's regions; c's must be those of its part's channel */
