@@ -589,8 +589,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c, si
 
 /* -------------------------------------------------------------- barrier */
 
-/* The state word where a member keeps the epoch of its last barrier on
- * the channel (0: none yet). */
+/* The state word where a member keeps its count of calls on the channel
+ * at its last barrier (0: none yet; see gpurma_dcoll__barrier_round). */
 #define GPURMA_DCOLL__LAST_BARRIER 6
 
 /* The signal through which src tells this member that it reached a
@@ -602,10 +602,10 @@ GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__barrier_sig(const gpurma_dev_coll_t *c
     return (3u * c->nchannels + 1u + c->part) * (uint32_t)c->size + (uint32_t)src;
 }
 
-/* What a barrier of epoch e signals: e's low 32 bits over those of the
- * sender's previous barrier on the channel. The second half tells a
- * member still waiting at e that a sender already in a later barrier came
- * through a barrier at e, and not through a collective (see
+/* What a barrier that is call e on the channel signals: e's low 32 bits
+ * over those of the sender's previous barrier there. The second half tells
+ * a member still waiting at e that a sender already in a later barrier
+ * came through a barrier at e, and not through a collective (see
  * gpurma_dcoll__barrier_seen). Never 0, the value of a slot never
  * signalled. */
 GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__barrier_word(uint64_t e, uint64_t prev)
@@ -614,11 +614,11 @@ GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__barrier_word(uint64_t e, uint64_t prev
     return w ? w : 1;
 }
 
-/* What src's last barrier word w tells a member in the barrier of epoch
- * e: 1 src reached it, 0 not yet, -1 src's call at e was not a barrier
- * (it signals from a later barrier whose previous one is not e). A
- * sender is never more than one barrier ahead: its next barrier after e
- * waits for this member's arrival there. Epochs are compared modulo 2^32
+/* What src's last barrier word w tells a member in the barrier that is
+ * its call e: 1 src reached it, 0 not yet, -1 src's call e was not a
+ * barrier (it signals from a later barrier whose previous one is not e).
+ * A sender is never more than one barrier ahead: its next barrier after e
+ * waits for this member's arrival there. Counts are compared modulo 2^32
  * (members 2^31 calls apart are not told apart). */
 GPURMA_HOST_DEVICE int gpurma_dcoll__barrier_seen(uint64_t w, uint64_t e)
 {
@@ -649,7 +649,8 @@ GPURMA_DEVICE int gpurma_dcoll__step_seen(const gpurma_dev_coll_t *c, int src, u
 #endif
 }
 
-/* Waits for src's arrival at the barrier of epoch e. Acquire: the word
+/* Waits for src's arrival at the barrier of epoch e, call `call` on the
+ * channel (gpurma_dcoll__barrier_round). Acquire: the word
  * is read with ld.acquire.sys, and src stored it (relaxed, strong) after
  * a fence.acq_rel.sys, a release pattern in the PTX memory model; the load
  * that observes it (or src's later word, stored after a later fence of
@@ -659,14 +660,14 @@ GPURMA_DEVICE int gpurma_dcoll__step_seen(const gpurma_dev_coll_t *c, int src, u
  * relaxed store; acquire load), and the wait is the host call, which
  * notices a dead member (GPURMA_ERR_PEER_FAILED) instead of timing out. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_wait(const gpurma_dev_coll_t *c, int src,
-                                                         uint64_t e)
+                                                         uint64_t e, uint64_t call)
 {
     const uint32_t sig = gpurma_dcoll__barrier_sig(c, src);
     const uint64_t *word = &c->win.signals[sig].value;
 #if GPURMA_DEV_GPU
     uint64_t start = 0;
     for (uint64_t iter = 0;; iter++) {
-        const int seen = gpurma_dcoll__barrier_seen(gpurma_sh_load_acquire_u64(word), e);
+        const int seen = gpurma_dcoll__barrier_seen(gpurma_sh_load_acquire_u64(word), call);
         if (seen)
             return seen > 0 ? GPURMA_SUCCESS : GPURMA_ERR_INVALID_ARG;
         /* Now and then: two more loads between polls would delay the
@@ -683,7 +684,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_wait(const gpurma_dev_coll_t
      * few, each bounded by the timeout. */
     for (;;) {
         const uint64_t w = gpurma_sh_load_acquire_u64(word);
-        const int seen = gpurma_dcoll__barrier_seen(w, e);
+        const int seen = gpurma_dcoll__barrier_seen(w, call);
         if (seen)
             return seen > 0 ? GPURMA_SUCCESS : GPURMA_ERR_INVALID_ARG;
         if (gpurma_dcoll__step_seen(c, src, e))
@@ -700,6 +701,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_wait(const gpurma_dev_coll_t
 
 /* The barrier's network part, by one thread: takes the channel, one
  * fence, one relaxed store to every peer, a wait for every peer.
+ * The word counts the member's calls on the channel, not only its epochs:
+ * an algorithm with a counter of its own (LL16: state word own_epoch)
+ * moves no epoch, and a peer whose call there was such a collective must
+ * not pass, at its next barrier, for a peer in this one.
  *
  * Ordering (PTX memory model; C11 on CPU threads):
  * - The CAS that takes the channel is an acquire at device scope: the
@@ -720,17 +725,19 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_wait(const gpurma_dev_coll_t
  *   ordered after this thread's earlier operations to that peer, as any
  *   signal is).
  * No fence after the waits: the acquire loads order what follows. */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_round(const gpurma_dev_coll_t *c)
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_round(const gpurma_dev_coll_t *c,
+                                                          int own_epoch)
 {
     gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
     if (gpurma_dcoll__barrier_sig(c, c->size - 1) >= c->win.num_signals)
         return GPURMA_ERR_INVALID_ARG; /* a handle of another window's layout */
     if (gpurma_sh_cas_acquire_gpu_u64(&st->reserved[GPURMA_DCOLL__BUSY], 0, 1) != 0)
         return GPURMA_ERR_INVALID_ARG;
-    const uint64_t e = st->epoch + 1;
-    const uint64_t word = gpurma_dcoll__barrier_word(e, st->reserved[GPURMA_DCOLL__LAST_BARRIER]);
+    const uint64_t e = st->epoch + 1, call = e + st->reserved[own_epoch];
+    const uint64_t word =
+        gpurma_dcoll__barrier_word(call, st->reserved[GPURMA_DCOLL__LAST_BARRIER]);
     st->epoch = e;
-    st->reserved[GPURMA_DCOLL__LAST_BARRIER] = e;
+    st->reserved[GPURMA_DCOLL__LAST_BARRIER] = call;
     gpurma_sh_fence_release_system();
     const int n = c->size, me = c->rank;
     const uint32_t sig = gpurma_dcoll__barrier_sig(c, me);
@@ -748,7 +755,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_round(const gpurma_dev_coll_
         }
     }
     for (int i = 1; i < n && rc == GPURMA_SUCCESS; i++)
-        rc = gpurma_dcoll__barrier_wait(c, (me + n - i) % n, e);
+        rc = gpurma_dcoll__barrier_wait(c, (me + n - i) % n, e, call);
     gpurma_sh_store_relaxed_u64(&st->reserved[GPURMA_DCOLL__BUSY], 0);
     return rc;
 }
@@ -761,16 +768,17 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_round(const gpurma_dev_coll_
  * times out; the collective times out, no piece ever coming. The group
  * forms meet before (so that thread 0's fence covers every thread's
  * accesses) and after (a bar.red, or __syncwarp then a vote, which orders
- * no memory by itself), and thread 0 alone does the round. */
+ * no memory by itself), and thread 0 alone does the round. own_epoch:
+ * the state word of the algorithm with an epoch of its own (LL16's). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *c,
-                                                    const gpurma_dcoll__grp_t *g)
+                                                    const gpurma_dcoll__grp_t *g, int own_epoch)
 {
     gpurma_status_t rc = GPURMA_SUCCESS;
     gpurma_dcoll__sync(g);
     if (g->tid == 0) {
         rc = gpurma_dcoll__check(c, 0, GPURMA_UINT8, GPURMA_SUM, 0);
         if (rc == GPURMA_SUCCESS)
-            rc = gpurma_dcoll__barrier_round(c);
+            rc = gpurma_dcoll__barrier_round(c, own_epoch);
     }
     if (g->scope == 1)
         gpurma_dcoll__sync(g);
