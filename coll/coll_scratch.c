@@ -91,9 +91,11 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     /* Data signals (one per source) and acknowledgements (one per peer),
      * per channel; then one per member for the zero-copy steps; then one
      * per source and channel for LL16 on CPU threads
-     * (gpurma_dcoll__ll16_sig); then two more per member: with the first,
-     * each member's record of a zero-copy call (gpurma_dcoll__direct_rec:
-     * 48 bytes, coll_direct.h). */
+     * (gpurma_dcoll__ll16_sig); then one per source and channel for the
+     * device barrier (gpurma_dcoll__barrier_sig); then two more per member:
+     * with the first, each member's record of a zero-copy call
+     * (gpurma_dcoll__direct_rec: 48 bytes, coll_direct.h). The map:
+     * GPURMA_DCOLL__SIGNALS (coll_proto.h). */
     gpurma_win_params_t p = {GPURMA_WIN_FIELD_MEM_KIND | GPURMA_WIN_FIELD_NUM_SIGNALS |
                                  GPURMA_WIN_FIELD_NUM_COUNTERS,
                              device ? GPURMA_MEM_DEVICE : GPURMA_MEM_HOST,

@@ -115,7 +115,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     GPURMA_DEVICE gpurma_status_t gpurma_dev_coll_barrier##SUFFIX(gpurma_dev_coll_t c)         \
     {                                                                                          \
         gpurma_dcoll__grp_t g = GRP;                                                           \
-        return gpurma_dcoll__barrier(&c, &g);                                                  \
+        return gpurma_dcoll__barrier(&c, &g, GPURMA_DCOLL__LL16_EPOCH);                        \
     }                                                                                          \
     GPURMA_DEVICE gpurma_status_t gpurma_dev_coll_broadcast_algo##SUFFIX(                      \
         gpurma_dev_coll_t c, void *dst, const void *src, size_t count, gpurma_dtype_t dtype,   \

@@ -266,8 +266,8 @@ if [ $collbench = yes ]; then
 fi
 # ---- end of the --collbench block
 
-gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_strided test_gpu_port_subarray test_gpu_switch test_gpu_coll gpu_bench"
-test $focus = yes && gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_coll"
+gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_strided test_gpu_port_subarray test_gpu_switch test_gpu_coll test_gpu_barrier gpu_bench"
+test $focus = yes && gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_coll test_gpu_barrier"
 test $collonly = yes && gpu_progs="test_gpu_coll"
 # The Makefile builds them (multi-process tests are named *.mp there); if
 # this tree's Makefile does not list one, nvcc builds it against the
@@ -401,6 +401,7 @@ if test $focus = yes; then
     run1 compile_all 30 "$(prog compile_all)"
     run2 rma 120 "$(prog test_gpu_rma)"
     run2 signal_order 60 "$(prog test_gpu_signal_order)" 300
+    run2 barrier 60 "$(prog test_gpu_barrier)" 1000
     run2 coll 150 "$(prog test_gpu_coll)" 100
     RUN_ENV=GPURMA_COLL_ALGO=ce
     run2 coll_ce 150 "$(prog test_gpu_coll)" 20
@@ -412,6 +413,7 @@ if test $tests = yes && in_part 1; then
 run1 compile_all 30 "$(prog compile_all)"
 run2 rma 120 "$(prog test_gpu_rma)"
 run2 signal_order 60 "$(prog test_gpu_signal_order)" $rounds
+run2 barrier 60 "$(prog test_gpu_barrier)" $rounds
 run2 ll_stress 60 "$(prog test_gpu_ll_stress)" $rounds
 run2 stream 120 "$(prog test_gpu_stream)"
 run2 strided 120 "$(prog test_gpu_strided)"

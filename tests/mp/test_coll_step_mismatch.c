@@ -16,11 +16,21 @@
  *    first piece as its own and returned SUCCESS (shown with the print of
  *    then, for which 1 float16 MAX and 680339 bfloat16 MAX collided, and
  *    with today's print on the trailer of then).
- * 2. A barrier on one rank beside a collective on the others: before the
- *    fix the device barrier was bare data signals, which a peer's step
- *    raises too, so the barrier returned SUCCESS. The host API's barrier
- *    runs on the team's system window and never meets a collective: both
- *    time out (that case passed before too).
+ * 2. A barrier on one rank beside a collective on the others: when the
+ *    device barrier was bare data signals, which a peer's step raises
+ *    too, the barrier returned SUCCESS. Now it has signals of its own,
+ *    refuses a peer's piece of its epoch, and the collective times out.
+ *    The host API's barrier runs on the team's system window and never
+ *    meets a collective: both time out (that case passed before too).
+ * 3. A barrier on one rank that comes late, beside peers whose call at
+ *    that epoch was a reduce (refused: the late rank sends nothing) and
+ *    who then entered their next barrier: the late rank finds their
+ *    arrival at a later epoch, whose word names their previous barrier,
+ *    not its own, and refuses it. Counting arrivals alone (or comparing
+ *    epochs with >=) would pair the two barriers and return SUCCESS. The
+ *    same with an LL16 allreduce in place of the reduce: LL16 keeps a
+ *    counter of its own and moves no epoch, so a barrier word that held
+ *    epochs alone would let the peers' next barrier pass for this one.
  *
  * Each case on a team of its own: the team is out of step after it.
  */
@@ -142,6 +152,35 @@ static void host_barrier_case(int round)
     free(in), free(out);
 }
 
+/* Rank 0 enters a barrier after its peers have been refused in a reduce
+ * to team rank 1 (oneshot: the root waits for rank 0's piece, the others
+ * for the root's acknowledgement), or in an LL16 allreduce (each waits for
+ * rank 0's packets), and have entered their next barrier. */
+static void skipped_barrier_case(int algo, int round)
+{
+    gpurma_dev_coll_t c = team_handle();
+    CHECK(gpurma_barrier(t_world));
+    if (t_rank == 0) {
+        usleep(3 * TIMEOUT_MS * 1000); /* past the peers' timeout and their next barrier's signal */
+        gpurma_status_t rc = gpurma_dev_coll_barrier(c);
+        T_ASSERT(rc == GPURMA_ERR_INVALID_ARG,
+                 "a barrier beside peers whose call was %s, then a barrier: %d (%s)",
+                 algo == GPURMA_COLL_ALGO_ONESHOT ? "a reduce" : "an LL16 allreduce", (int)rc,
+                 gpurma_strerror(rc));
+        t_checks++;
+    } else {
+        int64_t in = (int64_t)t_seed(43, (uint64_t)t_rank, (uint64_t)round), out = 0;
+        expect_refused(algo == GPURMA_COLL_ALGO_ONESHOT
+                           ? gpurma_dev_coll_reduce_algo(c, &out, &in, 1, GPURMA_INT64, GPURMA_SUM,
+                                                         1, algo)
+                           : gpurma_dev_coll_allreduce_algo(c, &out, &in, 1, GPURMA_INT64,
+                                                            GPURMA_SUM, algo),
+                       "a collective beside a late barrier");
+        expect_refused(gpurma_dev_coll_barrier(c), "barrier after that reduce");
+    }
+    t_settle(6.0 * TIMEOUT_MS / 1000.0);
+}
+
 int main(void)
 {
     t_init("test_coll_step_mismatch", TIMEOUT_MS);
@@ -164,6 +203,8 @@ int main(void)
         barrier_case(t_size - 1, 0, GPURMA_COLL_ALGO_ONESHOT, round++);
         barrier_case(t_size - 1, 3, GPURMA_COLL_ALGO_ONESHOT_LL, round++);
         host_barrier_case(round++);
+        skipped_barrier_case(GPURMA_COLL_ALGO_ONESHOT, round++);
+        skipped_barrier_case(GPURMA_COLL_ALGO_LL16, round++);
     }
     return t_finish("");
 }

@@ -51,17 +51,12 @@ typedef struct {
 #define GPURMA_DCOLL__GATE 0   /* epoch block 0 let the others start at    */
 #define GPURMA_DCOLL__DONE 1   /* blocks finished in this call             */
 
-/* Signals of a team's scratch window with nch channels and n members:
- * the data signals and acknowledgements (2 n a channel), the first
- * record slots below (n), LL16's on CPU threads (n a channel), the
- * second and third record slots below (2 n). */
-#define GPURMA_DCOLL__SIGNALS(nch, n) ((3u * (uint32_t)(nch) + 3u) * (uint32_t)(n))
-
 #if GPURMA_DEV_GPU
 /* Member `from`'s record of a call, in each member's scratch window
  * (coll_scratch.c): three 16-byte signal slots, k = 0, 1, 2, in the
  * ranges 2 n channels + from (after every channel's data signals and
- * acknowledgements) and (3 channels + k) n + from (after LL16's). A member
+ * acknowledgements) and (4 channels + k) n + from (after the barrier's:
+ * GPURMA_DCOLL__SIGNALS in coll_proto.h has the whole map). A member
  * running another algorithm for the same call (registered buffers on some
  * ranks only) never writes them: the others time out instead of taking
  * its data for a record. */
@@ -69,7 +64,7 @@ GPURMA_DEVICE uint64_t *gpurma_dcoll__direct_rec(const gpurma_dev_coll_t *c, int
                                                  int k)
 {
     const uint32_t n = (uint32_t)c->size,
-                   sig = (k ? (3u * c->nchannels + (uint32_t)k) * n : 2u * n * c->nchannels) +
+                   sig = (k ? (4u * c->nchannels + (uint32_t)k) * n : 2u * n * c->nchannels) +
                          (uint32_t)from;
     gpurma_dev_signal_slot_t *s = at == c->rank ? c->win.signals : c->win.peers[at].signals;
     return &s[sig].value;

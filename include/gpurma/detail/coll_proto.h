@@ -68,7 +68,9 @@ GPURMA_API gpurma_status_t gpurma_dev_host_coll_state(const gpurma_dev_coll_t *c
  * its own scratch window. */
 typedef struct gpurma_dcoll__state {
     uint64_t epoch;
-    uint64_t reserved[7]; /* [GPURMA_DCOLL__BUSY]; coll_direct.h's words */
+    /* [GPURMA_DCOLL__BUSY], [GPURMA_DCOLL__LAST_BARRIER]; coll_direct.h's
+     * and coll_ll16.h's words */
+    uint64_t reserved[7];
     uint64_t last_write[]; /* [peer * 2 + parity] */
 } gpurma_dcoll__state_t;
 
@@ -122,12 +124,6 @@ GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__print(int kind, size_t count, gpurma_d
     return (uint32_t)(1 + gpurma_dcoll__mod_2p32m1(gpurma_dcoll__mod_2p32m1(f) +
                                                    gpurma_dcoll__mod_2p32m1(c * k)));
 }
-
-/* The count a barrier sends beside its print: no collective passes it
- * (gpurma_dcoll__check refuses a count above SIZE_MAX / members, and a
- * barrier meets peers only in a team of two or more), so a barrier never
- * takes a collective's step for its own, whatever the prints. */
-#define GPURMA_DCOLL__BARRIER_COUNT UINT64_MAX
 
 /* Sets the fingerprint of a call: its print and its exact count. */
 GPURMA_HOST_DEVICE void gpurma_dcoll__set_call(gpurma_dev_coll_t *c, int kind, size_t count,
@@ -591,37 +587,209 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c, si
 
 /* ------------------------------------------------------------ collectives */
 
-/* One step of empty pieces, every member to every other, in the data
- * slots: a piece's signal orders what the member wrote before (like any
- * signal), and its trailer names a barrier (GPURMA_DCOLL__BARRIER_COUNT),
- * so that a member in a barrier beside a peer in a collective is refused
- * (or times out) on both sides instead of taking the peer's step, whose
- * data signal is the same, as its arrival. */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *call,
-                                                    const gpurma_dcoll__grp_t *g)
+/* -------------------------------------------------------------- barrier */
+
+/* The state word where a member keeps its count of calls on the channel
+ * at its last barrier (0: none yet; see gpurma_dcoll__barrier_round). */
+#define GPURMA_DCOLL__LAST_BARRIER 6
+
+/* The signal through which src tells this member that it reached a
+ * barrier: one per source and channel, after LL16's (coll_scratch.c sizes
+ * the window). Barriers alone write it, so no collective's step can pass
+ * for a barrier's arrival, and no barrier's for a collective's piece. */
+GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__barrier_sig(const gpurma_dev_coll_t *c, int src)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(call, 0, GPURMA_UINT8, GPURMA_SUM, 0);
-    if (rc != GPURMA_SUCCESS)
-        return rc;
-    gpurma_dev_coll_t b = *call;
-    const gpurma_dev_coll_t *c = &b;
-    gpurma_dcoll__set_call(&b, GPURMA_DCOLL__K_BARRIER, 0, GPURMA_UINT8, GPURMA_SUM, 0);
-    b.count = GPURMA_DCOLL__BARRIER_COUNT;
-    rc = gpurma_dcoll__begin(c, g);
-    if (rc != GPURMA_SUCCESS)
-        return rc;
-    const int n = c->size, me = c->rank;
-    const uint64_t e = gpurma_dcoll__epoch(c) + 1;
-    for (int i = 1; i < n && rc == GPURMA_SUCCESS; i++)
-        rc = gpurma_dcoll__send(c, g, (me + i) % n, 0, 0, e, 0);
-    for (int i = 1; i < n && rc == GPURMA_SUCCESS; i++) {
-        const int src = (me + n - i) % n;
-        const char *d = 0;
-        rc = gpurma_dcoll__recv(c, g, src, 0, e, 0, &d);
-        if (rc == GPURMA_SUCCESS)
-            rc = gpurma_dcoll__consumed(c, g, src, e);
+    return (3u * c->nchannels + 1u + c->part) * (uint32_t)c->size + (uint32_t)src;
+}
+
+/* Signals of a team's scratch window with nch channels and n members, in
+ * this order: the data signals and acknowledgements (2 n a channel), the
+ * zero-copy record's first slots (n, coll_direct.h), LL16's on CPU threads
+ * (n a channel, gpurma_dcoll__ll16_sig), the barrier's (n a channel,
+ * above), the zero-copy record's second and third slots (2 n). */
+#define GPURMA_DCOLL__SIGNALS(nch, n) ((4u * (uint32_t)(nch) + 3u) * (uint32_t)(n))
+
+/* What a barrier that is call e on the channel signals: e's low 32 bits
+ * over those of the sender's previous barrier there. The second half tells
+ * a member still waiting at e that a sender already in a later barrier
+ * came through a barrier at e, and not through a collective (see
+ * gpurma_dcoll__barrier_seen). Never 0, the value of a slot never
+ * signalled. */
+GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__barrier_word(uint64_t e, uint64_t prev)
+{
+    const uint64_t w = (uint64_t)(uint32_t)e << 32 | (uint32_t)prev;
+    return w ? w : 1;
+}
+
+/* What src's last barrier word w tells a member in the barrier that is
+ * its call e: 1 src reached it, 0 not yet, -1 src's call e was not a
+ * barrier (it signals from a later barrier whose previous one is not e).
+ * A sender is never more than one barrier ahead: its next barrier after e
+ * waits for this member's arrival there. Counts are compared modulo 2^32
+ * (members 2^31 calls apart are not told apart). */
+GPURMA_HOST_DEVICE int gpurma_dcoll__barrier_seen(uint64_t w, uint64_t e)
+{
+    const int32_t ahead = (int32_t)((uint32_t)(w >> 32) - (uint32_t)e);
+    if (!w || ahead < 0)
+        return 0;
+    return ahead == 0 || (uint32_t)w == (uint32_t)e ? 1 : -1;
+}
+
+/* Whether src has sent this member a collective's piece of epoch e: its
+ * data signal is e (GPU LL steps raise none: there, the LL trailer's
+ * print packet carries e as its flag). Barriers raise neither, so a
+ * member in a barrier that sees one is beside a collective. */
+GPURMA_DEVICE int gpurma_dcoll__step_seen(const gpurma_dev_coll_t *c, int src, uint64_t e)
+{
+    if (gpurma_sh_load_relaxed_u64(&c->win.signals[c->sig_base + (uint32_t)src].value) == e)
+        return 1;
+#if GPURMA_DEV_GPU
+    const size_t slot = (size_t)((e & 1) * (uint64_t)c->size + (uint64_t)src);
+    const size_t at = (size_t)c->ll_off + slot * (size_t)gpurma_dcoll__ll_span(c->ll_slot) +
+                      gpurma_dcoll__trailer_at(c, 1) + 16;
+    uint32_t print, flag;
+    gpurma_sh_load_packet8((const uint64_t *)(const void *)(c->win.peers[c->rank].base + at),
+                           &print, &flag);
+    return flag == (uint32_t)e;
+#else
+    return 0;
+#endif
+}
+
+/* Waits for src's arrival at the barrier of epoch e, call `call` on the
+ * channel (gpurma_dcoll__barrier_round). Acquire: the word
+ * is read with ld.acquire.sys, and src stored it (relaxed, strong) after
+ * a fence.acq_rel.sys, a release pattern in the PTX memory model; the load
+ * that observes it (or src's later word, stored after a later fence of
+ * src) synchronizes with that fence, so everything before src's fence,
+ * and everything src's fence was cumulative over, happens before what
+ * this thread does next. On CPU threads the same in C11 (release fence,
+ * relaxed store; acquire load), and the wait is the host call, which
+ * notices a dead member (GPURMA_ERR_PEER_FAILED) instead of timing out. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_wait(const gpurma_dev_coll_t *c, int src,
+                                                         uint64_t e, uint64_t call)
+{
+    const uint32_t sig = gpurma_dcoll__barrier_sig(c, src);
+    const uint64_t *word = &c->win.signals[sig].value;
+#if GPURMA_DEV_GPU
+    uint64_t start = 0;
+    for (uint64_t iter = 0;; iter++) {
+        const int seen = gpurma_dcoll__barrier_seen(gpurma_sh_load_acquire_u64(word), call);
+        if (seen)
+            return seen > 0 ? GPURMA_SUCCESS : GPURMA_ERR_INVALID_ARG;
+        /* Now and then: two more loads between polls would delay the
+         * arrival's detection, and a mismatch needs no speed. */
+        if ((iter & 63) == 63 && gpurma_dcoll__step_seen(c, src, e))
+            return GPURMA_ERR_INVALID_ARG;
+        if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
+            return GPURMA_ERR_TIMEOUT;
+        gpurma_sh_pause_n(iter);
     }
-    return gpurma_dcoll__finish(c, g, e, rc);
+#else
+    /* The word changes at most twice while this member waits (src's
+     * barrier at e, then its next one), so the waits for a change are
+     * few, each bounded by the timeout. */
+    for (;;) {
+        const uint64_t w = gpurma_sh_load_acquire_u64(word);
+        const int seen = gpurma_dcoll__barrier_seen(w, call);
+        if (seen)
+            return seen > 0 ? GPURMA_SUCCESS : GPURMA_ERR_INVALID_ARG;
+        if (gpurma_dcoll__step_seen(c, src, e))
+            return GPURMA_ERR_INVALID_ARG;
+        gpurma_status_t rc =
+            gpurma_wait_until((gpurma_win_t)c->win.host_win, sig, GPURMA_CMP_NE, w);
+        if (rc != GPURMA_SUCCESS)
+            return rc == GPURMA_ERR_TIMEOUT && gpurma_dcoll__step_seen(c, src, e)
+                       ? GPURMA_ERR_INVALID_ARG
+                       : rc;
+    }
+#endif
+}
+
+/* The barrier's network part, by one thread: takes the channel, one
+ * fence, one relaxed store to every peer, a wait for every peer.
+ * The word counts the member's calls on the channel, not only its epochs:
+ * an algorithm with a counter of its own (LL16: state word own_epoch)
+ * moves no epoch, and a peer whose call there was such a collective must
+ * not pass, at its next barrier, for a peer in this one.
+ *
+ * Ordering (PTX memory model; C11 on CPU threads):
+ * - The CAS that takes the channel is an acquire at device scope: the
+ *   epoch read after it is the one the channel's last user (a thread of
+ *   this GPU) wrote before the fence that preceded its release of BUSY.
+ * - The one fence.acq_rel.sys comes after the group's bar.sync (or
+ *   __syncwarp) and before the stores to the peers: each store is then a
+ *   release pattern, cumulative over everything this thread did and
+ *   everything it observed through the group's barrier, so every
+ *   participating thread's earlier loads and stores, including stores
+ *   into peers' memory through mapped windows, precede it in causality
+ *   order. A peer that observes the store with an acquire load (the wait
+ *   above), and the peer's group after its own bar.sync, sees them all.
+ * - The same fence orders this member's epoch words before the relaxed
+ *   store that gives the channel back, for its next user.
+ * - Peers reached through the port engine or a host call get the signal
+ *   of the device API instead (a release of its own; a port signal is
+ *   ordered after this thread's earlier operations to that peer, as any
+ *   signal is).
+ * No fence after the waits: the acquire loads order what follows. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_round(const gpurma_dev_coll_t *c,
+                                                          int own_epoch)
+{
+    gpurma_dcoll__state_t *st = gpurma_dcoll__state(c);
+    if (gpurma_dcoll__barrier_sig(c, c->size - 1) >= c->win.num_signals)
+        return GPURMA_ERR_INVALID_ARG; /* a handle of another window's layout */
+    if (gpurma_sh_cas_acquire_gpu_u64(&st->reserved[GPURMA_DCOLL__BUSY], 0, 1) != 0)
+        return GPURMA_ERR_INVALID_ARG;
+    const uint64_t e = st->epoch + 1, call = e + st->reserved[own_epoch];
+    const uint64_t word =
+        gpurma_dcoll__barrier_word(call, st->reserved[GPURMA_DCOLL__LAST_BARRIER]);
+    st->epoch = e;
+    st->reserved[GPURMA_DCOLL__LAST_BARRIER] = call;
+    gpurma_sh_fence_release_system();
+    const int n = c->size, me = c->rank;
+    const uint32_t sig = gpurma_dcoll__barrier_sig(c, me);
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    for (int i = 1; i < n && rc == GPURMA_SUCCESS; i++) {
+        const int peer = (me + i) % n;
+        const gpurma_dev_peer_t *pe = &c->win.peers[peer];
+        if (pe->path == GPURMA_DEV_PATH_LOADSTORE && pe->signals) {
+#if !GPURMA_DEV_GPU /* for the host wait's message; GPU waits print none */
+            gpurma_sh_store_relaxed_u32(&pe->signals[sig].last_origin, (uint32_t)me);
+#endif
+            gpurma_sh_store_relaxed_u64(&pe->signals[sig].value, word);
+        } else {
+            rc = gpurma_dev_signal(c->win, peer, sig, GPURMA_SIGNAL_SET, word);
+        }
+    }
+    for (int i = 1; i < n && rc == GPURMA_SUCCESS; i++)
+        rc = gpurma_dcoll__barrier_wait(c, (me + n - i) % n, e, call);
+    gpurma_sh_store_relaxed_u64(&st->reserved[GPURMA_DCOLL__BUSY], 0);
+    return rc;
+}
+
+/* The device barrier: one round of arrivals on signals of its own, every
+ * member to every other, which collectives neither raise nor wait for. A
+ * barrier beside a collective fails on every member: the barrier refuses
+ * the collective's piece (gpurma_dcoll__step_seen) or a later barrier
+ * that did not come through its epoch (gpurma_dcoll__barrier_seen), or
+ * times out; the collective times out, no piece ever coming. The group
+ * forms meet before (so that thread 0's fence covers every thread's
+ * accesses) and after (a bar.red, or __syncwarp then a vote, which orders
+ * no memory by itself), and thread 0 alone does the round. own_epoch:
+ * the state word of the algorithm with an epoch of its own (LL16's). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier(const gpurma_dev_coll_t *c,
+                                                    const gpurma_dcoll__grp_t *g, int own_epoch)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    gpurma_dcoll__sync(g);
+    if (g->tid == 0) {
+        rc = gpurma_dcoll__check(c, 0, GPURMA_UINT8, GPURMA_SUM, 0);
+        if (rc == GPURMA_SUCCESS)
+            rc = gpurma_dcoll__barrier_round(c, own_epoch);
+    }
+    if (g->scope == 1)
+        gpurma_dcoll__sync(g);
+    return gpurma_dcoll__agree(g, rc);
 }
 
 #endif

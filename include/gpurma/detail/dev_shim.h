@@ -59,10 +59,6 @@ GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
 {
     asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
-GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
 {
     uint64_t old;
@@ -122,6 +118,29 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_gpu_u64(uint64_t *p, uint64_t expec
                  : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
     return old;
 }
+/* The device barrier's words (coll_proto.h): a store and a load that are
+ * strong (so that a fence before the store makes it a release, and a
+ * fence after the load an acquire) but are fences of none of their own,
+ * and a CAS that takes the channel (a word only this GPU touches) with
+ * acquire at device scope: the L2 answers it. */
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+GPURMA_DEVICE uint64_t gpurma_sh_load_relaxed_u64(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_acquire_gpu_u64(uint64_t *p, uint64_t expected,
+                                                     uint64_t desired)
+{
+    uint64_t old;
+    asm volatile("atom.acquire.gpu.global.cas.b64 %0, [%1], %2, %3;"
+                 : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
+    return old;
+}
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { asm volatile("fence.sc.sys;" ::: "memory"); }
 GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void)
 {
@@ -173,10 +192,6 @@ GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
 {
     __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
 }
-GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
-{
-    __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
-}
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
 {
     return __hip_atomic_fetch_add(p, v, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_SYSTEM);
@@ -215,6 +230,21 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_gpu_u64(uint64_t *p, uint64_t expec
 {
     __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_RELAXED,
                                          __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+    return expected;
+}
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_load_relaxed_u64(const uint64_t *p)
+{
+    return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_acquire_gpu_u64(uint64_t *p, uint64_t expected,
+                                                     uint64_t desired)
+{
+    __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_ACQUIRE,
+                                         __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
     return expected;
 }
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { __threadfence_system(); }
@@ -271,10 +301,6 @@ GPURMA_DEVICE void gpurma_sh_store_relaxed_u32(uint32_t *p, uint32_t v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
-GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
-{
-    __atomic_store_n(p, v, __ATOMIC_RELAXED);
-}
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_u64(uint64_t *p, uint64_t v)
 {
     return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
@@ -310,6 +336,20 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_gpu_u64(uint64_t *p, uint64_t expec
                                                      uint64_t desired)
 {
     return gpurma_sh_cas_relaxed_u64(p, expected, desired);
+}
+GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_load_relaxed_u64(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+GPURMA_DEVICE uint64_t gpurma_sh_cas_acquire_gpu_u64(uint64_t *p, uint64_t expected,
+                                                     uint64_t desired)
+{
+    __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE);
+    return expected;
 }
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void)
@@ -420,6 +460,12 @@ GPURMA_DEVICE int gpurma_sh_proxy_readable(const void *p) { return __isGlobal(p)
 #else
 /* On the host every address a pusher holds is the proxy's too. */
 GPURMA_DEVICE int gpurma_sh_proxy_readable(const void *p) { return (void)p, 1; }
+/* C11: a release fence makes the relaxed stores after it releases, and an
+ * acquire one the relaxed loads before it acquires. */
+GPURMA_DEVICE void gpurma_sh_fence_release_system(void)
+{
+    __atomic_thread_fence(__ATOMIC_ACQ_REL);
+}
 #endif
 
 #if GPURMA_DEV_GPU
