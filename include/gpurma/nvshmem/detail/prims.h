@@ -187,21 +187,28 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__copy_direct(const char *call, void *to,
 /* The general path of put where the device API reaches the heap (heap
  * segments, PEs on the port engine, errors): 1 once done, 0 where it does
  * not (plain C beside a GPU heap). Out of line, as the other _dev paths. */
-GPURMA_NVSHMEMI_COLD int gpurma_nvshmemi__put_dev(const char *call, void *dst, const void *src,
-                                                  size_t bytes, int pe, int nbi)
+/* Its body, inline in other general paths: a call from code already out
+ * of line costs registers the kernel must hold too. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__put_body(const char *call, void *dst, const void *src,
+                                                 size_t bytes, int pe, int nbi)
 {
-    if (!gpurma_nvshmemi__devpath(call))
-        return 0;
     int seg;
     size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
     char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
     if (d) {
         gpurma_nvshmemi__copy_direct(call, d, src, bytes, 0, 1);
-        return 1;
+        return;
     }
     gpurma_nvshmemi__check(call, gpurma_dev_put(*gpurma_nvshmemi__win(seg), pe, off, src, bytes));
-    if (!nbi)
-        gpurma_nvshmemi__flush(call, pe);
+    if (!nbi && gpurma_nvshmemi_st.any_port)
+        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
+}
+GPURMA_NVSHMEMI_COLD int gpurma_nvshmemi__put_dev(const char *call, void *dst, const void *src,
+                                                  size_t bytes, int pe, int nbi)
+{
+    if (!gpurma_nvshmemi__devpath(call))
+        return 0;
+    gpurma_nvshmemi__put_body(call, dst, src, bytes, pe, nbi);
     return 1;
 }
 #endif
@@ -396,12 +403,23 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo64(const char *call, int kind, v
  * system-scope fence orders and completes it, as gpurma_dev_fence and
  * gpurma_dev_quiet do for each window (the port engine's part is all they
  * add). */
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+/* fence where the device API reaches the heap, inline in general paths. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__fence_body(const char *call)
+{
+    if (gpurma_nvshmemi_st.any_port)
+        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FENCE, 0);
+    else
+        gpurma_sh_fence_system();
+}
+#endif
+
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__fence(const char *call)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
         if (gpurma_nvshmemi_st.any_port)
-            gpurma_nvshmemi__each_cold(call, GPURMA_NVSHMEMI_FENCE, 0);
+            gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FENCE, 0);
         else
             gpurma_sh_fence_system();
         return;
@@ -417,7 +435,7 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__quiet(const char *call)
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
         if (gpurma_nvshmemi_st.any_port)
-            gpurma_nvshmemi__each_cold(call, GPURMA_NVSHMEMI_QUIET, 0);
+            gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_QUIET, 0);
         else
             gpurma_sh_fence_system();
         return;
@@ -578,8 +596,8 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group_body(const char *call, int is_
         rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_put_warp(w, pe, off, source, bytes)
                                            : gpurma_dev_put_block(w, pe, off, source, bytes);
     gpurma_nvshmemi__check(call, rc);
-    if (!nbi)
-        gpurma_nvshmemi__flush(call, pe);
+    if (!nbi && gpurma_nvshmemi_st.any_port)
+        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
 }
 GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__rma_group_dev(const char *call, int is_get, void *dest,
                                                          const void *source, size_t bytes,

@@ -142,8 +142,11 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__signal_body(const char *call, uint64_t 
         gpurma_nvshmemi__signal_release(direct, signal, sig_op == NVSHMEM_SIGNAL_ADD);
         return;
     }
+    if (gpurma_nvshmemi__devpath(call))
+        gpurma_nvshmemi__fence_body(call);
+    else
 #endif
-    gpurma_nvshmemi__fence(call);
+        gpurma_nvshmemi__fence(call);
     gpurma_nvshmemi__amo64(call,
                            sig_op == NVSHMEM_SIGNAL_SET ? GPURMA_DEV__ATOMIC_SWAP
                                                         : GPURMA_DEV__ATOMIC_FETCH_ADD,
@@ -188,6 +191,17 @@ GPURMA_NVSHMEMI_HD_COLD void gpurma_nvshmemi__put_signal_general(const char *cal
                                                                  uint64_t signal, int sig_op,
                                                                  int pe, int nbi)
 {
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (gpurma_nvshmemi__devpath(call)) {
+        gpurma_nvshmemi__put_body(call, dest, source, bytes, pe, 1);
+        if (sig_op != NVSHMEM_SIGNAL_SET && sig_op != NVSHMEM_SIGNAL_ADD)
+            gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "sig_op is neither SET nor ADD");
+        gpurma_nvshmemi__signal_body(call, sig_addr, signal, sig_op, pe);
+        if (!nbi && gpurma_nvshmemi_st.any_port)
+            gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
+        return;
+    }
+#endif
     gpurma_nvshmemi__put(call, dest, source, bytes, pe, 1);
     gpurma_nvshmemi__signal(call, sig_addr, signal, sig_op, pe);
     if (!nbi)
@@ -230,8 +244,8 @@ GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__put_signal_group_general(
         if (sig_op != NVSHMEM_SIGNAL_SET && sig_op != NVSHMEM_SIGNAL_ADD)
             gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "sig_op is neither SET nor ADD");
         gpurma_nvshmemi__signal_body(call, sig_addr, signal, sig_op, pe);
-        if (!nbi)
-            gpurma_nvshmemi__flush(call, pe);
+        if (!nbi && gpurma_nvshmemi_st.any_port)
+            gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
     }
     gpurma_nvshmemi__group_sync(scope);
 }
