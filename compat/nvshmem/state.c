@@ -103,9 +103,40 @@ size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t by
 
 /* -------------------------------------------------------------- units */
 
+/* The fast path's fields of the state (types.h), from the rest of it. A
+ * PE on the port engine stays off it even where its memory is mapped:
+ * kernels reach it through the proxy alone, as the device peer table
+ * (which hides its address) has it, so that the proxy's ordering holds. */
+static void derive_fast_path(gpurma_nvshmemi_lib_t *L)
+{
+    gpurma_nvshmemi_state_t *s = &L->st;
+    s->user_base = NULL;
+    s->user_size = 0;
+    s->any_port = 0;
+    memset(s->heap_peers, 0, sizeof s->heap_peers);
+    if (s->magic != GPURMA_NVSHMEMI_STATE_LIVE || !L->win || s->heap_size < s->sync_bytes)
+        return;
+    s->any_port = s->win.nports != 0;
+    for (uint32_t k = 0; k < s->nsegments && k < GPURMA_NVSHMEMI_MAX_SEGMENTS; k++)
+        if (s->segments[k].base && s->segments[k].win.nports)
+            s->any_port = 1;
+    s->user_base = s->heap_base + s->sync_bytes;
+    s->user_size = s->heap_size - s->sync_bytes;
+    for (int pe = 0; pe < s->n_pes && pe < GPURMA_NVSHMEMI_DIRECT_PES; pe++) {
+        if (gpurma_win_engine(L->win, pe) == GPURMA_ENGINE_PORT)
+            continue;
+        char *peer = gpurma_win_peer_ptr(L->win, pe);
+        size_t size = 0;
+        if (peer && gpurma_win_size_checked(L->win, pe, &size) == GPURMA_SUCCESS &&
+            size >= s->heap_size)
+            s->heap_peers[pe] = peer + s->sync_bytes;
+    }
+}
+
 void gpurma_nvshmemi_push_state(void)
 {
     gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    derive_fast_path(L);
     for (size_t i = 0; i < L->nunits; i++)
         L->units[i](&L->st);
 }

@@ -78,10 +78,23 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo_api(const char *call, void *add
 }
 
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
+/* An AMO off the fast path: a heap segment a PE maps (one atomic), else
+ * gpurma's API. */
 GPURMA_NVSHMEMI_COLD uint64_t gpurma_nvshmemi__amo_slow(const char *call, void *addr, size_t size,
                                                         int op, uint64_t value, uint64_t cond,
                                                         int pe, int fetch)
 {
+    if (size == 8 || size == 4) {
+        int seg;
+        size_t off = gpurma_nvshmemi__offset(call, addr, size, &seg);
+        char *p = gpurma_nvshmemi__direct(seg, pe, off, size);
+        if (p) {
+            p = gpurma_nvshmemi__global(p);
+            return size == 8 ? gpurma_nvshmemi__atomic64((uint64_t *)p, op, value, cond, fetch)
+                             : gpurma_nvshmemi__atomic32((uint32_t *)p, op, (uint32_t)value,
+                                                         (uint32_t)cond, fetch);
+        }
+    }
     return gpurma_nvshmemi__amo_api(call, addr, size, op, value, cond, pe, fetch);
 }
 #endif
@@ -96,20 +109,15 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo(const char *call, void *addr, s
         gpurma_nvshmemi__fail(call, GPURMA_ERR_MISALIGNED,
                               "the address is not aligned to its type");
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
-    if (gpurma_nvshmemi__devpath(call)) {
-        /* A mapped peer: one relaxed atomic (the op codes are direct.h's). */
-        if (size == 8 || size == 4) {
-            int seg;
-            size_t off = gpurma_nvshmemi__offset(call, addr, size, &seg);
-            char *p = gpurma_nvshmemi__direct(seg, pe, off, size);
-            if (p)
-                return size == 8
-                           ? gpurma_nvshmemi__atomic64((uint64_t *)p, op, value, cond, fetch)
-                           : gpurma_nvshmemi__atomic32((uint32_t *)p, op, (uint32_t)value,
-                                                       (uint32_t)cond, fetch);
-        }
+    /* A mapped peer: one relaxed atomic (the op codes are direct.h's) on a
+     * global address, so that a result the program drops makes it a RED. */
+    char *fast = size == 8 || size == 4 ? gpurma_nvshmemi__heap_peer(addr, size, pe) : NULL;
+    if (fast)
+        return size == 8 ? gpurma_nvshmemi__atomic64((uint64_t *)fast, op, value, cond, fetch)
+                         : gpurma_nvshmemi__atomic32((uint32_t *)fast, op, (uint32_t)value,
+                                                     (uint32_t)cond, fetch);
+    if (gpurma_nvshmemi__devpath(call))
         return gpurma_nvshmemi__amo_slow(call, addr, size, op, value, cond, pe, fetch);
-    }
 #endif
     return gpurma_nvshmemi__amo_api(call, addr, size, op, value, cond, pe, fetch);
 }

@@ -9,21 +9,11 @@
 #ifndef GPURMA_NVSHMEM_DETAIL_PRIMS_H
 #define GPURMA_NVSHMEM_DETAIL_PRIMS_H
 
-#include "gpurma/nvshmem/detail/direct.h"
+#include "gpurma/nvshmem/detail/fast.h"
 
 /* Whether this code reaches the heap through the device API: always in
  * device code, in plain C when the heap is host memory. */
 #define GPURMA_NVSHMEMI_HAS_DEVPATH (GPURMA_NVSHMEMI_DEVICE_PASS || !GPURMA_DEV_GPU)
-
-/* Device code the load/store fast path never runs (failures, PEs behind
- * the port engine): out of line, so that a loop of p, g or atomics keeps a
- * small body the compiler unrolls, with its loads in flight together,
- * instead of every call's slow paths inline. Plain C keeps them inline. */
-#if GPURMA_NVSHMEMI_CUDA
-#define GPURMA_NVSHMEMI_COLD static __device__ __noinline__ __attribute__((unused))
-#else
-#define GPURMA_NVSHMEMI_COLD static inline
-#endif
 
 #if GPURMA_NVSHMEMI_CUDA
 /* Never returns: every check of every call branches to one call here
@@ -144,7 +134,8 @@ GPURMA_NVSHMEMI_D size_t gpurma_nvshmemi__offset(const char *call, const void *a
 enum { GPURMA_NVSHMEMI_FLUSH_LOCAL, GPURMA_NVSHMEMI_FENCE, GPURMA_NVSHMEMI_QUIET };
 
 /* One completion call on the heap's window and every live segment's (a
- * program with one heap, the usual case, makes one call). */
+ * program with one heap, the usual case, makes one call); only where some
+ * window has port peers, hence out of line. */
 GPURMA_NVSHMEMI_D void gpurma_nvshmemi__each(const char *call, int kind, int pe)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
@@ -158,6 +149,10 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__each(const char *call, int kind, int pe)
         gpurma_nvshmemi__check(call, rc);
     }
 }
+GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__each_cold(const char *call, int kind, int pe)
+{
+    gpurma_nvshmemi__each(call, kind, pe);
+}
 
 /* A blocking operation's completion: local (the source may be reused, a
  * get's data is here), which is all NVSHMEM's blocking calls promise. */
@@ -165,7 +160,8 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__flush(const char *call, int pe)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
+        if (gpurma_nvshmemi_st.any_port) /* else every operation completed in place */
+            gpurma_nvshmemi__each_cold(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
         return;
     }
 #endif
@@ -187,25 +183,48 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__copy_direct(const char *call, void *to,
     gpurma_sh_copy(to, from, bytes, tid, nthreads);
 }
 
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+/* The general path of put where the device API reaches the heap (heap
+ * segments, PEs on the port engine, errors): 1 once done, 0 where it does
+ * not (plain C beside a GPU heap). Out of line, as the other _dev paths. */
+/* Its body, inline in other general paths: a call from code already out
+ * of line costs registers the kernel must hold too. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__put_body(const char *call, void *dst, const void *src,
+                                                 size_t bytes, int pe, int nbi)
+{
+    int seg;
+    size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
+    char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
+    if (d) {
+        gpurma_nvshmemi__copy_direct(call, d, src, bytes, 0, 1);
+        return;
+    }
+    gpurma_nvshmemi__check(call, gpurma_dev_put(*gpurma_nvshmemi__win(seg), pe, off, src, bytes));
+    if (!nbi && gpurma_nvshmemi_st.any_port)
+        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
+}
+GPURMA_NVSHMEMI_COLD int gpurma_nvshmemi__put_dev(const char *call, void *dst, const void *src,
+                                                  size_t bytes, int pe, int nbi)
+{
+    if (!gpurma_nvshmemi__devpath(call))
+        return 0;
+    gpurma_nvshmemi__put_body(call, dst, src, bytes, pe, nbi);
+    return 1;
+}
+#endif
+
 /* nbi 0: the source may be reused on return. */
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put(const char *call, void *dst, const void *src,
                                              size_t bytes, int pe, int nbi)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
-    if (gpurma_nvshmemi__devpath(call)) {
-        int seg;
-        size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
-        char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
-        if (d) { /* stores, complete (source reusable) once issued */
-            gpurma_nvshmemi__copy_direct(call, d, src, bytes, 0, 1);
-            return;
-        }
-        gpurma_nvshmemi__check(call, gpurma_dev_put(*gpurma_nvshmemi__win(seg), pe, off, src,
-                                                    bytes));
-        if (!nbi)
-            gpurma_nvshmemi__flush(call, pe);
+    char *fast = gpurma_nvshmemi__heap_peer(dst, bytes, pe);
+    if (fast && (src || !bytes)) { /* stores, complete (source reusable) once issued */
+        gpurma_nvshmemi__copy(fast, src, bytes, 0, 1, 1);
         return;
     }
+    if (gpurma_nvshmemi__put_dev(call, dst, src, bytes, pe, nbi))
+        return;
 #endif
 #if !GPURMA_NVSHMEMI_DEVICE_PASS
     gpurma_nvshmemi_put(call, dst, src, bytes, pe, nbi);
@@ -223,47 +242,109 @@ GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__get_slow(const char *call, void *dst,
 }
 #endif
 
+/* A read of a mapped PE's bytes: g and other aligned single words one
+ * load, more a copy. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__get_mapped(void *dst, const char *from, size_t bytes)
+{
+    if ((bytes == 8 || bytes == 4 || bytes == 2 || bytes == 1) &&
+        !(((uintptr_t)from | (uintptr_t)dst) & (bytes - 1))) {
+        if (bytes == 8)
+            *(uint64_t *)dst = *(const volatile uint64_t *)from;
+        else if (bytes == 4)
+            *(uint32_t *)dst = *(const volatile uint32_t *)from;
+        else if (bytes == 2)
+            *(uint16_t *)dst = *(const volatile uint16_t *)from;
+        else
+            *(uint8_t *)dst = *(const volatile uint8_t *)from;
+        return;
+    }
+    gpurma_nvshmemi__copy(dst, from, bytes, 0, 1, 1);
+}
+
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+GPURMA_NVSHMEMI_COLD int gpurma_nvshmemi__get_dev(const char *call, void *dst, const void *src,
+                                                  size_t bytes, int pe, int nbi)
+{
+    if (!gpurma_nvshmemi__devpath(call))
+        return 0;
+    int seg;
+    size_t off = gpurma_nvshmemi__offset(call, src, bytes, &seg);
+    const char *from = gpurma_nvshmemi__direct(seg, pe, off, bytes);
+    if (from) {
+        if (bytes && !dst)
+            gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "the local buffer is NULL");
+        gpurma_nvshmemi__get_mapped(dst, from, bytes);
+        return 1;
+    }
+    gpurma_nvshmemi__get_slow(call, dst, seg, off, bytes, pe, nbi);
+    return 1;
+}
+#endif
+
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__get(const char *call, void *dst, const void *src,
                                              size_t bytes, int pe, int nbi)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
-    if (gpurma_nvshmemi__devpath(call)) {
-        int seg;
-        size_t off = gpurma_nvshmemi__offset(call, src, bytes, &seg);
-        const char *from = gpurma_nvshmemi__direct(seg, pe, off, bytes);
-        /* g and other single words: one load; more, a copy */
-        if (from && (bytes == 8 || bytes == 4 || bytes == 2 || bytes == 1) &&
-            !(off & (bytes - 1)) && !((uintptr_t)dst & (bytes - 1))) {
-            if (bytes == 8)
-                *(uint64_t *)dst = *(const volatile uint64_t *)from;
-            else if (bytes == 4)
-                *(uint32_t *)dst = *(const volatile uint32_t *)from;
-            else if (bytes == 2)
-                *(uint16_t *)dst = *(const volatile uint16_t *)from;
-            else
-                *(uint8_t *)dst = *(const volatile uint8_t *)from;
-            return;
-        }
-        if (from) {
-            gpurma_nvshmemi__copy_direct(call, dst, from, bytes, 0, 1);
-            return;
-        }
-        gpurma_nvshmemi__get_slow(call, dst, seg, off, bytes, pe, nbi);
+    const char *fast = gpurma_nvshmemi__heap_peer(src, bytes, pe);
+    if (fast && (dst || !bytes)) {
+        gpurma_nvshmemi__get_mapped(dst, fast, bytes);
         return;
     }
+    if (gpurma_nvshmemi__get_dev(call, dst, src, bytes, pe, nbi))
+        return;
 #endif
 #if !GPURMA_NVSHMEMI_DEVICE_PASS
     gpurma_nvshmemi_get(call, dst, src, bytes, pe, nbi);
 #endif
 }
 
-#if GPURMA_NVSHMEMI_HAS_DEVPATH
-/* p to a PE that is not mapped here (or at an unaligned offset). */
-GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__put_value_slow(const char *call, int seg, size_t off,
-                                                          uint64_t value, size_t bytes, int pe)
+/* p's store of 1, 2, 4 or 8 bytes at an aligned mapped address. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__store_word(char *d, uint64_t value, size_t bytes)
 {
-    gpurma_nvshmemi__check(call, gpurma_dev_put_value(*gpurma_nvshmemi__win(seg), pe, off, value,
-                                                      bytes));
+#if GPURMA_NVSHMEMI_DEVICE_PASS
+    /* One plain store, as NVSHMEM's p: p promises nothing until a fence,
+     * quiet or signal (each an asm the compiler does not move stores
+     * across), and a volatile one would be a strong system-scope store,
+     * ordered with every other volatile access of the thread, which p does
+     * not need. */
+    if (bytes == 8)
+        *(uint64_t *)d = value;
+    else if (bytes == 4)
+        *(uint32_t *)d = (uint32_t)value;
+    else if (bytes == 2)
+        *(uint16_t *)d = (uint16_t)value;
+    else
+        *(uint8_t *)d = (uint8_t)value;
+#else
+    /* The host backend's C compilers: volatile, so that a store a peer
+     * process polls for is not kept in a register. */
+    if (bytes == 8)
+        *(volatile uint64_t *)d = value;
+    else if (bytes == 4)
+        *(volatile uint32_t *)d = (uint32_t)value;
+    else if (bytes == 2)
+        *(volatile uint16_t *)d = (uint16_t)value;
+    else
+        *(volatile uint8_t *)d = (uint8_t)value;
+#endif
+}
+
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+/* p to a heap segment, a PE not mapped here, an unaligned address. */
+GPURMA_NVSHMEMI_COLD int gpurma_nvshmemi__put_value_dev(const char *call, void *dst,
+                                                        uint64_t value, size_t bytes, int pe)
+{
+    if (!gpurma_nvshmemi__devpath(call))
+        return 0;
+    int seg;
+    size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
+    char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
+    if (d && !(off & (bytes - 1)))
+        gpurma_nvshmemi__store_word(d, value, bytes);
+    else
+        gpurma_nvshmemi__check(call, gpurma_dev_put_value(*gpurma_nvshmemi__win(seg), pe, off,
+                                                          value, bytes));
+    return 1;
 }
 #endif
 
@@ -272,42 +353,13 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_value(const char *call, void *dst, 
                                                    size_t bytes, int pe)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
-    if (gpurma_nvshmemi__devpath(call)) {
-        int seg;
-        size_t off = gpurma_nvshmemi__offset(call, dst, bytes, &seg);
-        char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
-        if (d && !(off & (bytes - 1))) {
-#if GPURMA_NVSHMEMI_DEVICE_PASS
-            /* One plain store, as NVSHMEM's p: p promises nothing until a
-             * fence, quiet or signal (each an asm the compiler does not
-             * move stores across), and a volatile one would be a strong
-             * system-scope store, ordered with every other volatile access
-             * of the thread, which p does not need. */
-            if (bytes == 8)
-                *(uint64_t *)d = value;
-            else if (bytes == 4)
-                *(uint32_t *)d = (uint32_t)value;
-            else if (bytes == 2)
-                *(uint16_t *)d = (uint16_t)value;
-            else
-                *(uint8_t *)d = (uint8_t)value;
-#else
-            /* The host backend's C compilers: volatile, so that a store a
-             * peer process polls for is not kept in a register. */
-            if (bytes == 8)
-                *(volatile uint64_t *)d = value;
-            else if (bytes == 4)
-                *(volatile uint32_t *)d = (uint32_t)value;
-            else if (bytes == 2)
-                *(volatile uint16_t *)d = (uint16_t)value;
-            else
-                *(volatile uint8_t *)d = (uint8_t)value;
-#endif
-            return;
-        }
-        gpurma_nvshmemi__put_value_slow(call, seg, off, value, bytes, pe);
+    char *fast = gpurma_nvshmemi__heap_peer(dst, bytes, pe);
+    if (fast && !((uintptr_t)dst & (bytes - 1))) {
+        gpurma_nvshmemi__store_word(fast, value, bytes);
         return;
     }
+    if (gpurma_nvshmemi__put_value_dev(call, dst, value, bytes, pe))
+        return;
 #endif
 #if !GPURMA_NVSHMEMI_DEVICE_PASS
     gpurma_nvshmemi_put_value(call, dst, value, bytes, pe);
@@ -347,11 +399,29 @@ GPURMA_NVSHMEMI_HD uint64_t gpurma_nvshmemi__amo64(const char *call, int kind, v
 #endif
 }
 
+/* fence and quiet without port peers: everything was load/store, and one
+ * system-scope fence orders and completes it, as gpurma_dev_fence and
+ * gpurma_dev_quiet do for each window (the port engine's part is all they
+ * add). */
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+/* fence where the device API reaches the heap, inline in general paths. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__fence_body(const char *call)
+{
+    if (gpurma_nvshmemi_st.any_port)
+        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FENCE, 0);
+    else
+        gpurma_sh_fence_system();
+}
+#endif
+
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__fence(const char *call)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FENCE, 0);
+        if (gpurma_nvshmemi_st.any_port)
+            gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FENCE, 0);
+        else
+            gpurma_sh_fence_system();
         return;
     }
 #endif
@@ -364,7 +434,10 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__quiet(const char *call)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
     if (gpurma_nvshmemi__devpath(call)) {
-        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_QUIET, 0);
+        if (gpurma_nvshmemi_st.any_port)
+            gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_QUIET, 0);
+        else
+            gpurma_sh_fence_system();
         return;
     }
 #endif
@@ -496,23 +569,19 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__group_sync(int scope)
 #endif
 }
 
-/* The group shares the copy; on the host backend a group is the calling
- * thread. get: dest is complete for the whole group on return. */
-GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group(const char *call, int is_get, void *dest,
-                                                  const void *source, size_t bytes, int pe,
-                                                  int nbi, int scope)
-{
 #if GPURMA_NVSHMEMI_CUDA
+/* The general path of the group forms: heap segments, PEs on the port
+ * engine, errors. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group_body(const char *call, int is_get, void *dest,
+                                                        const void *source, size_t bytes,
+                                                        int pe, int nbi, int scope,
+                                                        unsigned tid, unsigned nthreads)
+{
     gpurma_nvshmemi__devpath(call);
     int seg;
     size_t off = gpurma_nvshmemi__offset(call, is_get ? source : dest, bytes, &seg);
-    /* A mapped PE: the group copies straight to or from its address (no
-     * channel to build, and no flush: load/store completes in place), then
-     * meets, so that a get's dest is complete for all of it on return. */
     char *peer = gpurma_nvshmemi__direct(seg, pe, off, bytes);
     if (peer) {
-        unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
-        unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
         gpurma_nvshmemi__copy_direct(call, is_get ? dest : peer,
                                      is_get ? (const void *)peer : source, bytes, tid, nthreads);
         gpurma_nvshmemi__group_sync(scope);
@@ -527,8 +596,40 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group(const char *call, int is_get, 
         rc = scope == GPURMA_NVSHMEMI_WARP ? gpurma_dev_put_warp(w, pe, off, source, bytes)
                                            : gpurma_dev_put_block(w, pe, off, source, bytes);
     gpurma_nvshmemi__check(call, rc);
-    if (!nbi)
-        gpurma_nvshmemi__flush(call, pe);
+    if (!nbi && gpurma_nvshmemi_st.any_port)
+        gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
+}
+GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__rma_group_dev(const char *call, int is_get, void *dest,
+                                                         const void *source, size_t bytes,
+                                                         int pe, int nbi, int scope,
+                                                         unsigned tid, unsigned nthreads)
+{
+    gpurma_nvshmemi__rma_group_body(call, is_get, dest, source, bytes, pe, nbi, scope, tid,
+                                    nthreads);
+}
+#endif
+
+/* The group shares the copy; on the host backend a group is the calling
+ * thread. get: dest is complete for the whole group on return. */
+GPURMA_NVSHMEMI_D void gpurma_nvshmemi__rma_group(const char *call, int is_get, void *dest,
+                                                  const void *source, size_t bytes, int pe,
+                                                  int nbi, int scope)
+{
+#if GPURMA_NVSHMEMI_CUDA
+    /* A mapped PE: the group copies straight to or from its address (no
+     * channel to build, and no flush: load/store completes in place), then
+     * meets, so that a get's dest is complete for all of it on return. */
+    unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
+    unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
+    char *fast = gpurma_nvshmemi__heap_peer(is_get ? source : dest, bytes, pe);
+    if (fast && ((is_get ? dest : source) || !bytes)) {
+        gpurma_nvshmemi__copy(is_get ? dest : fast, is_get ? (const void *)fast : source, bytes,
+                              tid, nthreads, scope == GPURMA_NVSHMEMI_WARP);
+        gpurma_nvshmemi__group_sync(scope);
+        return;
+    }
+    gpurma_nvshmemi__rma_group_dev(call, is_get, dest, source, bytes, pe, nbi, scope, tid,
+                                   nthreads);
 #else
     (void)scope;
     if (is_get)

@@ -88,12 +88,10 @@ GPURMA_NVSHMEMI_HD void nvshmem_quiet(void) { gpurma_nvshmemi__quiet("nvshmem_qu
 
 /* --------------------------------------------------------------- signals */
 
-/* The mapped address of pe's signal word (8-byte aligned, in the heap), or
- * NULL when pe is not reached by load/store (or this is host code). */
-GPURMA_NVSHMEMI_D uint64_t *gpurma_nvshmemi__signal_word(const char *call, uint64_t *sig_addr,
-                                                         int pe)
-{
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
+GPURMA_NVSHMEMI_D uint64_t *gpurma_nvshmemi__signal_word_dev(const char *call,
+                                                                uint64_t *sig_addr, int pe)
+{
     if (!gpurma_nvshmemi__devpath(call))
         return NULL;
     if ((uintptr_t)sig_addr & 7)
@@ -101,32 +99,81 @@ GPURMA_NVSHMEMI_D uint64_t *gpurma_nvshmemi__signal_word(const char *call, uint6
     int seg;
     size_t off = gpurma_nvshmemi__offset(call, sig_addr, 8, &seg);
     return (uint64_t *)gpurma_nvshmemi__direct(seg, pe, off, 8);
+}
+#endif
+
+/* The mapped address of pe's signal word (8-byte aligned, in the heap), or
+ * NULL when pe is not reached by load/store (or this is host code). */
+GPURMA_NVSHMEMI_D uint64_t *gpurma_nvshmemi__signal_word(const char *call, uint64_t *sig_addr,
+                                                         int pe)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    uint64_t *fast = (uint64_t *)gpurma_nvshmemi__heap_peer(sig_addr, 8, pe);
+    if (fast && !((uintptr_t)sig_addr & 7))
+        return fast;
+    return gpurma_nvshmemi__signal_word_dev(call, sig_addr, pe);
 #else
     (void)call, (void)sig_addr, (void)pe;
     return NULL;
 #endif
 }
 
+/* The fast path of a signal: pe's copy of an aligned signal word in the
+ * heap's program part, or NULL. */
+GPURMA_NVSHMEMI_D uint64_t *gpurma_nvshmemi__signal_fast(const uint64_t *sig_addr, int pe)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    uint64_t *fast = (uint64_t *)gpurma_nvshmemi__heap_peer(sig_addr, 8, pe);
+    return fast && !((uintptr_t)sig_addr & 7) ? fast : (uint64_t *)0;
+#else
+    (void)sig_addr, (void)pe;
+    return (uint64_t *)0;
+#endif
+}
+
+/* A signal off the fast path: to a mapped word elsewhere one release store
+ * or add; otherwise a fence, then an atomic on the word. */
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__signal_body(const char *call, uint64_t *sig_addr,
+                                                     uint64_t signal, int sig_op, int pe)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    uint64_t *direct = gpurma_nvshmemi__signal_word(call, sig_addr, pe);
+    if (direct) {
+        gpurma_nvshmemi__signal_release(direct, signal, sig_op == NVSHMEM_SIGNAL_ADD);
+        return;
+    }
+    if (gpurma_nvshmemi__devpath(call))
+        gpurma_nvshmemi__fence_body(call);
+    else
+#endif
+        gpurma_nvshmemi__fence(call);
+    gpurma_nvshmemi__amo64(call,
+                           sig_op == NVSHMEM_SIGNAL_SET ? GPURMA_DEV__ATOMIC_SWAP
+                                                        : GPURMA_DEV__ATOMIC_FETCH_ADD,
+                           sig_addr, signal, 0, pe, 0);
+}
+GPURMA_NVSHMEMI_HD_COLD void gpurma_nvshmemi__signal_general(const char *call, uint64_t *sig_addr,
+                                                             uint64_t signal, int sig_op, int pe)
+{
+    gpurma_nvshmemi__signal_body(call, sig_addr, signal, sig_op, pe);
+}
+
 /* Earlier puts of this PE to pe are visible when pe observes the new value:
- * to a mapped PE one release store or add; otherwise a fence, then an
- * atomic on the word. */
+ * to a mapped PE one release store or add (no fence, no reply to wait
+ * for). */
 GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__signal(const char *call, uint64_t *sig_addr,
                                                 uint64_t signal, int sig_op, int pe)
 {
     if (sig_op != NVSHMEM_SIGNAL_SET && sig_op != NVSHMEM_SIGNAL_ADD)
         gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "sig_op is neither SET nor ADD");
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
-    uint64_t *direct = gpurma_nvshmemi__signal_word(call, sig_addr, pe);
-    if (direct) { /* one release store or add: no fence, no reply to wait for */
-        gpurma_nvshmemi__signal_release(direct, signal, sig_op == NVSHMEM_SIGNAL_ADD);
+    uint64_t *fast = gpurma_nvshmemi__signal_fast(sig_addr, pe);
+    if (fast) {
+        gpurma_nvshmemi__signal_release(fast, signal, sig_op == NVSHMEM_SIGNAL_ADD);
         return;
     }
 #endif
-    gpurma_nvshmemi__fence(call);
-    gpurma_nvshmemi__amo64(call,
-                           sig_op == NVSHMEM_SIGNAL_SET ? GPURMA_DEV__ATOMIC_SWAP
-                                                        : GPURMA_DEV__ATOMIC_FETCH_ADD,
-                           sig_addr, signal, 0, pe, 0);
+    gpurma_nvshmemi__signal_general(call, sig_addr, signal, sig_op, pe);
 }
 
 GPURMA_NVSHMEMI_HD void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op,
@@ -135,28 +182,24 @@ GPURMA_NVSHMEMI_HD void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, 
     gpurma_nvshmemi__signal("nvshmemx_signal_op", sig_addr, signal, sig_op, pe);
 }
 
-GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_signal(const char *call, void *dest,
-                                                    const void *source, size_t bytes,
-                                                    uint64_t *sig_addr, uint64_t signal,
-                                                    int sig_op, int pe, int nbi)
+/* put_signal off the fast path: the put (which issues the stores, or a
+ * descriptor), then the signal (after a mapped word's release or the
+ * port engine's fence). */
+GPURMA_NVSHMEMI_HD_COLD void gpurma_nvshmemi__put_signal_general(const char *call, void *dest,
+                                                                 const void *source, size_t bytes,
+                                                                 uint64_t *sig_addr,
+                                                                 uint64_t signal, int sig_op,
+                                                                 int pe, int nbi)
 {
 #if GPURMA_NVSHMEMI_HAS_DEVPATH
-    /* A mapped PE: the stores, then the signal's release store or add,
-     * which publishes them; the source is reusable once they are issued. */
-    if (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) {
-        uint64_t *word = gpurma_nvshmemi__signal_word(call, sig_addr, pe);
-        if (word) {
-            int seg;
-            size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
-            char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
-            if (d)
-                gpurma_nvshmemi__copy_direct(call, d, source, bytes, 0, 1);
-            else
-                gpurma_nvshmemi__check(call, gpurma_dev_put(*gpurma_nvshmemi__win(seg), pe, off,
-                                                            source, bytes));
-            gpurma_nvshmemi__signal_release(word, signal, sig_op == NVSHMEM_SIGNAL_ADD);
-            return;
-        }
+    if (gpurma_nvshmemi__devpath(call)) {
+        gpurma_nvshmemi__put_body(call, dest, source, bytes, pe, 1);
+        if (sig_op != NVSHMEM_SIGNAL_SET && sig_op != NVSHMEM_SIGNAL_ADD)
+            gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "sig_op is neither SET nor ADD");
+        gpurma_nvshmemi__signal_body(call, sig_addr, signal, sig_op, pe);
+        if (!nbi && gpurma_nvshmemi_st.any_port)
+            gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
+        return;
     }
 #endif
     gpurma_nvshmemi__put(call, dest, source, bytes, pe, 1);
@@ -165,35 +208,77 @@ GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_signal(const char *call, void *dest
         gpurma_nvshmemi__flush(call, pe);
 }
 
-/* Group forms: the group puts, then one thread signals. */
+/* A mapped PE: the stores, then the signal's release store or add, which
+ * publishes them; the source is reusable once they are issued. */
+GPURMA_NVSHMEMI_HD void gpurma_nvshmemi__put_signal(const char *call, void *dest,
+                                                    const void *source, size_t bytes,
+                                                    uint64_t *sig_addr, uint64_t signal,
+                                                    int sig_op, int pe, int nbi)
+{
+#if GPURMA_NVSHMEMI_HAS_DEVPATH
+    if (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) {
+        char *fast = gpurma_nvshmemi__heap_peer(dest, bytes, pe);
+        uint64_t *word = gpurma_nvshmemi__signal_fast(sig_addr, pe);
+        if (fast && word && (source || !bytes)) {
+            gpurma_nvshmemi__copy(fast, source, bytes, 0, 1, 1);
+            gpurma_nvshmemi__signal_release(word, signal, sig_op == NVSHMEM_SIGNAL_ADD);
+            return;
+        }
+    }
+#endif
+    gpurma_nvshmemi__put_signal_general(call, dest, source, bytes, sig_addr, signal, sig_op, pe,
+                                        nbi);
+}
+
+#if GPURMA_NVSHMEMI_CUDA
+/* The group forms off the fast path: the group's put (which meets), then
+ * one thread's signal. */
+GPURMA_NVSHMEMI_COLD void gpurma_nvshmemi__put_signal_group_general(
+    const char *call, void *dest, const void *source, size_t bytes, uint64_t *sig_addr,
+    uint64_t signal, int sig_op, int pe, int nbi, int scope)
+{
+    unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
+    unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
+    gpurma_nvshmemi__rma_group_body(call, 0, dest, source, bytes, pe, 1, scope, tid, nthreads);
+    if (tid == 0) {
+        if (sig_op != NVSHMEM_SIGNAL_SET && sig_op != NVSHMEM_SIGNAL_ADD)
+            gpurma_nvshmemi__fail(call, GPURMA_ERR_INVALID_ARG, "sig_op is neither SET nor ADD");
+        gpurma_nvshmemi__signal_body(call, sig_addr, signal, sig_op, pe);
+        if (!nbi && gpurma_nvshmemi_st.any_port)
+            gpurma_nvshmemi__each(call, GPURMA_NVSHMEMI_FLUSH_LOCAL, pe);
+    }
+    gpurma_nvshmemi__group_sync(scope);
+}
+#endif
+
+/* Group forms: the group puts, then one thread signals. A mapped PE: each
+ * thread stores its share, the group meets once, and one thread's release
+ * store or add publishes all of it. */
 GPURMA_NVSHMEMI_D void gpurma_nvshmemi__put_signal_group(const char *call, void *dest,
                                                          const void *source, size_t bytes,
                                                          uint64_t *sig_addr, uint64_t signal,
                                                          int sig_op, int pe, int nbi, int scope)
 {
 #if GPURMA_NVSHMEMI_CUDA
-    /* A mapped PE: each thread stores its share, the group meets once, and
-     * one thread's release store or add publishes all of it. */
-    uint64_t *word = sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD
-                         ? gpurma_nvshmemi__signal_word(call, sig_addr, pe)
-                         : NULL;
-    if (word) {
-        int seg;
-        size_t off = gpurma_nvshmemi__offset(call, dest, bytes, &seg);
-        unsigned tid = scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
-        unsigned nthreads = scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
-        char *d = gpurma_nvshmemi__direct(seg, pe, off, bytes);
-        if (d)
-            gpurma_nvshmemi__copy_direct(call, d, source, bytes, tid, nthreads);
-        else
-            gpurma_nvshmemi__check(call, gpurma_dev_put_coop(*gpurma_nvshmemi__win(seg), pe, off,
-                                                             source, bytes, tid, nthreads));
-        gpurma_nvshmemi__group_sync(scope);
-        if (tid == 0)
-            gpurma_nvshmemi__signal_release(word, signal, sig_op == NVSHMEM_SIGNAL_ADD);
-        return;
+    if (sig_op == NVSHMEM_SIGNAL_SET || sig_op == NVSHMEM_SIGNAL_ADD) {
+        char *fast = gpurma_nvshmemi__heap_peer(dest, bytes, pe);
+        uint64_t *word = gpurma_nvshmemi__signal_fast(sig_addr, pe);
+        if (fast && word && (source || !bytes)) {
+            unsigned tid =
+                scope == GPURMA_NVSHMEMI_WARP ? gpurma_sh_lane() : gpurma_sh_block_tid();
+            unsigned nthreads =
+                scope == GPURMA_NVSHMEMI_WARP ? 32u : gpurma_sh_block_threads();
+            gpurma_nvshmemi__copy(fast, source, bytes, tid, nthreads,
+                                  scope == GPURMA_NVSHMEMI_WARP);
+            gpurma_nvshmemi__group_sync(scope);
+            if (tid == 0)
+                gpurma_nvshmemi__signal_release(word, signal, sig_op == NVSHMEM_SIGNAL_ADD);
+            return;
+        }
     }
-#endif
+    gpurma_nvshmemi__put_signal_group_general(call, dest, source, bytes, sig_addr, signal, sig_op,
+                                              pe, nbi, scope);
+#else
     gpurma_nvshmemi__rma_group(call, 0, dest, source, bytes, pe, 1, scope);
     if (gpurma_nvshmemi__group_leader(scope)) {
         gpurma_nvshmemi__signal(call, sig_addr, signal, sig_op, pe);
@@ -201,6 +286,7 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__put_signal_group(const char *call, void 
             gpurma_nvshmemi__flush(call, pe);
     }
     gpurma_nvshmemi__group_sync(scope);
+#endif
 }
 
 #define GPURMA_NVSHMEMI_PUT_SIGNAL(PUT, TYPE, ESIZE)                                        \

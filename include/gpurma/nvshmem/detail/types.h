@@ -200,6 +200,10 @@ typedef struct {
  * too) or by nvshmemx_buffer_register_symmetric. base is this PE's part,
  * NULL for a free slot. */
 #define GPURMA_NVSHMEMI_MAX_SEGMENTS 15
+/* PEs whose mapped heap kernels find in the state itself (the rest take
+ * the peer table): an NVLink domain of up to 64 GPUs, in 512 bytes of each
+ * unit's __constant__ copy. */
+#define GPURMA_NVSHMEMI_DIRECT_PES 64
 typedef struct {
     char            *base;
     uint64_t         size;
@@ -233,6 +237,20 @@ typedef struct {
     /* Segment k + 1 of an address is segments[k]; segment 0 is the heap. */
     uint32_t               nsegments;  /* slots in use or freed: [0, nsegments) */
     gpurma_nvshmemi_segment_t segments[GPURMA_NVSHMEMI_MAX_SEGMENTS];
+    /* The fast path (fast.h), derived from the above by the library each
+     * time it fills the copies; all zero (no fast path) before init and
+     * after finalize. The part of the heap nvshmem_malloc hands out starts
+     * at user_base (heap_base + sync_bytes) and holds user_size bytes;
+     * heap_peers[pe] is that part of pe's heap as this processor maps it,
+     * for the PEs whose heap kernels reach by load/store (not through the
+     * port engine) and hold at least heap_size bytes, else NULL. In
+     * __constant__ memory an indexed read of it is one load from the
+     * constant cache, which no fence or acquire invalidates, and the
+     * compiler may hoist it out of a loop. */
+    char                  *user_base;
+    uint64_t               user_size;
+    uint32_t               any_port;   /* a live window of the heap has port peers */
+    char                  *heap_peers[GPURMA_NVSHMEMI_DIRECT_PES];
 } gpurma_nvshmemi_state_t;
 
 #endif
