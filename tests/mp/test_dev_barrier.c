@@ -37,14 +37,17 @@ int main(void)
     CHECK(gpurma_win_device(win, &dw));
     CHECK(gpurma_coll_device(t_world, GPURMA_MEM_HOST, &c));
     CHECK(gpurma_barrier(t_world)); /* every window poisoned before anyone writes */
-    unsigned char *mine = t_malloc(MAX_LEN), *want = t_malloc(MAX_LEN);
+    /* A source per peer: a put through the port engine reads its source
+     * later (the proxy), so none is refilled before the quiet below. */
+    unsigned char *mine = t_malloc((size_t)t_size * MAX_LEN), *want = t_malloc(MAX_LEN);
     for (int round = 0; round < ROUNDS; round++) {
         const size_t len = 1001 + (size_t)round * 9; /* odd, below MAX_LEN */
         for (int p = 0; p < t_size; p++) {
             if (p == t_rank)
                 continue;
-            t_fill(mine, len, range_seed(round, t_rank, p));
-            CHECK(gpurma_dev_put(dw, p, (size_t)t_rank * SLOT, mine, len));
+            unsigned char *src = mine + (size_t)p * MAX_LEN;
+            t_fill(src, len, range_seed(round, t_rank, p));
+            CHECK(gpurma_dev_put(dw, p, (size_t)t_rank * SLOT, src, len));
         }
         /* The port engine's puts complete asynchronously; the barrier
          * orders stores, not a proxy's queue (see docs/collectives.md). */
