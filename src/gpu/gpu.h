@@ -151,7 +151,8 @@ int gpurma_gpu_stream_put_value(void *stream, char *dst, uint64_t value, size_t 
 /* Waits on the GPU for this rank's slot sig of w; times out with a trap. */
 int gpurma_gpu_stream_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig, int cmp,
                            uint64_t value);
-/* 8-byte store into device memory, e.g. a signal reset. */
+/* 8-byte store, queued behind the stream's work and fenced after it, into
+ * memory the device maps (the device's, or mapped host memory). */
 int gpurma_gpu_stream_store_u64(void *stream, uint64_t *p, uint64_t value);
 /* System-scope fence after the stream's earlier work. */
 int gpurma_gpu_stream_fence(void *stream);

@@ -356,8 +356,34 @@ int gpurma_gpu_stream_wait(void *stream, const gpurma_dev_win_t *w, uint32_t sig
     return gpurma_gpu_launch_wait(stream, w, sig, cmp, value, fault_dev);
 }
 
+/* 1 while the driver's stream writes work here, 0 once it said it does
+ * not support them (-1: not asked yet). */
+static int stream_writes = -1;
+
 int gpurma_gpu_stream_store_u64(void *stream, uint64_t *p, uint64_t value)
 {
+    /* The driver's stream write: the stream's front end stores the word
+     * once the work queued before it is done, behind a fence (the default
+     * flags), with no kernel to launch and schedule; a one-thread kernel
+     * where the driver cannot (no entry point, or stream memory operations
+     * not supported). */
+    int ok = __atomic_load_n(&stream_writes, __ATOMIC_RELAXED);
+    if (ok < 0) {
+        ok = GPURMA_DRIVER_NEED(cuStreamWriteValue64, "stream store") == GPURMA_SUCCESS;
+        __atomic_store_n(&stream_writes, ok, __ATOMIC_RELAXED);
+    }
+    if (ok) {
+        CUresult r = gpurma_driver.cuStreamWriteValue64(
+            (CUstream)stream, (CUdeviceptr)(uintptr_t)p, (cuuint64_t)value,
+            CU_STREAM_WRITE_VALUE_DEFAULT);
+        if (r == CUDA_SUCCESS)
+            return GPURMA_SUCCESS;
+        if (r != CUDA_ERROR_NOT_SUPPORTED)
+            return gpurma_set_error(GPURMA_ERR_GPU, "stream write: CUDA driver error %d", (int)r);
+        __atomic_store_n(&stream_writes, 0, __ATOMIC_RELAXED);
+        GPURMA_INFO(GPURMA_SUB_RMA,
+                    "the driver does not support stream writes; stores are kernels from now on");
+    }
     return gpurma_gpu_launch_store_u64(stream, p, value);
 }
 

@@ -44,7 +44,8 @@ extern "C" {
     X(cuMemMap, 12010, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,            \
                         unsigned long long))                                                  \
     X(cuMemUnmap, 12010, (CUdeviceptr, size_t))                                               \
-    X(cuMemSetAccess, 12010, (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t))
+    X(cuMemSetAccess, 12010, (CUdeviceptr, size_t, const CUmemAccessDesc *, size_t))        \
+    X(cuStreamWriteValue64, 12000, (CUstream, CUdeviceptr, cuuint64_t, unsigned int))
 
 /* The table: gpurma_driver.cuDeviceGet(...) once gpurma_driver_need said so. */
 typedef struct {

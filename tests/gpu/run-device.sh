@@ -6,7 +6,7 @@
 # skipped, 1 otherwise.
 #
 #   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus] [--coll] [--nccl]
-#                           [--collbench] [--scale] [--part 1|2]
+#                           [--collbench] [--scale] [--port] [--part 1|2]
 #
 # --quick: fewer rounds and sizes; --bench: build, then the benchmark only;
 # --focus: the fewest builds and runs that check the newest GPU code (the
@@ -28,6 +28,10 @@
 # 22: MPS across the GPUs, every collective beside NCCL at 2 ranks and one
 # per GPU, nccl-tests on NCCL; SCALE_ARGS passes its options, e.g.
 # "--part bench"; carry .nccl-tests-src too).
+# --port: after the build, only the port engine's GPU tests (the part 2
+# rows *_port and port_subarray) and the benchmark (its host put+flush
+# rows compare the port engine with cudaMemcpyPeerAsync), for a change to
+# the port engine on a short lease (about 6 minutes on 2x H200).
 # --part 1: the full mode's first half (every GPU program, one GPU per rank,
 # shared, under MPS, and the benchmark); --part 2: its second half (the port
 # and switch engines, the host suite through the port engine, mpirun, the
@@ -85,6 +89,7 @@ mps_stop() {
 }
 trap 'mps_stop; bundle' EXIT
 quick=no tests=yes nvshmem=no focus=no collonly=no nccl=no collbench=no scale=no part=all
+portonly=no
 want_part=
 for a in "$@"; do
     if [ -n "$want_part" ]; then
@@ -101,8 +106,9 @@ for a in "$@"; do
     --coll) collonly=yes ;;
     --nccl) nccl=yes ;; # after the build, only tests/gpu/nccl-shim.sh
     --collbench) collbench=yes ;;
+    --port) portonly=yes ;;
     --scale) scale=yes ;;
-    -h | --help) sed -n '2,52p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,56p' "$0"; exit 0 ;;
     *) echo "run-device.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -154,7 +160,8 @@ if [ $build_rc -ne 0 ]; then
     exit 1
 fi
 # The rest of the tree (tools, examples) is not needed here; report only.
-if [ $focus = yes ] || [ $collbench = yes ] || [ $nccl = yes ] || [ $scale = yes ]; then
+if [ $focus = yes ] || [ $collbench = yes ] || [ $nccl = yes ] || [ $scale = yes ] ||
+    [ $portonly = yes ]; then
     : # only the programs below (nccl-shim.sh builds its own)
 elif (cd "$build" && make -j16) >>"$out/build.log" 2>&1; then
     echo "test build_all PASS" >>"$results"
@@ -266,9 +273,11 @@ if [ $collbench = yes ]; then
 fi
 # ---- end of the --collbench block
 
-gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_strided test_gpu_port_subarray test_gpu_switch test_gpu_coll test_gpu_barrier gpu_bench"
+gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_ll_stress test_gpu_stream test_gpu_strided test_gpu_port_subarray test_gpu_switch test_gpu_coll test_gpu_barrier gpu_bench atomic_forms"
 test $focus = yes && gpu_progs="compile_all test_gpu_rma test_gpu_signal_order test_gpu_coll test_gpu_barrier"
 test $collonly = yes && gpu_progs="test_gpu_coll"
+test $portonly = yes &&
+    gpu_progs="test_gpu_signal_order test_gpu_rma test_gpu_ll_stress test_gpu_stream test_gpu_port_subarray gpu_bench"
 # The Makefile builds them (multi-process tests are named *.mp there); if
 # this tree's Makefile does not list one, nvcc builds it against the
 # library just built.
@@ -394,6 +403,31 @@ if test $collonly = yes; then
     tests=no bench=no
 fi
 
+# port_tests: the port engine forced: kernels push descriptors into the
+# pinned FIFO and the proxy moves the data with the copy engine (atomics,
+# counters and LL packets with one-thread kernels on its stream).
+port_tests() {
+    RUN_ENV=GPURMA_ENGINE=port
+    run2 signal_order_port 90 "$(prog test_gpu_signal_order)" 1000
+    # The remote peer served by a second proxy context; the proxies log where
+    # they pinned themselves.
+    RUN_ENV="GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_LOG_LEVEL=info GPURMA_LOG_SUBSYS=port"
+    run2 rma_port_2ctx 180 "$(prog test_gpu_rma)"
+    note "$(grep -h -m1 'pinned' "$out"/rma_port_2ctx.rank*.log || echo 'no proxy pinning logged')"
+    RUN_ENV=GPURMA_ENGINE=port
+    run2 ll_stress_port 90 "$(prog test_gpu_ll_stress)" 500
+    run2 stream_port 120 "$(prog test_gpu_stream)"
+    # Host subarrays as one descriptor each: the copy engine's 2-D/3-D copies.
+    run2 port_subarray 120 "$(prog test_gpu_port_subarray)"
+    RUN_ENV=
+}
+
+if test $portonly = yes; then
+    port_tests
+    bench=yes part=1 # the benchmark below, nothing else
+    tests=no
+fi
+
 rounds=3000
 test $quick = yes && rounds=500
 RUN_ENV=
@@ -411,6 +445,9 @@ if test $focus = yes; then
 fi
 if test $tests = yes && in_part 1; then
 run1 compile_all 30 "$(prog compile_all)"
+# Which instruction a loop of dropped atomics becomes, and its cost (issue
+# 17's fetch_add): its table is in atomic_forms.log.
+run1 atomic_forms 60 "$(prog atomic_forms)"
 run2 rma 120 "$(prog test_gpu_rma)"
 run2 signal_order 60 "$(prog test_gpu_signal_order)" $rounds
 run2 barrier 60 "$(prog test_gpu_barrier)" $rounds
@@ -500,21 +537,7 @@ mps_stop
 fi # part 1
 
 if test $tests = yes && in_part 2; then
-# The port engine forced: kernels push descriptors into the pinned FIFO and
-# the proxy moves the data with the copy engine (atomics, counters and LL
-# packets with one-thread kernels on its stream).
-RUN_ENV=GPURMA_ENGINE=port
-run2 signal_order_port 90 "$(prog test_gpu_signal_order)" 1000
-# The remote peer served by a second proxy context; the proxies log where
-# they pinned themselves.
-RUN_ENV="GPURMA_ENGINE=port GPURMA_PORT_CONTEXTS=2 GPURMA_LOG_LEVEL=info GPURMA_LOG_SUBSYS=port"
-run2 rma_port_2ctx 180 "$(prog test_gpu_rma)"
-note "$(grep -h -m1 'pinned' "$out"/rma_port_2ctx.rank*.log || echo 'no proxy pinning logged')"
-RUN_ENV=GPURMA_ENGINE=port
-run2 ll_stress_port 90 "$(prog test_gpu_ll_stress)" 500
-run2 stream_port 120 "$(prog test_gpu_stream)"
-# Host subarrays as one descriptor each: the copy engine's 2-D/3-D copies.
-run2 port_subarray 120 "$(prog test_gpu_port_subarray)"
+port_tests
 # The switch engine forced: host calls through the mem engine's GPU entry,
 # kernels by load/store (multicast stays refused: NCCL_NVLS_ENABLE=0 above).
 RUN_ENV=GPURMA_ENGINE=switch

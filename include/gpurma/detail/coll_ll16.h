@@ -397,9 +397,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
         return GPURMA_DCOLL__DECLINED;
     gpurma_dcoll__state_t *st = (gpurma_dcoll__state_t *)(b->at[c->rank] + c->state_off);
     uint64_t *busy = &st->reserved[GPURMA_DCOLL__BUSY];
-    /* relaxed: the word orders nothing else; device scope: only this
-     * GPU's kernels take it */
-    const int took = g->tid == 0 && gpurma_sh_cas_relaxed_gpu_u64(busy, 0, 1) == 0;
+    /* device scope: only this GPU's kernels take it (the L2 answers) */
+    const int took = g->tid == 0 && gpurma_sh_cas_acquire_gpu_u64(busy, 0, 1) == 0;
     const uint64_t e = st->reserved[GPURMA_DCOLL__LL16_EPOCH] + 1;
     rc = gpurma_dcoll__agree(g, g->tid == 0 && !took ? GPURMA_ERR_INVALID_ARG : GPURMA_SUCCESS);
     if (rc != GPURMA_SUCCESS)

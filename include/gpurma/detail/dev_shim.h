@@ -88,12 +88,14 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_u64(uint64_t *p, uint64_t expected, uint64_
 /* The user-visible atomics (gpurma_dev_atomic_*): relaxed at system scope
  * (the peer is another GPU or the CPU; atom without .sem is .relaxed),
  * ordered against other operations only by fence, quiet and signals.
- * A result nobody reads makes ptxas emit a RED, which waits for no reply,
- * so back-to-back atomics overlap. CUDA's _system builtins rather than an
- * asm with a memory clobber: the same instruction, but the compiler sees an
- * atomic on one word, not a write of all memory, so what it can prove
- * untouched (constant memory, read-only loads, locals) stays in registers
- * across a loop of atomics. */
+ * A result nobody reads lets ptxas emit a RED, which waits for no reply,
+ * so back-to-back atomics overlap; it does so only in simple loops (a
+ * fence.sc after the loop kept an ATOM into RZ, tests/gpu/atomic_forms.cu
+ * measures the forms). CUDA's _system builtins rather than an asm with a
+ * memory clobber: the compiler sees an atomic on one word, not a write of
+ * all memory, so what it can prove untouched (constant memory, read-only
+ * loads, locals) stays in registers across a loop of atomics, and an asm
+ * atom's output register is kept, so the next one waits on it. */
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_add_relaxed_u64(uint64_t *p, uint64_t v)
 {
     return atomicAdd_system((unsigned long long *)p, (unsigned long long)v);
@@ -108,21 +110,12 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
     return atomicCAS_system((unsigned long long *)p, (unsigned long long)expected,
                             (unsigned long long)desired);
 }
-/* The same on a word only this GPU's kernels touch: device scope, which
- * the GPU's L2 answers without the system's coherence (faster). */
-GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_gpu_u64(uint64_t *p, uint64_t expected,
-                                                     uint64_t desired)
-{
-    uint64_t old;
-    asm volatile("atom.relaxed.gpu.global.cas.b64 %0, [%1], %2, %3;"
-                 : "=l"(old) : "l"(p), "l"(expected), "l"(desired) : "memory");
-    return old;
-}
 /* The device barrier's words (coll_proto.h): a store and a load that are
  * strong (so that a fence before the store makes it a release, and a
  * fence after the load an acquire) but are fences of none of their own,
- * and a CAS that takes the channel (a word only this GPU touches) with
- * acquire at device scope: the L2 answers it. */
+ * and a CAS that takes the channel (a word only this GPU touches: the
+ * barrier's and LL16's lock) with acquire at device scope: the L2 answers
+ * it. */
 GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
 {
     asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -225,13 +218,6 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
                                          __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
     return expected;
 }
-GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_gpu_u64(uint64_t *p, uint64_t expected,
-                                                     uint64_t desired)
-{
-    __hip_atomic_compare_exchange_strong(p, &expected, desired, __ATOMIC_RELAXED,
-                                         __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
-    return expected;
-}
 GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
 {
     __hip_atomic_store(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
@@ -331,11 +317,6 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_u64(uint64_t *p, uint64_t expected,
 {
     __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     return expected;
-}
-GPURMA_DEVICE uint64_t gpurma_sh_cas_relaxed_gpu_u64(uint64_t *p, uint64_t expected,
-                                                     uint64_t desired)
-{
-    return gpurma_sh_cas_relaxed_u64(p, expected, desired);
 }
 GPURMA_DEVICE void gpurma_sh_store_relaxed_u64(uint64_t *p, uint64_t v)
 {

@@ -1,0 +1,135 @@
+/*
+ * coll_kernels.h - what the collectives' kernel files share (C++, nvcc or
+ * hipcc only). Each family of kernels is a file of its own, so that a
+ * parallel make compiles them at the same time (one file of all of them
+ * took 8.5 minutes of one core, 2026-11-26):
+ *
+ *   coll_kernels.cu         the dispatch between them, the loading
+ *   coll_kernels_<kind>.cu  the generic kernel of one collective (every
+ *                           algorithm of gpurma_coll_device.h)
+ *   coll_kernels_ll16.cu    LL16, a kernel per collective
+ *   coll_kernels_v.cu       alltoallv, counts by value
+ *   coll_kernels_direct.cu  zero-copy on registered buffers
+ *
+ * The extern "C" entry points the host code calls are in coll_internal.h;
+ * the ones only the kernel files call each other through are below.
+ */
+#ifndef GPURMA_COLL_KERNELS_H
+#define GPURMA_COLL_KERNELS_H
+
+#include <cstdio>
+
+#include "gpurma_coll_device.h"
+extern "C" {
+#include "coll_internal.h"
+#include "gpurma_internal.h"
+}
+#include "gpu_launch.h"
+
+/* 512 threads per block move 8 KiB per round with 16-byte vectors. */
+#define GPURMA_COLL_THREADS 512
+
+/* A collective that failed on the GPU stops its kernel, after a message
+ * (the stream then reports the error); `which` names the kernel family. */
+static __device__ __forceinline__ void gpurma_k_coll_fail(int rank, const char *which, int kind,
+                                                          gpurma_status_t rc)
+{
+    if (threadIdx.x == 0)
+        printf("gpurma: rank %d: collective %d on a stream%s failed with status %d (%s)\n", rank,
+               kind, which, (int)rc,
+               rc == GPURMA_ERR_INVALID_ARG
+                   ? "a peer passed another collective, count, dtype, op or root, or "
+                     "another collective ran on this team at the same time"
+                   : "a peer did not take part within the timeout?");
+    __trap();
+}
+
+/* The generic kernel of collective KIND (a GPURMA_COLL_* kind): block b of
+ * `parts` runs the device collective (gpurma_coll_device.h, block scope,
+ * any algorithm) on part b of the data, on channel b of the team's GPU
+ * scratch window. A kernel per collective, each in a file of its own
+ * (coll_kernels_<kind>.cu, by GPURMA_COLL_KERNEL_FILE): together they were
+ * one kernel that took most of the build's time alone. */
+template <int KIND>
+__global__ void __launch_bounds__(GPURMA_COLL_THREADS)
+gpurma_k_coll(gpurma_dev_coll_t c, void *recv, const void *send, size_t count, int dtype, int op,
+              int root, int algo)
+{
+    /* Block b moves part b of the data on channel b. */
+    c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
+    gpurma_dtype_t t = (gpurma_dtype_t)dtype;
+    gpurma_redop_t o = (gpurma_redop_t)op;
+    gpurma_status_t rc;
+    switch (KIND) {
+    case GPURMA_COLL_ALLREDUCE:
+        rc = gpurma_dev_coll_allreduce_algo_block(c, recv, send, count, t, o, algo);
+        break;
+    case GPURMA_COLL_ALLGATHER:
+        rc = gpurma_dev_coll_allgather_algo_block(c, recv, send, count, t, algo);
+        break;
+    case GPURMA_COLL_REDUCE_SCATTER:
+        rc = gpurma_dev_coll_reduce_scatter_algo_block(c, recv, send, count, t, o, algo);
+        break;
+    case GPURMA_COLL_BROADCAST:
+        rc = gpurma_dev_coll_broadcast_algo_block(c, recv, send, count, t, root, algo);
+        break;
+    case GPURMA_COLL_REDUCE:
+        rc = gpurma_dev_coll_reduce_algo_block(c, recv, send, count, t, o, root, algo);
+        break;
+    case GPURMA_COLL_ALLTOALL:
+        rc = gpurma_dev_coll_alltoall_algo_block(c, recv, send, count, t, algo);
+        break;
+    default:
+        rc = GPURMA_ERR_INTERNAL;
+        break;
+    }
+    if (rc != GPURMA_SUCCESS)
+        gpurma_k_coll_fail(c.rank, "", KIND, rc);
+}
+
+/* What a generic kernel's file gives coll_kernels.cu's table: its launch
+ * and its loading. */
+typedef int (*gpurma_coll_launch_fn)(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
+                                     void *recv, const void *send, size_t count, int dtype,
+                                     int op, int root, int algo);
+#define GPURMA_COLL_KERNEL_FILE(name, KIND)                                                    \
+    extern "C" int gpurma_coll_launch_##name(void *stream, const gpurma_dev_coll_t *c,         \
+                                             unsigned parts, void *recv, const void *send,     \
+                                             size_t count, int dtype, int op, int root,        \
+                                             int algo)                                         \
+    {                                                                                          \
+        return gpurma_gpu_launch(#name " kernel launch", gpurma_k_coll<KIND>, parts,           \
+                                 GPURMA_COLL_THREADS, stream, *c, recv, send, count, dtype,    \
+                                 op, root, algo);                                              \
+    }                                                                                          \
+    extern "C" int gpurma_coll_preload_##name(void)                                            \
+    {                                                                                          \
+        return gpurma_gpu_load("loading the " #name " kernel", gpurma_k_coll<KIND>);           \
+    }
+#define GPURMA_COLL_KERNEL_DECLARE(name)                                                       \
+    extern "C" int gpurma_coll_launch_##name(void *stream, const gpurma_dev_coll_t *c,         \
+                                             unsigned parts, void *recv, const void *send,     \
+                                             size_t count, int dtype, int op, int root,        \
+                                             int algo);                                        \
+    extern "C" int gpurma_coll_preload_##name(void);
+GPURMA_COLL_KERNEL_DECLARE(allreduce)
+GPURMA_COLL_KERNEL_DECLARE(allgather)
+GPURMA_COLL_KERNEL_DECLARE(reduce_scatter)
+GPURMA_COLL_KERNEL_DECLARE(broadcast)
+GPURMA_COLL_KERNEL_DECLARE(reduce)
+GPURMA_COLL_KERNEL_DECLARE(alltoall)
+
+/* coll_kernels_ll16.cu: launches the LL16 kernel of collective `kind` (a
+ * GPURMA_COLL_* kind); GPURMA_ERR_UNSUPPORTED, launching nothing, for a
+ * kind LL16 has no kernel for. */
+extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
+                                       int kind, void *recv, const void *send, size_t count,
+                                       int dtype, int op, int root,
+                                       const gpurma_dcoll__ll16_bases_t *ll16);
+
+/* Each kernel file's part of gpurma_coll_preload_kernels. */
+extern "C" int gpurma_coll_preload_ll16(void);
+extern "C" int gpurma_coll_preload_v(void);
+extern "C" int gpurma_coll_preload_direct(void);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * coll_kernels_v.cu - alltoallv on a stream: the counts and displacements
+ * travel by value in the kernel's arguments (coll_internal.h says why).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "coll_kernels.h"
+
+/* alltoallv's counts and displacements, by value: send counts, send
+ * displacements, recv counts, recv displacements, n entries each. Three
+ * capacities, so that small teams do not pay 8 KiB of arguments per launch. */
+template <int CAP> struct coll_v_table {
+    size_t v[4 * CAP];
+};
+
+template <int CAP>
+__global__ void __launch_bounds__(GPURMA_COLL_THREADS)
+gpurma_k_coll_v(gpurma_dev_coll_t c, void *recv, const void *send, coll_v_table<CAP> t, int n,
+                size_t max_count, int dtype, int algo)
+{
+    /* The algorithm reads the arrays many times per step: shared memory,
+     * not a per-thread copy of the argument. */
+    __shared__ size_t v[4 * CAP];
+    for (int i = threadIdx.x; i < 4 * n; i += blockDim.x)
+        v[i] = t.v[i];
+    __syncthreads();
+    c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
+    gpurma_status_t rc = gpurma_dev_coll_alltoallv_algo_block(
+        c, recv, v + 2 * n, v + 3 * n, send, v, v + n, max_count, (gpurma_dtype_t)dtype, algo);
+    if (rc != GPURMA_SUCCESS)
+        gpurma_k_coll_fail(c.rank, " (alltoallv)", GPURMA_COLL_ALLTOALLV, rc);
+}
+
+template <int CAP>
+static int launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, void *recv,
+                    const void *send, const size_t *const arrays[4], int n, size_t max_count,
+                    int dtype, int algo)
+{
+    coll_v_table<CAP> t;
+    for (int k = 0; k < 4; k++)
+        for (int r = 0; r < n; r++)
+            t.v[k * n + r] = arrays[k][r];
+    return gpurma_gpu_launch("alltoallv kernel launch", gpurma_k_coll_v<CAP>, parts,
+                             GPURMA_COLL_THREADS, stream, *c, recv, send, t, n, max_count, dtype,
+                             algo);
+}
+
+extern "C" int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
+                                    void *recv, const void *send, const size_t *send_counts,
+                                    const size_t *send_displs, const size_t *recv_counts,
+                                    const size_t *recv_displs, size_t max_count, int dtype,
+                                    int algo)
+{
+    const size_t *const arrays[4] = {send_counts, send_displs, recv_counts, recv_displs};
+    const int n = c->size;
+    if (n <= 8)
+        return launch_v<8>(stream, c, parts, recv, send, arrays, n, max_count, dtype, algo);
+    if (n <= 64)
+        return launch_v<64>(stream, c, parts, recv, send, arrays, n, max_count, dtype, algo);
+    if (n <= GPURMA_COLL_V_MAX_RANKS)
+        return launch_v<GPURMA_COLL_V_MAX_RANKS>(stream, c, parts, recv, send, arrays, n,
+                                                 max_count, dtype, algo);
+    return gpurma_set_error(GPURMA_ERR_INTERNAL, "alltoallv kernel: team of %d ranks", n);
+}
+
+extern "C" int gpurma_coll_preload_v(void)
+{
+    return gpurma_gpu_load("loading the alltoallv kernels", gpurma_k_coll_v<8>,
+                           gpurma_k_coll_v<64>, gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>);
+}
