@@ -1,13 +1,13 @@
 /*
  * coll_internal.h - what the collectives' files share (coll_scratch.c,
  * coll_select.c, coll_register.c, coll_busy.c, algo_*.c, coll_api.c,
- * coll_stream.c, coll_kernels.cu). Not installed.
+ * coll_stream.c, coll_kernels*.cu). Not installed.
  *
  * The files call each other one way: team.c (teams and their slots) at
  * the bottom; the per-team state above it (coll_scratch.c, algo_ce.c,
  * algo_direct.c, coll_register.c, stream_barrier.c), each in its own
  * slot, released through its own hook; coll_select.c and the launchers
- * (coll_stream.c, coll_kernels.cu) beside them; coll_api.c on top.
+ * (coll_stream.c, coll_kernels*.cu) beside them; coll_api.c on top.
  */
 #ifndef GPURMA_COLL_INTERNAL_H
 #define GPURMA_COLL_INTERNAL_H
@@ -53,10 +53,10 @@ int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
                            unsigned parts);
 
 #ifdef HAVE_CUDA
-/* coll_kernels.cu: the kernel that runs one collective (kind a
- * gpurma_coll_kind_t) enqueued on stream, and its loading when a team's
- * GPU scratch window is made (lazy loading would wait for kernels already
- * spinning on the GPU). */
+/* coll_kernels.cu (its kernels: coll_kernels.h): the kernel that runs one
+ * collective (kind a gpurma_coll_kind_t) enqueued on stream, and the
+ * loading of every collective kernel when a team's GPU scratch window is
+ * made (lazy loading would wait for kernels already spinning on the GPU). */
 int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsigned parts, int kind,
                        void *recv, const void *send, size_t count, int dtype, int op, int root,
                        int algo, const gpurma_dcoll__ll16_bases_t *ll16);

@@ -4,7 +4,7 @@
  * team's GPU scratch window, enqueued without host synchronization, so the
  * call can be captured in a CUDA graph (the epochs live in the window, on
  * the GPU).
- * The kernel is in coll_kernels.cu (CUDA builds). alltoallv's counts and
+ * The kernels are in coll_kernels*.cu (CUDA builds). alltoallv's counts and
  * displacements (host arrays) are copied into its kernel's arguments.
  */
 #include "config.h"

@@ -7,9 +7,7 @@
  * stream write where it can; the FIFO is in mapped host memory): the
  * proxy does not wait for the stream, so it queues the next batch while
  * this one is copied, and a flush sees done without the proxy polling the
- * stream for it (the stream write instead of a one-thread kernel took
- * the host put+flush from 0.88x to 0.95x cudaMemcpyPeerAsync at 1 MiB,
- * 2x H200, 2026-11-26). Batches with host counters, quiet
+ * stream for it. Batches with host counters, quiet
  * or fence still synchronize the stream (port_proxy.c). A subarray is one
  * 2-D or 3-D copy.
  *

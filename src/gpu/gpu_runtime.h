@@ -24,13 +24,19 @@
 #endif
 #include <hip/hip_runtime_api.h>
 
-/* The one driver call of the shim's default path is a runtime call in HIP. */
+/* The driver calls of the shim's default path are runtime calls in HIP. */
 typedef hipDeviceptr_t CUdeviceptr;
-#define CUDA_SUCCESS hipSuccess
+typedef hipError_t CUresult;
+typedef hipStream_t CUstream;
+typedef uint64_t cuuint64_t;
+#define CUDA_SUCCESS                  hipSuccess
+#define CUDA_ERROR_NOT_SUPPORTED      hipErrorNotSupported
+#define CU_STREAM_WRITE_VALUE_DEFAULT 0
 #define GPURMA_DRIVER_NEED(name, who) GPURMA_SUCCESS
 static const struct {
     hipError_t (*cuMemGetAddressRange)(hipDeviceptr_t *, size_t *, hipDeviceptr_t);
-} gpurma_driver = {hipMemGetAddressRange};
+    hipError_t (*cuStreamWriteValue64)(hipStream_t, void *, uint64_t, unsigned int);
+} gpurma_driver = {hipMemGetAddressRange, hipStreamWriteValue64};
 
 #define cudaDeviceCanAccessPeer             hipDeviceCanAccessPeer
 #define cudaDeviceEnablePeerAccess          hipDeviceEnablePeerAccess

@@ -24,7 +24,8 @@
  * 0's state), so graph replays continue them. Blocks other than 0 wait
  * only on block 0 of their own kernel, and block 0 only on block 0 of the
  * peers' kernels, which the GPU schedules first.
- * Part of the collectives' device code (coll_kernels.cu); CUDA only.
+ * Part of the collectives' device code (coll_kernels_direct.cu); CUDA
+ * only but the record's address, below.
  * Not ABI.
  */
 #ifndef GPURMA_DETAIL_COLL_DIRECT_H
@@ -51,25 +52,24 @@ typedef struct {
 #define GPURMA_DCOLL__GATE 0   /* epoch block 0 let the others start at    */
 #define GPURMA_DCOLL__DONE 1   /* blocks finished in this call             */
 
-#if GPURMA_DEV_GPU
 /* Member `from`'s record of a call, in each member's scratch window
- * (coll_scratch.c): three 16-byte signal slots, k = 0, 1, 2, in the
- * ranges 2 n channels + from (after every channel's data signals and
- * acknowledgements) and (4 channels + k) n + from (after the barrier's:
- * GPURMA_DCOLL__SIGNALS in coll_proto.h has the whole map). A member
- * running another algorithm for the same call (registered buffers on some
- * ranks only) never writes them: the others time out instead of taking
- * its data for a record. */
+ * (coll_scratch.c): three 16-byte signal slots, k = 0, 1, 2, signal
+ * `from` of the ranges GPURMA_DCOLL__RANGE_DIRECT0 and _DIRECT (the map
+ * is in coll_proto.h; tests/unit/test_coll_signal_map.c checks it). A
+ * member running another algorithm for the same call (registered buffers
+ * on some ranks only) never writes them: the others time out instead of
+ * taking its data for a record. Plain C too, for that test. */
 GPURMA_DEVICE uint64_t *gpurma_dcoll__direct_rec(const gpurma_dev_coll_t *c, int at, int from,
                                                  int k)
 {
-    const uint32_t n = (uint32_t)c->size,
-                   sig = (k ? (4u * c->nchannels + (uint32_t)k) * n : 2u * n * c->nchannels) +
-                         (uint32_t)from;
+    const uint32_t range = k ? GPURMA_DCOLL__RANGE_DIRECT(c->nchannels, k)
+                             : GPURMA_DCOLL__RANGE_DIRECT0(c->nchannels),
+                   sig = range * (uint32_t)c->size + (uint32_t)from;
     gpurma_dev_signal_slot_t *s = at == c->rank ? c->win.signals : c->win.peers[at].signals;
     return &s[sig].value;
 }
 
+#if GPURMA_DEV_GPU
 /* The record's six 8-byte words (slot k's are words 2k, 2k + 1):
  *   0      the epoch of the member's last arrival, whole
  *   1..4   LL packet halves (4 payload bytes, then a 4-byte flag: the low

@@ -72,7 +72,8 @@ GPURMA_HOST_DEVICE unsigned gpurma_dcoll__ll16_parts(const gpurma_dev_coll_t *c,
 /* The signal a source raises on CPU threads (after the zero-copy range). */
 GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__ll16_sig(const gpurma_dev_coll_t *c, int src)
 {
-    return (2u * c->nchannels + 1u + c->part) * (uint32_t)c->size + (uint32_t)src;
+    return (GPURMA_DCOLL__RANGE_LL16(c->nchannels) + c->part) * (uint32_t)c->size +
+           (uint32_t)src;
 }
 
 /* Every member's scratch window as mapped here (NULL where it is not

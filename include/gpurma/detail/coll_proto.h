@@ -74,6 +74,23 @@ typedef struct gpurma_dcoll__state {
     uint64_t last_write[]; /* [peer * 2 + parity] */
 } gpurma_dcoll__state_t;
 
+/* The signals of a team's scratch window with nch channels and n members:
+ * ranges of n signals (one per source member), numbered here, in window
+ * order. Each use takes its range's base from this map alone.
+ *   [0, 2 nch)           the data signals and acknowledgements, 2 a channel
+ *                        (channel p's first: GPURMA_DCOLL__RANGE_DATA(p))
+ *   2 nch                the zero-copy record's slot 0 (coll_direct.h)
+ *   [2 nch + 1, 3 nch + 1)  LL16's on CPU threads, 1 a channel (coll_ll16.h)
+ *   [3 nch + 1, 4 nch + 1)  the barrier's, 1 a channel (below)
+ *   4 nch + 1, 4 nch + 2    the zero-copy record's slots 1 and 2
+ * coll_scratch.c makes the window with GPURMA_DCOLL__SIGNALS of them. */
+#define GPURMA_DCOLL__RANGE_DATA(part)     (2u * (uint32_t)(part))
+#define GPURMA_DCOLL__RANGE_DIRECT0(nch)   (2u * (uint32_t)(nch))
+#define GPURMA_DCOLL__RANGE_LL16(nch)      (2u * (uint32_t)(nch) + 1u)
+#define GPURMA_DCOLL__RANGE_BARRIER(nch)   (3u * (uint32_t)(nch) + 1u)
+#define GPURMA_DCOLL__RANGE_DIRECT(nch, k) (4u * (uint32_t)(nch) + (uint32_t)(k))
+#define GPURMA_DCOLL__SIGNALS(nch, n)      ((4u * (uint32_t)(nch) + 3u) * (uint32_t)(n))
+
 /* The state word that is 1 while a collective runs on this channel: a
  * second one at the same time (two threads or streams on one team) is
  * refused instead of sharing epochs and slots with it. */
@@ -167,15 +184,20 @@ GPURMA_DEVICE void gpurma_dcoll__sync(const gpurma_dcoll__grp_t *g)
 }
 
 /* One status for the whole group: thread 0's, after a sync (waits and
- * signals are made by thread 0 only). */
+ * signals are made by thread 0 only). The sync also orders memory: what
+ * thread 0 acquired (a peer's data behind its signal), every thread of
+ * the group sees after it. A warp's vote orders nothing, so the warp
+ * meets at a warp barrier first. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__agree(const gpurma_dcoll__grp_t *g,
                                                   gpurma_status_t rc)
 {
 #if GPURMA_DEV_GPU
     if (g->scope == 2)
         return gpurma_sh_block_any(rc != GPURMA_SUCCESS) ? (rc ? rc : GPURMA_ERR_INTERNAL) : rc;
-    if (g->scope == 1)
+    if (g->scope == 1) {
+        gpurma_sh_sync_warp();
         return gpurma_sh_warp_any(rc != GPURMA_SUCCESS) ? (rc ? rc : GPURMA_ERR_INTERNAL) : rc;
+    }
 #else
     (void)g;
 #endif
@@ -231,7 +253,8 @@ GPURMA_HOST_DEVICE gpurma_dev_coll_t gpurma_dev_coll_part(gpurma_dev_coll_t c, u
         c.part = 0, c.nparts = 0, c.sig_base = 0;
         return c;
     }
-    c.part = part, c.nparts = nparts, c.sig_base = part * 2u * (uint32_t)c.size;
+    c.part = part, c.nparts = nparts;
+    c.sig_base = GPURMA_DCOLL__RANGE_DATA(part) * (uint32_t)c.size;
     return c;
 }
 
@@ -599,15 +622,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c, si
  * for a barrier's arrival, and no barrier's for a collective's piece. */
 GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__barrier_sig(const gpurma_dev_coll_t *c, int src)
 {
-    return (3u * c->nchannels + 1u + c->part) * (uint32_t)c->size + (uint32_t)src;
+    return (GPURMA_DCOLL__RANGE_BARRIER(c->nchannels) + c->part) * (uint32_t)c->size +
+           (uint32_t)src;
 }
-
-/* Signals of a team's scratch window with nch channels and n members, in
- * this order: the data signals and acknowledgements (2 n a channel), the
- * zero-copy record's first slots (n, coll_direct.h), LL16's on CPU threads
- * (n a channel, gpurma_dcoll__ll16_sig), the barrier's (n a channel,
- * above), the zero-copy record's second and third slots (2 n). */
-#define GPURMA_DCOLL__SIGNALS(nch, n) ((4u * (uint32_t)(nch) + 3u) * (uint32_t)(n))
 
 /* What a barrier that is call e on the channel signals: e's low 32 bits
  * over those of the sender's previous barrier there. The second half tells
