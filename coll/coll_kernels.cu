@@ -16,7 +16,7 @@
 
 /* The generic kernels, by collective (gpurma_coll_kind_t order). */
 static const struct {
-    gpurma_coll_launch_fn launch;
+    gpurma_coll_launch_fn *launch;
     int (*preload)(void);
 } generic[] = {
     {gpurma_coll_launch_allreduce, gpurma_coll_preload_allreduce},

@@ -88,10 +88,10 @@ gpurma_k_coll(gpurma_dev_coll_t c, void *recv, const void *send, size_t count, i
 }
 
 /* What a generic kernel's file gives coll_kernels.cu's table: its launch
- * and its loading. */
-typedef int (*gpurma_coll_launch_fn)(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
-                                     void *recv, const void *send, size_t count, int dtype,
-                                     int op, int root, int algo);
+ * (of this type) and its loading. */
+typedef int gpurma_coll_launch_fn(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
+                                  void *recv, const void *send, size_t count, int dtype, int op,
+                                  int root, int algo);
 #define GPURMA_COLL_KERNEL_FILE(name, KIND)                                                    \
     extern "C" int gpurma_coll_launch_##name(void *stream, const gpurma_dev_coll_t *c,         \
                                              unsigned parts, void *recv, const void *send,     \
@@ -107,10 +107,7 @@ typedef int (*gpurma_coll_launch_fn)(void *stream, const gpurma_dev_coll_t *c, u
         return gpurma_gpu_load("loading the " #name " kernel", gpurma_k_coll<KIND>);           \
     }
 #define GPURMA_COLL_KERNEL_DECLARE(name)                                                       \
-    extern "C" int gpurma_coll_launch_##name(void *stream, const gpurma_dev_coll_t *c,         \
-                                             unsigned parts, void *recv, const void *send,     \
-                                             size_t count, int dtype, int op, int root,        \
-                                             int algo);                                        \
+    extern "C" gpurma_coll_launch_fn gpurma_coll_launch_##name;                                \
     extern "C" int gpurma_coll_preload_##name(void);
 GPURMA_COLL_KERNEL_DECLARE(allreduce)
 GPURMA_COLL_KERNEL_DECLARE(allgather)

@@ -7,9 +7,9 @@
  * stream write where it can; the FIFO is in mapped host memory): the
  * proxy does not wait for the stream, so it queues the next batch while
  * this one is copied, and a flush sees done without the proxy polling the
- * stream for it. Batches with host counters, quiet
- * or fence still synchronize the stream (port_proxy.c). A subarray is one
- * 2-D or 3-D copy.
+ * stream for it. Batches with host counters, quiet or fence still
+ * synchronize the stream (port_proxy.c). A subarray is one 2-D or 3-D
+ * copy.
  *
  * The proxy thread that starts it is pinned to the CPUs nearest its GPU.
  * Every CUDA call goes through src/gpu/gpu.h. Built only with CUDA (no GPU
