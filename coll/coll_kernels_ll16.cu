@@ -7,7 +7,9 @@
  * mapped here by value (__grid_constant__: read in place, no table read
  * before the first packet), and is launched only for calls the host saw
  * LL16 can take (one node, the parts its slots need), so a declined call
- * here is a broken promise: an error.
+ * here is a broken promise: an error. What the host knows is worked out
+ * there: the call's fingerprint, and a single part's handle (a kernel of
+ * one block), whose 64-bit arithmetic in one thread delayed every call.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -23,9 +25,9 @@ gpurma_k_coll_ll16(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll
                    void *recv, const void *send, size_t count, int dtype, int op, int root)
 {
     extern __shared__ uint64_t gpurma_k_ll16_stage[];
-    c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
+    if (gridDim.x > 1)
+        c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
     gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
-    gpurma_dcoll__set_call(&c, KIND, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, root);
     gpurma_status_t rc = gpurma_dcoll__run_ll16_staged(
         &c, &b, &g, KIND, recv, send, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, root,
         gpurma_k_ll16_stage + threadIdx.x, blockDim.x);
@@ -53,8 +55,9 @@ extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c,
 {
 #define LL16(K, DK)                                                                            \
     case GPURMA_COLL_##K:                                                                      \
+        gpurma_dcoll__set_call(&h, DK, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, root); \
         return gpurma_gpu_launch_smem("collective kernel launch", gpurma_k_coll_ll16<DK>,      \
-                                      parts, threads, stage, stream, *c, *ll16, recv, send,    \
+                                      parts, threads, stage, stream, h, *ll16, recv, send,     \
                                       count, dtype, op, root)
     /* A thread per unit of a part, in whole warps: small pieces
      * synchronize fewer threads. */
@@ -64,6 +67,7 @@ extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c,
                                  ? GPURMA_COLL_LL16_THREADS
                                  : (unsigned)(units < 64 ? 64 : (units + 31) / 32 * 32);
     const size_t stage = (size_t)c->size * threads * sizeof(uint64_t);
+    gpurma_dev_coll_t h = parts == 1 ? gpurma_dev_coll_part(*c, 0, 1) : *c;
     switch (kind) {
         LL16(ALLREDUCE, GPURMA_DCOLL__K_ALLREDUCE);
         LL16(ALLGATHER, GPURMA_DCOLL__K_ALLGATHER);

@@ -46,7 +46,8 @@
 /* Members whose 8-byte units one thread gathers before reducing them. */
 #define GPURMA_DCOLL_LL16_MAX_RANKS 16
 
-/* The channel's state word that holds its LL16 epoch. */
+/* The channel's state word that holds its LL16 epoch (times two, plus 1
+ * while a call holds the channel's LL16 region: gpurma_dcoll__own_epoch). */
 #define GPURMA_DCOLL__LL16_EPOCH 4
 
 /* Payload bytes a channel's LL16 slot carries: all packets but the header,
@@ -221,8 +222,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_bcast_unit(const gpurma_dev_col
     return gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, (uint32_t)e, v, d);
 }
 
-/* Unit i of the result from the stage: the sources reduced in rank order
- * (into stage[0]), or each copied to its block. */
+/* Unit i of the result from the stage: the sources reduced in rank order,
+ * or each copied to its block. */
 GPURMA_DEVICE void gpurma_dcoll__ll16_deliver(const gpurma_dev_coll_t *c, int reduces, char *out,
                                               size_t block, size_t bytes, size_t i,
                                               uint64_t *stage, size_t stride,
@@ -234,11 +235,11 @@ GPURMA_DEVICE void gpurma_dcoll__ll16_deliver(const gpurma_dev_coll_t *c, int re
                                           stage[(size_t)src * stride]);
         return;
     }
-    const size_t left = bytes - 8 * i;
-    gpurma_dev_reduce_coop(stage, stage, stage + stride, stride * sizeof(uint64_t), c->size,
-                           (left < 8 ? left : 8) / gpurma_dev_dtype_size(dtype), dtype, op,
-                           (unsigned)c->size, 0, 1);
-    gpurma_dcoll__ll16_store_unit(out, bytes, i, stage[0]);
+    /* elements past the piece's end (zeros in every source) are reduced
+     * too, and not stored */
+    gpurma_dcoll__ll16_store_unit(
+        out, bytes, i,
+        gpurma_dev_reduce_unit8(stage, stride, c->size, dtype, op, (unsigned)c->size));
 }
 
 /* The collective on this channel at epoch e, the channel taken: every
@@ -362,9 +363,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
 /* The collectives of this algorithm with a stage the caller gives (its
  * own kernel: shared memory, stride = threads); other teams and pieces
  * are declined (the shared oneshot code runs them), decided the same way
- * on every member. The channel is taken (a second collective on the team
- * at once is refused) while the epoch and the peers' table are read: one
- * memory round trip for the three. */
+ * on every member. The region is taken (a second LL16 collective on the
+ * team at once is refused) and the epoch read in one memory round trip. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_coll_t *c,
                                                             const gpurma_dcoll__ll16_bases_t *b,
                                                             const gpurma_dcoll__grp_t *g, int kind,
@@ -397,21 +397,24 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
     if (!mapped)
         return GPURMA_DCOLL__DECLINED;
     gpurma_dcoll__state_t *st = (gpurma_dcoll__state_t *)(b->at[c->rank] + c->state_off);
-    uint64_t *busy = &st->reserved[GPURMA_DCOLL__BUSY];
-    /* device scope: only this GPU's kernels take it (the L2 answers) */
-    const int took = g->tid == 0 && gpurma_sh_cas_acquire_gpu_u64(busy, 0, 1) == 0;
-    const uint64_t e = st->reserved[GPURMA_DCOLL__LL16_EPOCH] + 1;
-    rc = gpurma_dcoll__agree(g, g->tid == 0 && !took ? GPURMA_ERR_INVALID_ARG : GPURMA_SUCCESS);
+    /* Thread 0 takes the region (its in-use bit, at device scope: only this
+     * GPU's kernels take it, the L2 answers) and learns the epoch in the
+     * same round trip; the others read the epoch beside it. A call that
+     * runs beside another here sees the bit and is refused. */
+    uint64_t *word = &st->reserved[GPURMA_DCOLL__LL16_EPOCH];
+    const uint64_t got = g->tid == 0 ? gpurma_sh_fetch_or_acquire_gpu_u64(word, 1)
+                                     : *(volatile uint64_t *)word;
+    const uint64_t e = gpurma_dcoll__own_epoch(got) + 1;
+    rc = gpurma_dcoll__agree(g, g->tid == 0 && (got & 1) ? GPURMA_ERR_INVALID_ARG
+                                                         : GPURMA_SUCCESS);
     if (rc != GPURMA_SUCCESS)
         return rc; /* not ours to give back */
     rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, dtype, op, root, e, pre, stage,
                                 stride);
-    if (g->tid == 0) {
-        /* A failed call still moves on: its packets may be out, and the
-         * next call must not take their flag for its own. */
-        st->reserved[GPURMA_DCOLL__LL16_EPOCH] = e;
-        *(volatile uint64_t *)busy = 0;
-    }
+    /* A failed call still moves on: its packets may be out, and the next
+     * call must not take their flag for its own. */
+    if (g->tid == 0)
+        *(volatile uint64_t *)word = e << 1;
     gpurma_dcoll__sync(g);
     return rc;
 }

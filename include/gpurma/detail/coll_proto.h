@@ -69,7 +69,9 @@ GPURMA_API gpurma_status_t gpurma_dev_host_coll_state(const gpurma_dev_coll_t *c
 typedef struct gpurma_dcoll__state {
     uint64_t epoch;
     /* [GPURMA_DCOLL__BUSY], [GPURMA_DCOLL__LAST_BARRIER]; coll_direct.h's
-     * and coll_ll16.h's words */
+     * and coll_ll16.h's words (an algorithm with an epoch of its own keeps
+     * it in one word, times two, plus 1 while a call holds it:
+     * gpurma_dcoll__own_epoch) */
     uint64_t reserved[7];
     uint64_t last_write[]; /* [peer * 2 + parity] */
 } gpurma_dcoll__state_t;
@@ -90,6 +92,12 @@ typedef struct gpurma_dcoll__state {
 #define GPURMA_DCOLL__RANGE_BARRIER(nch)   (3u * (uint32_t)(nch) + 1u)
 #define GPURMA_DCOLL__RANGE_DIRECT(nch, k) (4u * (uint32_t)(nch) + (uint32_t)(k))
 #define GPURMA_DCOLL__SIGNALS(nch, n)      ((4u * (uint32_t)(nch) + 3u) * (uint32_t)(n))
+
+/* The epoch in an algorithm's own epoch word (the low bit: in use). */
+GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__own_epoch(uint64_t word)
+{
+    return word >> 1;
+}
 
 /* The state word that is 1 while a collective runs on this channel: a
  * second one at the same time (two threads or streams on one team) is
@@ -262,9 +270,16 @@ GPURMA_HOST_DEVICE gpurma_dev_coll_t gpurma_dev_coll_part(gpurma_dev_coll_t c, u
 GPURMA_DEVICE void gpurma_dcoll__share(const gpurma_dev_coll_t *c, size_t count, size_t *lo,
                                        size_t *len)
 {
-    size_t p = c->part, np = c->nparts;
-    size_t a = count / np * p + count % np * p / np;
-    size_t b = count / np * (p + 1) + count % np * (p + 1) / np;
+    const size_t p = c->part, np = c->nparts;
+    if (np == 1) {
+        *lo = 0, *len = count;
+        return;
+    }
+    /* q elements each and the first r share the rest: r * (p + 1) is
+     * below np^2 (a 32-bit divide) */
+    const size_t q = (size_t)gpurma_sh_udiv(count, np), r = count - q * np;
+    const size_t a = q * p + (size_t)gpurma_sh_udiv(r * p, np);
+    const size_t b = q * (p + 1) + (size_t)gpurma_sh_udiv(r * (p + 1), np);
     *lo = a, *len = b - a;
 }
 
@@ -603,7 +618,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check(const gpurma_dev_coll_t *c, si
     if (rc == GPURMA_SUCCESS &&
         (c->slot < GPURMA_DCOLL__MIN_SLOT || c->ll_slot < GPURMA_DCOLL__MIN_SLOT ||
          !gpurma_dev_redop_valid(dtype, op) || root < 0 || root >= c->size ||
-         count > SIZE_MAX / gpurma_dev_dtype_size(dtype) / (size_t)c->size))
+         gpurma_sh_mul_wraps(count, gpurma_dev_dtype_size(dtype) * (size_t)c->size)))
         rc = GPURMA_ERR_INVALID_ARG;
     return rc;
 }
@@ -757,7 +772,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_round(const gpurma_dev_coll_
         return GPURMA_ERR_INVALID_ARG; /* a handle of another window's layout */
     if (gpurma_sh_cas_acquire_gpu_u64(&st->reserved[GPURMA_DCOLL__BUSY], 0, 1) != 0)
         return GPURMA_ERR_INVALID_ARG;
-    const uint64_t e = st->epoch + 1, call = e + st->reserved[own_epoch];
+    const uint64_t e = st->epoch + 1,
+                   call = e + gpurma_dcoll__own_epoch(st->reserved[own_epoch]);
     const uint64_t word =
         gpurma_dcoll__barrier_word(call, st->reserved[GPURMA_DCOLL__LAST_BARRIER]);
     st->epoch = e;

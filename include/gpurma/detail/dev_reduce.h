@@ -143,6 +143,30 @@ GPURMA_HOST_DEVICE int gpurma_dev_redop_valid(gpurma_dtype_t dtype, gpurma_redop
         default: GPURMA_DRED__LOOP(T, A, W, TO_A, FROM_A, gpurma_dred__sum_##NAME); break;     \
         }                                                                                      \
     }                                                                                          \
+    GPURMA_DEVICE uint64_t gpurma_dred__unit_##NAME(const uint64_t *s, size_t stride, int n,   \
+                                                    int op, unsigned divisor)                  \
+    {                                                                                          \
+        enum { K_ = 8 / sizeof(T) };                                                           \
+        union { uint64_t w; T e[K_]; } x;                                                      \
+        A acc[K_];                                                                             \
+        x.w = s[0];                                                                            \
+        for (int k = 0; k < K_; k++)                                                           \
+            acc[k] = TO_A(x.e[k]);                                                             \
+        for (int r = 1; r < n; r++) {                                                          \
+            x.w = s[(size_t)r * stride];                                                       \
+            for (int k = 0; k < K_; k++) {                                                     \
+                const A v_ = TO_A(x.e[k]);                                                     \
+                acc[k] = op == GPURMA_PROD  ? gpurma_dred__prod_##NAME(acc[k], v_)             \
+                         : op == GPURMA_MIN ? gpurma_dred__min_##NAME(acc[k], v_)              \
+                         : op == GPURMA_MAX ? gpurma_dred__max_##NAME(acc[k], v_)              \
+                                            : gpurma_dred__sum_##NAME(acc[k], v_);             \
+            }                                                                                  \
+        }                                                                                      \
+        const int avg = op == GPURMA_AVG && divisor > 1;                                       \
+        for (int k = 0; k < K_; k++)                                                           \
+            x.e[k] = FROM_A(avg ? (A)((W)acc[k] / (W)divisor) : acc[k]);                       \
+        return x.w;                                                                            \
+    }                                                                                          \
     GPURMA_DEVICE void gpurma_dred__ptrs_##NAME(void *const *dst, int ndst,                    \
                                                 const void *const *src, int n, size_t count,   \
                                                 int op, unsigned divisor, unsigned tid,        \
@@ -325,6 +349,31 @@ GPURMA_DEVICE void gpurma_dev_reduce_coop(void *dst, const void *first, const vo
     case GPURMA_FLOAT32: gpurma_dred__reduce_f32((float *)dst, f, r, stride, n, count, op, divisor, tid, nthreads); break;
     case GPURMA_FLOAT64: gpurma_dred__reduce_f64((double *)dst, f, r, stride, n, count, op, divisor, tid, nthreads); break;
     }
+}
+
+/*
+ * The reduce of one 8-byte word of n sources (s[0], s[stride], ...: the
+ * elements it holds, the same arithmetic and order as above): a small
+ * collective's unit, reduced in registers with none of the loops above
+ * (their divisions, their code fetched at every launch).
+ */
+GPURMA_DEVICE uint64_t gpurma_dev_reduce_unit8(const uint64_t *s, size_t stride, int n,
+                                               gpurma_dtype_t dtype, gpurma_redop_t op,
+                                               unsigned divisor)
+{
+    switch (dtype) {
+    case GPURMA_INT8: return gpurma_dred__unit_i8(s, stride, n, op, divisor);
+    case GPURMA_UINT8: return gpurma_dred__unit_u8(s, stride, n, op, divisor);
+    case GPURMA_INT32: return gpurma_dred__unit_i32(s, stride, n, op, divisor);
+    case GPURMA_UINT32: return gpurma_dred__unit_u32(s, stride, n, op, divisor);
+    case GPURMA_INT64: return gpurma_dred__unit_i64(s, stride, n, op, divisor);
+    case GPURMA_UINT64: return gpurma_dred__unit_u64(s, stride, n, op, divisor);
+    case GPURMA_FLOAT16: return gpurma_dred__unit_f16(s, stride, n, op, divisor);
+    case GPURMA_BFLOAT16: return gpurma_dred__unit_bf16(s, stride, n, op, divisor);
+    case GPURMA_FLOAT32: return gpurma_dred__unit_f32(s, stride, n, op, divisor);
+    case GPURMA_FLOAT64: return gpurma_dred__unit_f64(s, stride, n, op, divisor);
+    }
+    return s[0];
 }
 
 /*
