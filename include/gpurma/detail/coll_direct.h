@@ -571,8 +571,7 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
                 gpurma_sh_report("gpurma: rank %lld: collective %lld on registered buffers "
                                  "failed with status %lld (a peer did not take part within the "
                                  "timeout?)%s%s\n",
-                                 c->rank, kind, rc != GPURMA_SUCCESS ? (int)rc : (int)GPURMA_ERR_TIMEOUT,
-                                 "", "");
+                                 c->rank, kind, rc ? (int)rc : (int)GPURMA_ERR_TIMEOUT, "", "");
             __trap();
         }
         /* Relaxed: the other blocks take nothing from the arrival but

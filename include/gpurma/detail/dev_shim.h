@@ -161,7 +161,8 @@ GPURMA_DEVICE uint64_t gpurma_sh_cas_acquire_gpu_u64(uint64_t *p, uint64_t expec
 GPURMA_DEVICE uint64_t gpurma_sh_fetch_or_acquire_gpu_u64(uint64_t *p, uint64_t v)
 {
     uint64_t old;
-    asm volatile("atom.acquire.gpu.global.or.b64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+    asm volatile("atom.acquire.gpu.global.or.b64 %0, [%1], %2;"
+                 : "=l"(old) : "l"(p), "l"(v) : "memory");
     return old;
 }
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { asm volatile("fence.sc.sys;" ::: "memory"); }
