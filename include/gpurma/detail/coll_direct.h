@@ -208,9 +208,10 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_meet(const gpurma_dev_coll_t 
 GPURMA_DEVICE void gpurma_dcoll__direct_slice(size_t lo, size_t hi, size_t es, unsigned blk,
                                               unsigned nblk, size_t *a, size_t *b)
 {
-    const size_t unit = es < 16 ? 16 / es : 1, units = gpurma_sh_div_ceil(hi - lo, unit);
-    *a = lo + units * blk / nblk * unit;
-    *b = lo + units * (blk + 1) / nblk * unit;
+    const size_t unit = es < 16 ? (size_t)gpurma_sh_udiv(16, es) : 1,
+                 units = gpurma_sh_div_ceil(hi - lo, unit);
+    *a = lo + (size_t)gpurma_sh_udiv(units * blk, nblk) * unit;
+    *b = lo + (size_t)gpurma_sh_udiv(units * (blk + 1), nblk) * unit;
     if (*b > hi)
         *b = hi;
     if (*a > hi)
@@ -224,10 +225,12 @@ GPURMA_DEVICE void gpurma_dcoll__direct_slice(size_t lo, size_t hi, size_t es, u
 GPURMA_DEVICE void gpurma_dcoll__direct_share(size_t count, size_t es, int r, int m, size_t *lo,
                                               size_t *hi)
 {
-    const size_t unit = es < 16 ? 16 / es : 1, units = gpurma_sh_div_ceil(count, unit);
-    *lo = (units / (size_t)m * (size_t)r + units % (size_t)m * (size_t)r / (size_t)m) * unit;
-    *hi = (units / (size_t)m * (size_t)(r + 1) + units % (size_t)m * (size_t)(r + 1) / (size_t)m) *
-          unit;
+    const size_t unit = es < 16 ? (size_t)gpurma_sh_udiv(16, es) : 1,
+                 units = gpurma_sh_div_ceil(count, unit);
+    /* q units each and the first rem members one more, spread */
+    const size_t q = (size_t)gpurma_sh_udiv(units, (size_t)m), rem = units - q * (size_t)m;
+    *lo = (q * (size_t)r + (size_t)gpurma_sh_udiv(rem * (size_t)r, (size_t)m)) * unit;
+    *hi = (q * (size_t)(r + 1) + (size_t)gpurma_sh_udiv(rem * (size_t)(r + 1), (size_t)m)) * unit;
     if (*hi > count)
         *hi = count;
     if (*lo > count)
@@ -247,10 +250,11 @@ GPURMA_DEVICE void gpurma_dcoll__direct_copy(char *dst, const char *src, size_t 
                              : !(al & 7) ? GPURMA_UINT64
                              : !(al & 3) ? GPURMA_UINT32
                                          : GPURMA_UINT8;
-    const size_t w = gpurma_dev_dtype_size(t), body = len / w * w;
+    const size_t w = gpurma_dev_dtype_size(t), body = (size_t)gpurma_sh_udiv(len, w) * w;
     const void *s1[1] = {src};
     void *d1[1] = {dst};
-    gpurma_dev_reduce_ptrs(d1, 1, s1, 1, body / w, t, GPURMA_SUM, 1, threadIdx.x, blockDim.x);
+    gpurma_dev_reduce_ptrs(d1, 1, s1, 1, (size_t)gpurma_sh_udiv(body, w), t, GPURMA_SUM, 1,
+                           threadIdx.x, blockDim.x);
     if (body < len) {
         s1[0] = src + body, d1[0] = dst + body;
         gpurma_dev_reduce_ptrs(d1, 1, s1, 1, len - body, GPURMA_UINT8, GPURMA_SUM, 1,
@@ -376,11 +380,11 @@ GPURMA_DEVICE void gpurma_dcoll__direct_alltoall(const gpurma_dev_coll_t *c,
     unsigned lblk = blk, lnb = nb;
     if (nb >= (unsigned)n) {
         /* lane k holds blocks [k nb / n, (k + 1) nb / n): at least one */
-        k0 = (int)(((size_t)(blk + 1) * (size_t)n - 1) / nb);
+        k0 = (int)gpurma_sh_udiv((uint64_t)(blk + 1) * (uint64_t)n - 1, nb);
         k1 = k0 + 1;
-        const unsigned first = (unsigned)((size_t)k0 * nb / (size_t)n);
+        const unsigned first = (unsigned)gpurma_sh_udiv((uint64_t)k0 * nb, (uint64_t)n);
         lblk = blk - first;
-        lnb = (unsigned)((size_t)k1 * nb / (size_t)n) - first;
+        lnb = (unsigned)gpurma_sh_udiv((uint64_t)k1 * nb, (uint64_t)n) - first;
     }
     for (int k = k0; k < k1; k++) {
         const int p = (r + 1 + k) % n;

@@ -213,7 +213,7 @@ GPURMA_HOST_DEVICE int gpurma_dev_redop_valid(gpurma_dtype_t dtype, gpurma_redop
     if (!(align_ & 15) && n == 1 && !avg) {                                                    \
         enum { V_ = 16 / sizeof(T), U_ = 4 };                                                  \
         const size_t nvec_ = count / V_, step_ = (size_t)nthreads * U_;                        \
-        const size_t nfull_ = nvec_ / step_ * step_;                                           \
+        const size_t nfull_ = (size_t)gpurma_sh_udiv(nvec_, step_) * step_;                    \
         const uint4 *s_ = (const uint4 *)src[0];                                               \
         for (size_t jb = tid; jb < nfull_; jb += step_) {                                      \
             uint4 x_[U_];                                                                      \
@@ -232,7 +232,7 @@ GPURMA_HOST_DEVICE int gpurma_dev_redop_valid(gpurma_dtype_t dtype, gpurma_redop
     } else if (!(align_ & 15)) {                                                               \
         enum { V_ = 16 / sizeof(T), U_ = V_ <= 4 ? 2 : 1 };                                    \
         const size_t nvec_ = count / V_, step_ = (size_t)nthreads * U_;                        \
-        const size_t nfull_ = nvec_ / step_ * step_;                                           \
+        const size_t nfull_ = (size_t)gpurma_sh_udiv(nvec_, step_) * step_;                    \
         for (size_t jb = tid; jb < nfull_; jb += step_) {                                      \
             union { uint4 u; T e[V_]; } x_[U_];                                                \
             A acc_[U_][V_];                                                                    \
