@@ -227,10 +227,10 @@ GPURMA_DEVICE void gpurma_dcoll__direct_share(size_t count, size_t es, int r, in
 {
     const size_t unit = es < 16 ? (size_t)gpurma_sh_udiv(16, es) : 1,
                  units = gpurma_sh_div_ceil(count, unit);
-    /* q units each and the first rem members one more, spread */
-    const size_t q = (size_t)gpurma_sh_udiv(units, (size_t)m), rem = units - q * (size_t)m;
-    *lo = (q * (size_t)r + (size_t)gpurma_sh_udiv(rem * (size_t)r, (size_t)m)) * unit;
-    *hi = (q * (size_t)(r + 1) + (size_t)gpurma_sh_udiv(rem * (size_t)(r + 1), (size_t)m)) * unit;
+    uint64_t a, b;
+    gpurma_sh_split(units, (uint64_t)r, (uint64_t)m, &a, &b);
+    *lo = (size_t)a * unit;
+    *hi = (size_t)b * unit;
     if (*hi > count)
         *hi = count;
     if (*lo > count)

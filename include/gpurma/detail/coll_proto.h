@@ -270,17 +270,9 @@ GPURMA_HOST_DEVICE gpurma_dev_coll_t gpurma_dev_coll_part(gpurma_dev_coll_t c, u
 GPURMA_DEVICE void gpurma_dcoll__share(const gpurma_dev_coll_t *c, size_t count, size_t *lo,
                                        size_t *len)
 {
-    const size_t p = c->part, np = c->nparts;
-    if (np == 1) {
-        *lo = 0, *len = count;
-        return;
-    }
-    /* q elements each and the first r share the rest: r * (p + 1) is
-     * below np^2 (a 32-bit divide) */
-    const size_t q = (size_t)gpurma_sh_udiv(count, np), r = count - q * np;
-    const size_t a = q * p + (size_t)gpurma_sh_udiv(r * p, np);
-    const size_t b = q * (p + 1) + (size_t)gpurma_sh_udiv(r * (p + 1), np);
-    *lo = a, *len = b - a;
+    uint64_t a, b;
+    gpurma_sh_split(count, c->part, c->nparts, &a, &b);
+    *lo = (size_t)a, *len = (size_t)(b - a);
 }
 
 /* A slot's trailer, after the data: the call's count, then the

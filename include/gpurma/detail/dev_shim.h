@@ -51,6 +51,21 @@ GPURMA_HOST_DEVICE size_t gpurma_sh_div_ceil(size_t a, size_t b)
     return q + (q * b != a);
 }
 
+/* [*lo, *hi): part p of n (p < n) of total items, the remainder spread
+ * over the parts; the same on every caller, and on a GPU without a 64-bit
+ * divide where the numbers fit 32 bits. */
+GPURMA_HOST_DEVICE void gpurma_sh_split(uint64_t total, uint64_t p, uint64_t n, uint64_t *lo,
+                                        uint64_t *hi)
+{
+    if (n == 1) {
+        *lo = 0, *hi = total;
+        return;
+    }
+    const uint64_t q = gpurma_sh_udiv(total, n), r = total - q * n;
+    *lo = q * p + gpurma_sh_udiv(r * p, n);
+    *hi = q * (p + 1) + gpurma_sh_udiv(r * (p + 1), n);
+}
+
 /* Whether a * b wraps 64 bits (no division on a GPU). */
 GPURMA_HOST_DEVICE int gpurma_sh_mul_wraps(uint64_t a, uint64_t b)
 {
