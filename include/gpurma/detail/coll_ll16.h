@@ -244,20 +244,18 @@ GPURMA_DEVICE void gpurma_dcoll__ll16_deliver(const gpurma_dev_coll_t *c, int re
 
 /* The collective on this channel at epoch e, the channel taken: every
  * member's part is `len` elements from element `lo` of each block (count
- * elements a block). Thread t serves the units t, t + nthreads, ...; its
+ * elements a block: gpurma_dcoll__share). Thread t serves the units t, t + nthreads, ...; its
  * stage (one 8-byte unit per source, stride apart) is its own. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                                                      const gpurma_dcoll__ll16_bases_t *b,
                                                      const gpurma_dcoll__grp_t *g, int kind,
                                                      void *recv, const void *send, size_t count,
-                                                     gpurma_dtype_t dtype, gpurma_redop_t op,
-                                                     int root, uint64_t e, uint64_t pre,
-                                                     uint64_t *stage, size_t stride)
+                                                     size_t lo, size_t len, gpurma_dtype_t dtype,
+                                                     gpurma_redop_t op, int root, uint64_t e,
+                                                     uint64_t pre, uint64_t *stage, size_t stride)
 {
     const int n = c->size, me = c->rank;
     const size_t es = gpurma_dev_dtype_size(dtype), block = count * es;
-    size_t lo, len;
-    gpurma_dcoll__share(c, count, &lo, &len);
     const size_t bytes = len * es, units = gpurma_sh_div_ceil(bytes, 8);
     const int scatter = gpurma_dcoll__ll16_scatters(kind);
     const int bcast = kind == GPURMA_DCOLL__K_BROADCAST;
@@ -409,8 +407,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
                                                          : GPURMA_SUCCESS);
     if (rc != GPURMA_SUCCESS)
         return rc; /* not ours to give back */
-    rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, dtype, op, root, e, pre, stage,
-                                stride);
+    rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, lo, len, dtype, op, root, e,
+                                pre, stage, stride);
     /* A failed call still moves on: its packets may be out, and the next
      * call must not take their flag for its own. */
     if (g->tid == 0)
