@@ -35,9 +35,9 @@ static __device__ __forceinline__ void gpurma_k_coll_fail(int rank, const char *
                                                           gpurma_status_t rc)
 {
     if (threadIdx.x == 0)
-        gpurma_sh_report("gpurma: rank %lld: collective %lld on a stream failed with status "
-                         "%lld%s (%s)\n",
-                         rank, kind, (int)rc, which,
+        gpurma_sh_report("gpurma: rank %d: collective %d on a stream%s failed with status %d "
+                         "(%s)\n",
+                         rank, kind, which, (int)rc,
                          rc == GPURMA_ERR_INVALID_ARG
                              ? "a peer passed another collective, count, dtype, op or root, or "
                                "another collective ran on this team at the same time"

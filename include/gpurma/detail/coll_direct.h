@@ -521,9 +521,9 @@ GPURMA_DEVICE void gpurma_dcoll__direct_done(const gpurma_dev_coll_t *c,
         gpurma_status_t rc = gpurma_dcoll__direct_meet(c, d, e, 0, (uint64_t *)0, (uint64_t *)0);
         if (rc != GPURMA_SUCCESS) {
             if (threadIdx.x == 0)
-                gpurma_sh_report("gpurma: rank %lld: collective %lld on registered buffers: a "
-                                 "peer did not finish within the timeout (status %lld)%s%s\n",
-                                 c->rank, kind, (int)rc, "", "");
+                gpurma_sh_report("gpurma: rank %d: collective %d on registered buffers: a peer "
+                                 "did not finish within the timeout (status %d)\n",
+                                 c->rank, kind, (int)rc);
             __trap();
         }
         if (threadIdx.x == 0) {
@@ -567,15 +567,15 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
         if (gpurma_sh_block_any(rc != GPURMA_SUCCESS)) {
             /* a failed meeting fails every thread: one message */
             if (threadIdx.x == 0 && others)
-                gpurma_sh_report("gpurma: rank %lld: collective %lld on registered buffers: "
-                                 "rank %lld passed another collective, buffers, offsets, count, "
-                                 "dtype, op or root%s%s\n",
-                                 c->rank, kind, __ffs((int)others) - 1, "", "");
+                gpurma_sh_report("gpurma: rank %d: collective %d on registered buffers: rank %d "
+                                 "passed another collective, buffers, offsets, count, dtype, op "
+                                 "or root\n",
+                                 c->rank, kind, __ffs((int)others) - 1);
             else if (threadIdx.x == 0)
-                gpurma_sh_report("gpurma: rank %lld: collective %lld on registered buffers "
-                                 "failed with status %lld (a peer did not take part within the "
-                                 "timeout?)%s%s\n",
-                                 c->rank, kind, rc ? (int)rc : (int)GPURMA_ERR_TIMEOUT, "", "");
+                gpurma_sh_report("gpurma: rank %d: collective %d on registered buffers failed "
+                                 "with status %d (a peer did not take part within the "
+                                 "timeout?)\n",
+                                 c->rank, kind, rc ? (int)rc : (int)GPURMA_ERR_TIMEOUT);
             __trap();
         }
         /* Relaxed: the other blocks take nothing from the arrival but

@@ -212,16 +212,6 @@ GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
                  : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "l"(p) : "memory");
 }
 
-/* A message from a kernel, printf-style with three 64-bit integers (%lld)
- * then two strings (%s), in that order, out of line: printf puts its
- * arguments in the calling thread's stack, and the kernels of small
- * collectives keep none of their own (the registers they would hold; a
- * stack frame itself cost 0.03 us a launch on an H100, 2026-11-26). */
-__device__ __noinline__ inline void gpurma_sh_report(const char *fmt, long long a, long long b,
-                                                     long long c, const char *s, const char *t)
-{
-    printf(fmt, a, b, c, s, t);
-}
 
 /* ------------------------------------------------------------------ HIP */
 #elif defined(__HIPCC__)
@@ -295,11 +285,6 @@ GPURMA_DEVICE uint64_t gpurma_sh_fetch_or_acquire_gpu_u64(uint64_t *p, uint64_t 
     return __hip_atomic_fetch_or(p, v, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
 }
 GPURMA_DEVICE void gpurma_sh_fence_system(void) { __threadfence_system(); }
-GPURMA_DEVICE void gpurma_sh_report(const char *fmt, long long a, long long b, long long c,
-                                    const char *s, const char *t)
-{
-    printf(fmt, a, b, c, s, t);
-}
 /* The wall clock runs at 100 MHz. HIP before 5.3 declares wall_clock64 for
  * the device pass only; the host pass never runs this. */
 GPURMA_DEVICE uint64_t gpurma_sh_now_ns(void)
@@ -470,6 +455,16 @@ GPURMA_DEVICE unsigned gpurma_sh_block_tid(void)
 GPURMA_DEVICE unsigned gpurma_sh_block_threads(void)
 {
     return blockDim.x * blockDim.y * blockDim.z;
+}
+/* A message from a kernel (printf's format and arguments), out of line:
+ * printf puts its arguments in the calling thread's stack, and the kernels
+ * of small collectives keep none of their own (the registers they would
+ * hold; a stack frame itself cost 0.03 us a launch on an H100,
+ * 2026-11-26). */
+template <typename... Args>
+__device__ __noinline__ void gpurma_sh_report(const char *fmt, Args... args)
+{
+    printf(fmt, args...);
 }
 GPURMA_DEVICE void gpurma_sh_sync_block(void) { __syncthreads(); }
 GPURMA_DEVICE int gpurma_sh_block_any(int pred) { return __syncthreads_or(pred); }
