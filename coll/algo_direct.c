@@ -139,24 +139,31 @@ static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int
     }
 }
 
-/* Whether registration g (NULL: not needed) lets the kernel reach every
- * member's buffer at offset off by load/store, elements aligned (every
- * member sees the same bases' alignment, so all decide alike). */
-static int side_ok(const gpurma_coll_direct_reg_t *g, size_t off, size_t es)
+int gpurma_coll_direct_side(const gpurma_coll_direct_reg_t *g, size_t off,
+                            gpurma_coll_side_t *out)
 {
-    if (!all_mapped(g->win))
+    if (g->win->size > GPURMA_DCOLL_DIRECT_MAX || !all_mapped(g->win))
         return 0;
     for (int p = 0; p < g->win->size; p++)
-        if (((uintptr_t)g->win->peers[p].base + off) % es)
+        out->at[p] = (const char *)g->win->peers[p].base + off;
+    out->id = mix(mix(0x7265676973746572ull /* "register" */, g->seq), off) | 1;
+    return 1;
+}
+
+/* Whether every member's buffer of side x holds whole elements (every
+ * member sees the same offsets' alignment: all decide alike). */
+static int side_aligned(const gpurma_coll_side_t *x, int n, size_t es)
+{
+    for (int p = 0; p < n; p++)
+        if ((uintptr_t)x->at[p] % es)
             return 0;
     return 1;
 }
 
-/* Enqueues the kernel; s (os) and r (orr): the registrations of the
- * sides peers touch, NULL for a side only this rank uses. */
+/* Enqueues the kernel; s and r: every member's buffer of the sides peers
+ * touch, NULL for a side only this rank uses. */
 static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c,
-                      const gpurma_coll_direct_reg_t *s, size_t os,
-                      const gpurma_coll_direct_reg_t *r, size_t orr)
+                      const gpurma_coll_side_t *s, const gpurma_coll_side_t *r)
 {
 #ifdef HAVE_CUDA
     gpurma_dcoll__direct_t d;
@@ -166,13 +173,13 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
      * reading every send). */
     const int ropt = kind == GPURMA_DCOLL__K_REDUCE;
     if (ropt && r)
-        d.recv_id = mix(mix(0x7265647563650000ull /* "reduce" */, r->seq), orr) | 1;
+        d.recv_id = mix(0x7265647563650000ull /* "reduce" */, r->id) | 1;
     const int n = a->team->size, me = a->team->rank;
     for (int p = 0; p < n; p++) {
         if (s)
-            d.send[p] = (const char *)s->win->peers[p].base + os;
+            d.send[p] = s->at[p];
         if (r)
-            d.recv[p] = (char *)r->win->peers[p].base + orr;
+            d.recv[p] = (void *)(uintptr_t)r->at[p];
     }
     if (!s)
         d.send[me] = a->send;
@@ -188,14 +195,14 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
             d.bytes[p] = a->recv_counts[p] * es;
             pulled += d.bytes[p];
         }
-    /* Peers' buffers are used at this member's offsets: the fingerprint
-     * holds the registrations and offsets of the sides peers touch. */
+    /* Peers' buffers are used where this member says: the fingerprint
+     * holds the identities of the sides peers touch. */
     uint64_t h = 0x6469726563740000ull; /* "direct" */
     h = mix(h, (uint64_t)kind), h = mix(h, (uint64_t)a->root);
     if (s)
-        h = mix(h, s->seq), h = mix(h, os);
+        h = mix(h, s->id);
     if (r && !ropt)
-        h = mix(h, r->seq), h = mix(h, orr);
+        h = mix(h, r->id);
     h = mix(h, a->count), h = mix(h, (uint64_t)a->dtype), h = mix(h, (uint64_t)a->op);
     h = mix(h, a->max_count);
     d.fingerprint = h;
@@ -223,7 +230,7 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     return gpurma_coll_launch_direct(a->stream, c, (unsigned)blocks, &d, kind, a->count,
                                      (int)a->dtype, (int)a->op, a->root);
 #else
-    (void)kind, (void)c, (void)s, (void)os, (void)r, (void)orr;
+    (void)kind, (void)c, (void)s, (void)r;
     return gpurma_set_error(GPURMA_ERR_UNSUPPORTED,
                             "rank %d: collectives on a stream need a build with CUDA",
                             a->team->ctx->rank);
@@ -233,10 +240,12 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
 uint64_t gpurma_coll_direct_v_identity(const coll_call_t *a, const gpurma_coll_direct_reg_t *s,
                                        size_t os)
 {
+    gpurma_coll_side_t x;
     if (!a->stream || !s || a->team->size > GPURMA_DCOLL_DIRECT_MAX ||
-        !side_ok(s, os, gpurma_dev_dtype_size(a->dtype)))
+        !gpurma_coll_direct_side(s, os, &x) ||
+        !side_aligned(&x, a->team->size, gpurma_dev_dtype_size(a->dtype)))
         return 0;
-    return mix(mix(0x616c6c746f616c6cull /* "alltoall" */, s->seq), os) | 1;
+    return mix(0x616c6c746f616c6cull /* "alltoall" */, x.id) | 1;
 }
 
 int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt)
@@ -247,16 +256,15 @@ int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbyte
 }
 
 int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,
-                           const gpurma_coll_direct_reg_t *s, size_t os,
-                           const gpurma_coll_direct_reg_t *r, size_t orr, int *rc)
+                           const gpurma_coll_side_t *s, const gpurma_coll_side_t *r, int *rc)
 {
+    const int n = a->team->size;
     const size_t es = gpurma_dev_dtype_size(a->dtype);
-    if (kind == GPURMA_DCOLL__K_REDUCE && r && !side_ok(r, orr, es))
+    if (kind == GPURMA_DCOLL__K_REDUCE && r && !side_aligned(r, n, es))
         r = NULL; /* optional (direct_kind): the root then reads every send */
-    if (a->bytes < (size_t)gpurma_config()->coll_direct_min ||
-        a->team->size > GPURMA_DCOLL_DIRECT_MAX ||
-        (s && !side_ok(s, os, es)) || (r && !side_ok(r, orr, es)))
+    if (a->bytes < (size_t)gpurma_config()->coll_direct_min || n > GPURMA_DCOLL_DIRECT_MAX ||
+        (s && !side_aligned(s, n, es)) || (r && !side_aligned(r, n, es)))
         return 0;
-    *rc = direct_run(a, kind, c, s, os, r, orr);
+    *rc = direct_run(a, kind, c, s, r);
     return 1;
 }

@@ -31,6 +31,7 @@ gpurma_exchange_t gpurma_team_exchange(struct gpurma_team_s *team);
 typedef enum {
     GPURMA_TEAM_SLOT_STREAM_BARRIER, /* stream_barrier.c: the device window      */
     GPURMA_TEAM_SLOT_REGS,           /* coll_register.c: registered buffers       */
+    GPURMA_TEAM_SLOT_GRAPHREG,       /* coll_graphreg.c: peers' buffers mapped    */
     GPURMA_TEAM_SLOT_CE_HOST,        /* algo_ce.c: its window in host memory      */
     GPURMA_TEAM_SLOT_CE_GPU,         /*            and in GPU memory              */
     GPURMA_TEAM_SLOT_SCRATCH_HOST,   /* coll_scratch.c: scratch in host memory    */

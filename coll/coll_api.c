@@ -182,8 +182,9 @@ static int direct_allowed(void)
 }
 
 /* A zero-copy run when the sides of the call that peers touch lie in
- * registered buffers (algo_direct.c): 1 when it was tried (*rc its
- * status), 0 when the call takes the scratch path. */
+ * registered buffers (algo_direct.c), or in a graph capture wherever they
+ * are (coll_graphreg.c): 1 when it was tried (*rc its status), 0 when the
+ * call takes the scratch path. */
 static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
 {
     size_t sbytes, rbytes, os = 0, orr = 0;
@@ -191,6 +192,9 @@ static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
     const int kind = gpurma_coll_direct_sides(a, &sbytes, &rbytes, &ropt);
     if (!kind)
         return 0;
+    const int g = gpurma_coll_graphreg_try(a, c, kind, sbytes, rbytes, ropt, rc);
+    if (g >= 0)
+        return g;
     const gpurma_coll_direct_reg_t *s =
         sbytes ? gpurma_coll_registered(a->team, a->send, sbytes, &os) : NULL;
     const gpurma_coll_direct_reg_t *r = rbytes && (a->recv || !ropt)
@@ -198,7 +202,15 @@ static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
                                             : NULL;
     if ((sbytes && !s) || (rbytes && !r && !ropt))
         return 0;
-    return gpurma_coll_direct_try(a, c, kind, s, os, r, orr, rc);
+    gpurma_coll_side_t sx, rx;
+    if (s && !gpurma_coll_direct_side(s, os, &sx))
+        return 0;
+    if (r && !gpurma_coll_direct_side(r, orr, &rx)) {
+        if (!ropt)
+            return 0;
+        r = NULL; /* optional: the root then reads every send */
+    }
+    return gpurma_coll_direct_try(a, c, kind, s ? &sx : NULL, r ? &rx : NULL, rc);
 }
 
 static int coll_run(const coll_call_t *a, size_t piece)

@@ -82,15 +82,25 @@ typedef struct gpurma_coll_direct_reg gpurma_coll_direct_reg_t;
 int gpurma_coll_direct_register(struct gpurma_team_s *team, void *buf, size_t bytes,
                                 uint64_t seq, gpurma_coll_direct_reg_t **out);
 void gpurma_coll_direct_release(gpurma_coll_direct_reg_t *r);
-/* Zero-copy runs on registered buffers (allreduce, allgather,
- * reduce-scatter, alltoall, broadcast, reduce on a stream). _sides: the
- * call's device kind (0: none) and the bytes of send peers read and of
- * recv peers write (0: only this rank uses that side), whose registrations
- * the caller looks up (coll_register.c; *ropt: the recv side may be
- * unregistered, NULL then); _try with them (NULL where the side needs
- * none): 1 when it was tried (*rc its status), 0 when the call takes the
- * scratch path. */
+/* Zero-copy runs (allreduce, allgather, reduce-scatter, alltoall,
+ * broadcast, reduce on a stream). _sides: the call's device kind (0: none)
+ * and the bytes of send peers read and of recv peers write (0: only this
+ * rank uses that side); *ropt: the recv side may be left out (NULL then).
+ * The caller finds every member's buffer of those sides: in registered
+ * buffers (coll_register.c, gpurma_coll_direct_side) or, in a graph
+ * capture, where the members say they are (coll_graphreg.c). _try with
+ * them (NULL where the side needs none): 1 when it was tried (*rc its
+ * status), 0 when the call takes the scratch path (the same on every
+ * member: what it checks, they all see alike). */
+typedef struct gpurma_coll_side {
+    const void *at[GPURMA_DCOLL_DIRECT_MAX]; /* every member's buffer, as this process reaches it */
+    uint64_t    id; /* the same on every member: the buffers' identity (nonzero) */
+} gpurma_coll_side_t;
 int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt);
+/* A registration's side at offset off; 0 when a member is not mapped here
+ * by load/store (another node, a proxied engine). */
+int gpurma_coll_direct_side(const gpurma_coll_direct_reg_t *g, size_t off,
+                            gpurma_coll_side_t *out);
 /* alltoallv pulls from the peers' registered send buffers: what this rank
  * brings to the agreement on that (s: its send's registration, os: the
  * offset in it): an identity every member must share (the registration
@@ -98,8 +108,15 @@ int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbyte
 uint64_t gpurma_coll_direct_v_identity(const coll_call_t *a, const gpurma_coll_direct_reg_t *s,
                                        size_t os);
 int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,
-                           const gpurma_coll_direct_reg_t *s, size_t os,
-                           const gpurma_coll_direct_reg_t *r, size_t orr, int *rc);
+                           const gpurma_coll_side_t *s, const gpurma_coll_side_t *r, int *rc);
+/* coll/coll_graphreg.c: a zero-copy call in a graph capture on buffers
+ * nobody registered: the members tell each other where their buffers are
+ * and map each other's allocations for as long as the graph lives. -1:
+ * not for this call (not capturing, too small ...: the same on every
+ * member), then registrations decide; else as _try. */
+int gpurma_coll_graphreg_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,
+                             size_t sbytes, size_t rbytes, int ropt, int *rc);
+
 #ifdef HAVE_CUDA
 /* Blocks of the zero-copy kernel that GPU `device` holds at once (0:
  * unknown). */

@@ -92,6 +92,8 @@
     X(coll_direct_min, COLL_DIRECT_MIN, INT, "65536",                                     \
       GPURMA_CFG_RANGE(0, INT64_MAX, "bytes"),                                            \
       "Collectives on registered GPU buffers: smallest call (bytes each rank contributes) that runs zero-copy; the same on every rank") \
+    X(coll_graph_register, COLL_GRAPH_REGISTER, BOOL, "1", GPURMA_CFG_ANY,                \
+      "Collectives captured into CUDA graphs run zero-copy on unregistered GPU buffers too (the members map each other's allocations while the graph lives); the same on every rank") \
     X(coll_direct_block_bytes, COLL_DIRECT_BLOCK_BYTES, INT, "4096",                      \
       GPURMA_CFG_RANGE(1024, 1073741824, "bytes"),                                        \
       "Zero-copy collectives: bytes a rank's thread block moves (one block per this many, 1 to GPURMA_COLL_DIRECT_BLOCKS)") \

@@ -80,6 +80,36 @@ int gpurma_gpu_win_publish(gpurma_gpu_win_t *g, const gpurma_dev_peer_t *peers, 
 /* Unmaps peers and frees what open/publish allocated. */
 void gpurma_gpu_win_close(gpurma_gpu_win_t *g);
 
+/* ------------------------------------- a user's allocation, for peers
+ *
+ * Collectives captured into a CUDA graph use the user's buffers in place
+ * (coll/coll_graphreg.c): every member maps the allocations that hold its
+ * peers' buffers, for as long as the graph lives. */
+
+typedef struct gpurma_gpu_alloc {
+    uint8_t  ipc[GPURMA_GPU_IPC_BYTES];
+    uint64_t id;     /* the allocation's buffer id, unique in its process's life */
+    uint64_t owner;  /* the owner process (gpurma_gpu_export_t's token)        */
+    uint64_t va;     /* the allocation's start, in its owner                   */
+    uint64_t len;    /* its length                                             */
+    int32_t  device; /* the owner's GPU                                        */
+    int32_t  pad;
+} gpurma_gpu_alloc_t;
+
+/* Describes the cudaMalloc allocation that holds p (device's memory) for
+ * peers; fails for memory CUDA IPC cannot share (host, cuMemCreate). */
+int gpurma_gpu_alloc_export(int device, const void *p, gpurma_gpu_alloc_t *out);
+/* Maps a peer's allocation: *base is its start here. Opening one twice
+ * counts (CUDA returns the same address); every import is closed once. */
+int gpurma_gpu_alloc_import(int device, const gpurma_gpu_alloc_t *a, char **base);
+void gpurma_gpu_alloc_close(int device, const gpurma_gpu_alloc_t *a, char *base);
+/* 1 and the graph when stream is being captured, else 0. */
+int gpurma_gpu_capture_graph(void *stream, void **graph);
+/* release(arg) runs once the graph and every instance of it are gone, on
+ * a thread of the runtime's (it must make no GPU call). It runs also when
+ * this fails: right away or later. */
+int gpurma_gpu_graph_on_destroy(void *graph, void (*release)(void *), void *arg);
+
 /* ------------------------------------------- host-initiated operations */
 
 /* Copies n bytes between host memory and device memory mapped in the

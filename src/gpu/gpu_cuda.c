@@ -414,17 +414,19 @@ void gpurma_gpu_capture_restore(int saved)
 /* ------------------------------------------------------------ windows */
 
 /* The IPC handle of a user's buffer names its whole allocation, so peers
- * need the buffer's offset in it. */
-static int allocation_base(void *p, char **base)
+ * need the buffer's offset in it. *len: the allocation's (may be NULL). */
+static int allocation_range(const void *p, char **base, size_t *len, const char *who)
 {
-    if (GPURMA_DRIVER_NEED(cuMemGetAddressRange, "win_create"))
+    if (GPURMA_DRIVER_NEED(cuMemGetAddressRange, who))
         return gpurma_set_error(GPURMA_ERR_GPU, "cuMemGetAddressRange is not available");
     CUdeviceptr b = 0;
-    size_t len = 0;
-    if (gpurma_driver.cuMemGetAddressRange(&b, &len, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+    size_t n = 0;
+    if (gpurma_driver.cuMemGetAddressRange(&b, &n, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "win_create: %p is not inside a cudaMalloc allocation", p);
+                                "%s: %p is not inside a cudaMalloc allocation", who, p);
     *base = (char *)(uintptr_t)b;
+    if (len)
+        *len = n;
     return GPURMA_SUCCESS;
 }
 
@@ -564,7 +566,7 @@ int gpurma_gpu_win_open(int device, void *user_data, size_t size, uint32_t nsig,
     exp->sig_va = (uint64_t)(uintptr_t)g->alloc;
     if (user_data) {
         char *base = NULL;
-        rc = allocation_base(user_data, &base);
+        rc = allocation_range(user_data, &base, NULL, "win_create");
         if (!rc)
             rc = export_handle(base, exp->data_ipc);
         if (rc)
@@ -589,21 +591,25 @@ fail:
     return rc;
 }
 
-/* A peer's allocation: through its IPC handle, or, when the peer lives in
- * this process, at its own address (nothing to close later). */
-static int open_handle(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp,
-                       const uint8_t bytes[GPURMA_GPU_IPC_BYTES], uint64_t va, char **out)
+/* A peer's allocation (owner: its process token; owner_device: its GPU):
+ * through its IPC handle, or, when the peer lives in this process, at its
+ * own address (*opened 0: nothing to close later). */
+static int map_allocation(int device, uint64_t owner, int owner_device,
+                          const uint8_t bytes[GPURMA_GPU_IPC_BYTES], uint64_t va, char **out,
+                          int *opened)
 {
-    if (exp->owner == this_process()) {
+    *opened = 0;
+    if (owner == this_process()) {
         /* The token travels to every peer: an export that claims it must
          * also name the start of a live allocation of this process. */
         char *base = NULL;
-        if (allocation_base((void *)(uintptr_t)va, &base) || base != (char *)(uintptr_t)va)
+        if (allocation_range((void *)(uintptr_t)va, &base, NULL, "a peer's export") ||
+            base != (char *)(uintptr_t)va)
             return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                     "a peer's window names address 0x%llx of this process, "
                                     "which starts no GPU allocation here",
                                     (unsigned long long)va);
-        int rc = enable_peer_access(g->device, exp->device);
+        int rc = enable_peer_access(device, owner_device);
         if (rc)
             return rc;
         *out = base;
@@ -615,9 +621,19 @@ static int open_handle(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp,
     cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
     if (e != cudaSuccess)
         return cuda_error(e, "cudaIpcOpenMemHandle (are the GPUs peer-capable?)");
-    g->mapped[g->nmapped++] = p;
+    *opened = 1;
     *out = p;
     return GPURMA_SUCCESS;
+}
+
+static int open_handle(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp,
+                       const uint8_t bytes[GPURMA_GPU_IPC_BYTES], uint64_t va, char **out)
+{
+    int opened = 0;
+    int rc = map_allocation(g->device, exp->owner, exp->device, bytes, va, out, &opened);
+    if (!rc && opened)
+        g->mapped[g->nmapped++] = *out;
+    return rc;
 }
 
 int gpurma_gpu_win_map(gpurma_gpu_win_t *g, const gpurma_gpu_export_t *exp, int self,
@@ -675,6 +691,105 @@ void gpurma_gpu_win_close(gpurma_gpu_win_t *g)
     free(g);
 }
 
+
+/* ------------------------------------- a user's allocation, for peers */
+
+int gpurma_gpu_alloc_export(int device, const void *p, gpurma_gpu_alloc_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    int rc = set_device(device);
+    char *base = NULL;
+    size_t len = 0;
+    if (!rc)
+        rc = allocation_range(p, &base, &len, "graph registration");
+    if (rc)
+        return rc;
+#ifndef GPURMA_GPU_HIP
+    /* The buffer id, not the address: an allocation freed and another made
+     * at the same address must not meet the first one's mappings. */
+    unsigned long long id = 0;
+    if ((rc = GPURMA_DRIVER_NEED(cuPointerGetAttribute, "graph registration")))
+        return rc;
+    if (gpurma_driver.cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                                            (CUdeviceptr)(uintptr_t)base) != CUDA_SUCCESS || !id)
+        return gpurma_set_error(GPURMA_ERR_GPU, "graph registration: %p has no buffer id", p);
+    out->id = id;
+#else
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "graph registration: not in a HIP build");
+#endif
+    rc = export_handle(base, out->ipc); /* fails for cuMemCreate memory */
+    if (rc)
+        return rc;
+    out->owner = this_process();
+    out->va = (uint64_t)(uintptr_t)base;
+    out->len = (uint64_t)len;
+    out->device = device;
+    return GPURMA_SUCCESS;
+}
+
+int gpurma_gpu_alloc_import(int device, const gpurma_gpu_alloc_t *a, char **base)
+{
+    int opened = 0;
+    int rc = set_device(device);
+    return rc ? rc : map_allocation(device, a->owner, a->device, a->ipc, a->va, base, &opened);
+}
+
+void gpurma_gpu_alloc_close(int device, const gpurma_gpu_alloc_t *a, char *base)
+{
+    if (a->owner == this_process() || set_device(device))
+        return; /* our own address: nothing was opened */
+    if (cudaIpcCloseMemHandle(base) != cudaSuccess)
+        (void)cudaGetLastError();
+}
+
+int gpurma_gpu_capture_graph(void *stream, void **graph)
+{
+    *graph = NULL;
+#ifndef GPURMA_GPU_HIP
+    cudaStream_t s = (cudaStream_t)stream;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaGraph_t g = NULL;
+#if CUDART_VERSION >= 13000
+    cudaError_t e = cudaStreamGetCaptureInfo(s, &cs, NULL, &g, NULL, NULL, NULL);
+#else
+    cudaError_t e = cudaStreamGetCaptureInfo_v2(s, &cs, NULL, &g, NULL, NULL);
+#endif
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (cs != cudaStreamCaptureStatusActive || !g)
+        return 0;
+    *graph = g;
+    return 1;
+#else
+    (void)stream;
+    return 0;
+#endif
+}
+
+int gpurma_gpu_graph_on_destroy(void *graph, void (*release)(void *), void *arg)
+{
+#ifndef GPURMA_GPU_HIP
+    cudaUserObject_t o;
+    cudaError_t e = cudaUserObjectCreate(&o, arg, release, 1, cudaUserObjectNoDestructorSync);
+    if (e != cudaSuccess) {
+        release(arg);
+        return cuda_error(e, "cudaUserObjectCreate");
+    }
+    /* The graph takes our reference; its instances take their own. */
+    e = cudaGraphRetainUserObject((cudaGraph_t)graph, o, 1, cudaGraphUserObjectMove);
+    if (e != cudaSuccess) {
+        cudaUserObjectRelease(o, 1); /* release runs, now or later */
+        return cuda_error(e, "cudaGraphRetainUserObject");
+    }
+    return GPURMA_SUCCESS;
+#else
+    (void)graph;
+    release(arg);
+    return gpurma_set_error(GPURMA_ERR_UNSUPPORTED, "graph registration: not in a HIP build");
+#endif
+}
 
 /* ------------------------------------------------ for the port engine */
 

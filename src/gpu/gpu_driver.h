@@ -24,6 +24,7 @@ extern "C" {
     X(cuDeviceGet, 12000, (CUdevice *, int))                                                  \
     X(cuDeviceGetAttribute, 12000, (int *, CUdevice_attribute, CUdevice))                     \
     X(cuMemGetAddressRange, 12000, (CUdeviceptr *, size_t *, CUdeviceptr))                    \
+    X(cuPointerGetAttribute, 12000, (void *, CUpointer_attribute, CUdeviceptr))              \
     X(cuMemRetainAllocationHandle, 12010, (CUmemGenericAllocationHandle *, void *))           \
     X(cuMemRelease, 12010, (CUmemGenericAllocationHandle))                                    \
     X(cuMulticastGetGranularity, 12010, (size_t *, const CUmulticastObjectProp *,             \

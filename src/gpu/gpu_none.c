@@ -43,6 +43,32 @@ int gpurma_gpu_win_publish(gpurma_gpu_win_t *g, const gpurma_dev_peer_t *peers, 
     return no_gpu();
 }
 void gpurma_gpu_win_close(gpurma_gpu_win_t *g) { (void)g; }
+int gpurma_gpu_alloc_export(int device, const void *p, gpurma_gpu_alloc_t *out)
+{
+    (void)device, (void)p, (void)out;
+    return no_gpu();
+}
+int gpurma_gpu_alloc_import(int device, const gpurma_gpu_alloc_t *a, char **base)
+{
+    (void)device, (void)a, (void)base;
+    return no_gpu();
+}
+void gpurma_gpu_alloc_close(int device, const gpurma_gpu_alloc_t *a, char *base)
+{
+    (void)device, (void)a, (void)base;
+}
+int gpurma_gpu_capture_graph(void *stream, void **graph)
+{
+    (void)stream;
+    *graph = NULL;
+    return 0;
+}
+int gpurma_gpu_graph_on_destroy(void *graph, void (*release)(void *), void *arg)
+{
+    (void)graph;
+    release(arg);
+    return no_gpu();
+}
 int gpurma_gpu_copy(int device, void *dst, const void *src, size_t n)
 {
     (void)device, (void)dst, (void)src, (void)n;

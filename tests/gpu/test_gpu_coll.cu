@@ -18,7 +18,10 @@
  * 2. a CUDA graph of (change the input, allreduce, check on the GPU)
  *    replayed REPLAYS times at an LL size and a multi-step size: every
  *    replay's result is checked by the graph's own kernel (epochs live on
- *    the GPU; nothing is updated from the host between replays);
+ *    the GPU; nothing is updated from the host between replays); before
+ *    that, every collective captured on buffers nobody registered, at
+ *    other offsets of their allocations on each rank (graph registration:
+ *    zero-copy from 64 KiB), twice, on new allocations the second time;
  * 3. a user kernel calling gpurma_dev_coll_barrier_block and
  *    gpurma_dev_coll_allreduce_block;
  * 4. bad input: host memory with a stream, a misaligned GPU buffer;
@@ -447,6 +450,83 @@ static void registered_kinds(int quick)
     GK(gpurma_coll_deregister(world, recvb.base));
 }
 
+/* ------------------------------------------------------ graph registration */
+
+/* A device copy of buffer b (guards included) at offset shift of a larger
+ * allocation of its own, so that each rank's buffer lies elsewhere in its
+ * allocation. */
+struct moved {
+    unsigned char *alloc = nullptr, *base = nullptr;
+    size_t len;
+    moved(const dbuf &b, size_t shift) : len(b.n + 2 * GUARD)
+    {
+        CK(cudaMalloc(&alloc, len + shift));
+        base = alloc + shift;
+        CK(cudaMemcpy(base, b.base, len, cudaMemcpyDeviceToDevice));
+        CK(cudaDeviceSynchronize());
+    }
+    ~moved() { cudaFree(alloc); }
+    unsigned char *at(const void *p, const dbuf &b) const
+    {
+        return base + ((const unsigned char *)p - b.base);
+    }
+};
+
+/* One collective captured into a graph on buffers nobody registered
+ * (graph registration: from 64 KiB per rank the members map each other's
+ * allocations and run zero-copy). Each rank's buffers sit at another
+ * offset of their allocation. Out of place the graph is replayed three
+ * times, the recv poisoned before each; in place once. */
+static void graph_one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t count, int inplace)
+{
+    call *c = prepare(kind, t, op, count, inplace);
+    {
+        moved ms(c->send, 512 * (size_t)me + 256), mr(c->recv, 512 * (size_t)(nranks - me));
+        const void *s0 = c->s;
+        c->s = inplace ? (const void *)mr.at(s0, c->recv) : (const void *)ms.at(s0, c->send);
+        unsigned char *rp = c->recv.p;
+        c->recv.p = mr.at(rp, c->recv);
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        issue(c);
+        CK(cudaStreamEndCapture(stream, &graph));
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        for (int i = 0; i < (inplace ? 1 : 3); i++) {
+            if (!inplace)
+                CK(cudaMemsetAsync(c->recv.p, POISON, c->out_bytes, stream));
+            CK(cudaGraphLaunch(exec, stream));
+        }
+        CK(cudaStreamSynchronize(stream));
+        CK(cudaGraphExecDestroy(exec));
+        CK(cudaGraphDestroy(graph));
+        CK(cudaMemcpy(c->recv.base, mr.base, mr.len, cudaMemcpyDeviceToDevice));
+        c->recv.p = rp;
+    }
+    snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " (graph, unregistered)");
+    check(c);
+}
+
+/* Every zero-copy collective in graphs on unregistered buffers, twice:
+ * the second round's buffers are new allocations (often at the first
+ * round's freed addresses), which the mappings of the first must not
+ * stand in for. Counts below 64 KiB per rank take the scratch path. */
+static void graph_registered(int quick)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int kind = K_ALLREDUCE; kind <= K_BROADCAST; kind++)
+            for (gpurma_dtype_t t : {GPURMA_INT32, GPURMA_BFLOAT16, GPURMA_FLOAT64}) {
+                if (quick && pass && t != GPURMA_INT32)
+                    continue;
+                for (size_t count : {(size_t)1000, (size_t)40009, (size_t)300007}) {
+                    int nops = kind <= K_REDUCE ? CR_NOPS : 1;
+                    for (int op = 0; op < nops; op += quick ? 2 : 1)
+                        for (int inplace = 0; inplace < 2; inplace++)
+                            graph_one(kind, t, (gpurma_redop_t)op, count, inplace);
+                }
+            }
+}
+
 /* ------------------------------------------------------------ graph replay */
 
 __global__ void bump(int32_t *send, size_t count, int32_t by)
@@ -825,6 +905,8 @@ int main(int argc, char **argv)
     phase("registered buffers (zero-copy collectives)");
     registered(quick);
     registered_kinds(quick);
+    phase("graph registration (zero-copy on unregistered buffers)");
+    graph_registered(quick);
     phase("graph replays");
     graph_replay(100, replays);
     graph_replay(70001, replays);
