@@ -88,12 +88,6 @@ static int all_mapped(const struct gpurma_win_s *w)
     return 1;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
-}
-
 /* The device kind of a collective that can go zero-copy, and the sides
  * of it that peers touch (their registrations are needed there: *sbytes
  * of send that peers read, *rbytes of recv that peers write; 0 where only
@@ -146,7 +140,7 @@ int gpurma_coll_direct_side(const gpurma_coll_direct_reg_t *g, size_t off,
         return 0;
     for (int p = 0; p < g->win->size; p++)
         out->at[p] = (const char *)g->win->peers[p].base + off;
-    out->id = mix(mix(0x7265676973746572ull /* "register" */, g->seq), off) | 1;
+    out->id = gpurma_coll_mix(gpurma_coll_mix(0x7265676973746572ull /* "register" */, g->seq), off) | 1;
     return 1;
 }
 
@@ -173,7 +167,7 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
      * reading every send). */
     const int ropt = kind == GPURMA_DCOLL__K_REDUCE;
     if (ropt && r)
-        d.recv_id = mix(0x7265647563650000ull /* "reduce" */, r->id) | 1;
+        d.recv_id = gpurma_coll_mix(0x7265647563650000ull /* "reduce" */, r->id) | 1;
     const int n = a->team->size, me = a->team->rank;
     for (int p = 0; p < n; p++) {
         if (s)
@@ -198,13 +192,13 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     /* Peers' buffers are used where this member says: the fingerprint
      * holds the identities of the sides peers touch. */
     uint64_t h = 0x6469726563740000ull; /* "direct" */
-    h = mix(h, (uint64_t)kind), h = mix(h, (uint64_t)a->root);
+    h = gpurma_coll_mix(h, (uint64_t)kind), h = gpurma_coll_mix(h, (uint64_t)a->root);
     if (s)
-        h = mix(h, s->id);
+        h = gpurma_coll_mix(h, s->id);
     if (r && !ropt)
-        h = mix(h, r->id);
-    h = mix(h, a->count), h = mix(h, (uint64_t)a->dtype), h = mix(h, (uint64_t)a->op);
-    h = mix(h, a->max_count);
+        h = gpurma_coll_mix(h, r->id);
+    h = gpurma_coll_mix(h, a->count), h = gpurma_coll_mix(h, (uint64_t)a->dtype), h = gpurma_coll_mix(h, (uint64_t)a->op);
+    h = gpurma_coll_mix(h, a->max_count);
     d.fingerprint = h;
     /* Blocks by the bytes this member moves (above): an allreduce member,
      * and a reduce's when the members share it out, reduces its share (a
@@ -245,7 +239,7 @@ uint64_t gpurma_coll_direct_v_identity(const coll_call_t *a, const gpurma_coll_d
         !gpurma_coll_direct_side(s, os, &x) ||
         !side_aligned(&x, a->team->size, gpurma_dev_dtype_size(a->dtype)))
         return 0;
-    return mix(0x616c6c746f616c6cull /* "alltoall" */, x.id) | 1;
+    return gpurma_coll_mix(0x616c6c746f616c6cull /* "alltoall" */, x.id) | 1;
 }
 
 int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt)

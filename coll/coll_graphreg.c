@@ -186,12 +186,6 @@ static void describe(int device, const void *p, size_t need, gr_wire_t *w, int k
     }
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
-}
-
 /* Maps side k of every peer (all said ok) into x, pinned by pin. */
 static int map_side(gr_state_t *st, gr_pin_t *pin, const coll_call_t *a, const gr_wire_t *all,
                     int k, gpurma_coll_side_t *x)
@@ -199,7 +193,7 @@ static int map_side(gr_state_t *st, gr_pin_t *pin, const coll_call_t *a, const g
     const int n = a->team->size, me = a->team->rank;
     uint64_t h = 0x6772617068726567ull; /* "graphreg" */
     for (int p = 0; p < n; p++) {
-        h = mix(mix(mix(h, all[p].alloc[k].owner), all[p].alloc[k].id), all[p].off[k]);
+        h = gpurma_coll_mix(gpurma_coll_mix(gpurma_coll_mix(h, all[p].alloc[k].owner), all[p].alloc[k].id), all[p].off[k]);
         char *base = NULL;
         if (p == me) {
             x->at[p] = k ? (const void *)a->recv : a->send;
