@@ -97,7 +97,7 @@
     X(coll_direct_block_bytes, COLL_DIRECT_BLOCK_BYTES, INT, "4096",                      \
       GPURMA_CFG_RANGE(1024, 1073741824, "bytes"),                                        \
       "Zero-copy collectives: bytes a rank's thread block moves (one block per this many, 1 to GPURMA_COLL_DIRECT_BLOCKS)") \
-    X(coll_direct_blocks, COLL_DIRECT_BLOCKS, INT, "32",                                  \
+    X(coll_direct_blocks, COLL_DIRECT_BLOCKS, INT, "64",                                  \
       GPURMA_CFG_RANGE(1, 1024, "thread blocks"),                                         \
       "Zero-copy collectives: most thread blocks a rank's kernel takes (ranks sharing a GPU need all their kernels resident at once)")
 
