@@ -30,7 +30,8 @@
 # nccl-tests included): runs that would start too late are reported as
 # SKIP(time), and each run's limit is cut to what is left. nccl-tests runs
 # go --jobs at a time (default 3: with 6, the MPS server refused new
-# clients part way on 2026-11-26; several jobs share the GPU under MPS as
+# clients part way on 2026-11-26; runs of 4 ranks or more on one GPU go
+# alone; several jobs share the GPU under MPS as
 # their ranks do), beside the torch runs; the benchmark runs alone, last.
 # Types and operators run at the smallest rank count. --quick: -G/-R pairs
 # 0:0 and 5:2 only.
@@ -242,10 +243,14 @@ nt_run() {
     if [ $rc = 0 ] && grep -q 'NCCL failure\|Test NCCL failure\|Test failure' "$log"; then rc=98; fi
     record "$name" $rc "$(grep -m1 'Avg bus bandwidth' "$log" | sed 's/.*: */avg busbw /')"
 }
-# launch NAME NP BIN ARGS...: nt_run in the background, --jobs at a time.
+# launch NAME NP BIN ARGS...: nt_run in the background, --jobs at a time;
+# on one GPU, runs of 4 ranks or more go alone (2026-11-27, one H100 under
+# MPS: with 3 such runs at once beside torch every one of them failed, some
+# with errors, the rest by timeout; one at a time, on an H200, all passed).
 launch() {
     order "$1"
     busy=$jobs
+    [ "$ngpu" -lt 2 ] && [ "$2" -ge 4 ] && busy=1
     [ -n "$torch_pid" ] && busy=$((jobs + 1)) # the torch runs, beside
     while [ "$(jobs -rp | wc -l)" -ge $busy ]; do wait -n; done
     nt_run "$@" &
