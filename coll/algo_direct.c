@@ -97,14 +97,16 @@ static int all_mapped(const struct gpurma_win_s *w)
  * reduces a share straight into the root's recv; the kernel compares the
  * identities they publish, so all choose alike; else the root reads every
  * send whole, and a non-root's recv, NULL or anything, is not touched).
- * In place, alltoall and reduce-scatter stay on the scratch path: a
- * member's stores would land in blocks of its send that a peer has yet to
- * read (reduce-scatter's result goes to block 0, which member 0 reads). */
-static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt)
+ * In place, alltoall and reduce-scatter stay on the scratch path (*stay):
+ * a member's stores would land in blocks of its send that a peer has yet
+ * to read (reduce-scatter's result goes to block 0, which member 0 reads).
+ * A member may pass them in place while its peers do not. */
+static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt,
+                       int *stay)
 {
     const size_t n = (size_t)a->team->size, all = a->bytes * n; /* checked by the API */
     *sbytes = *rbytes = 0;
-    *ropt = 0;
+    *ropt = *stay = 0;
     switch (a->kind) {
     case GPURMA_COLL_ALLREDUCE:
         *sbytes = *rbytes = a->bytes;
@@ -114,10 +116,12 @@ static int direct_kind(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int
         return GPURMA_DCOLL__K_ALLGATHER;
     case GPURMA_COLL_REDUCE_SCATTER:
         *sbytes = all;
-        return a->send == a->recv ? 0 : GPURMA_DCOLL__K_REDUCE_SCATTER;
+        *stay = a->send == a->recv;
+        return GPURMA_DCOLL__K_REDUCE_SCATTER;
     case GPURMA_COLL_ALLTOALL:
         *rbytes = all;
-        return a->send == a->recv ? 0 : GPURMA_DCOLL__K_ALLTOALL;
+        *stay = a->send == a->recv;
+        return GPURMA_DCOLL__K_ALLTOALL;
     case GPURMA_COLL_BROADCAST: /* the root writes every recv; others forward shares */
         *rbytes = a->bytes;
         return GPURMA_DCOLL__K_BROADCAST;
@@ -242,11 +246,12 @@ uint64_t gpurma_coll_direct_v_identity(const coll_call_t *a, const gpurma_coll_d
     return gpurma_coll_mix(0x616c6c746f616c6cull /* "alltoall" */, x.id) | 1;
 }
 
-int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt)
+int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt,
+                             int *stay)
 {
     *sbytes = *rbytes = 0;
-    *ropt = 0;
-    return a->stream ? direct_kind(a, sbytes, rbytes, ropt) : 0;
+    *ropt = *stay = 0;
+    return a->stream ? direct_kind(a, sbytes, rbytes, ropt, stay) : 0;
 }
 
 int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,

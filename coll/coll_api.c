@@ -188,13 +188,15 @@ static int direct_allowed(void)
 static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
 {
     size_t sbytes, rbytes, os = 0, orr = 0;
-    int ropt;
-    const int kind = gpurma_coll_direct_sides(a, &sbytes, &rbytes, &ropt);
+    int ropt, stay;
+    const int kind = gpurma_coll_direct_sides(a, &sbytes, &rbytes, &ropt, &stay);
     if (!kind)
         return 0;
-    const int g = gpurma_coll_graphreg_try(a, c, kind, sbytes, rbytes, ropt, rc);
+    const int g = gpurma_coll_graphreg_try(a, c, kind, sbytes, rbytes, ropt, stay, rc);
     if (g >= 0)
         return g;
+    if (stay)
+        return 0;
     const gpurma_coll_direct_reg_t *s =
         sbytes ? gpurma_coll_registered(a->team, a->send, sbytes, &os) : NULL;
     const gpurma_coll_direct_reg_t *r = rbytes && (a->recv || !ropt)
@@ -215,6 +217,7 @@ static int try_direct(const coll_call_t *a, const gpurma_dev_coll_t *c, int *rc)
 
 static int coll_run(const coll_call_t *a, size_t piece)
 {
+    gpurma_coll_graphreg_sweep(a->team);
     gpurma_dev_coll_t c;
     gpurma_dcoll__ll16_bases_t ll16;
     int rc = gpurma_coll_scratch_ll16(a->team, a->stream != NULL, &c, &ll16);

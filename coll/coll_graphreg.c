@@ -62,11 +62,12 @@ typedef struct gr_state {
 } gr_state_t;
 
 /* What a member tells the others: per side (send, recv), its buffer's
- * allocation and offset, or ok 0. */
+ * allocation and offset, or ok 0; stay: its call cannot go zero-copy. */
 typedef struct {
     gpurma_gpu_alloc_t alloc[2];
     uint64_t off[2];
     uint32_t ok[2];
+    uint32_t stay, pad;
 } gr_wire_t;
 
 static void pin_unref(gr_pin_t *pin)
@@ -90,7 +91,8 @@ static void pin_drop_maps(gr_pin_t *pin)
     pin->n = 0;
 }
 
-/* Closes what no live pin uses; with all set, every mapping and pin. */
+/* Closes what no live pin uses; with all set, every mapping and pin. The
+ * closes may run while the thread captures: they are no captured work. */
 static void sweep(gr_state_t *st, int all)
 {
     for (gr_pin_t **pp = &st->pins; *pp;) {
@@ -103,6 +105,13 @@ static void sweep(gr_state_t *st, int all)
             pp = &pin->next;
         }
     }
+    int closing = 0;
+    for (gr_map_t *m = st->maps; m && !closing; m = m->next)
+        closing = all || !m->uses;
+    if (!closing)
+        return;
+    int saved = 0;
+    gpurma_gpu_capture_relax(&saved);
     for (gr_map_t **mp = &st->maps; *mp;) {
         gr_map_t *m = *mp;
         if (all || !m->uses) {
@@ -113,6 +122,18 @@ static void sweep(gr_state_t *st, int all)
             mp = &m->next;
         }
     }
+    gpurma_gpu_capture_restore(saved);
+}
+
+/* At every collective's start: a return on teams without a GPU, a lock and
+ * no GPU call on teams that never captured one. */
+void gpurma_coll_graphreg_sweep(struct gpurma_team_s *team)
+{
+    if (team->ctx->device < 0)
+        return;
+    gr_state_t *st = gpurma_team_slot_peek(team, GPURMA_TEAM_SLOT_GRAPHREG);
+    if (st && st->pins)
+        sweep(st, 0);
 }
 
 static void state_release(void *state)
@@ -186,6 +207,13 @@ static void describe(int device, const void *p, size_t need, gr_wire_t *w, int k
     }
 }
 
+/* Whether member w's side k holds need bytes where it says (it checked;
+ * this keeps a wire that disagrees from reaching a kernel). */
+static int side_fits(const gr_wire_t *w, int k, size_t need)
+{
+    return w->ok[k] && w->off[k] <= w->alloc[k].len && need <= w->alloc[k].len - w->off[k];
+}
+
 /* Maps side k of every peer (all said ok) into x, pinned by pin. */
 static int map_side(gr_state_t *st, gr_pin_t *pin, const coll_call_t *a, const gr_wire_t *all,
                     int k, gpurma_coll_side_t *x)
@@ -209,7 +237,7 @@ static int map_side(gr_state_t *st, gr_pin_t *pin, const coll_call_t *a, const g
 }
 
 int gpurma_coll_graphreg_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,
-                             size_t sbytes, size_t rbytes, int ropt, int *rc)
+                             size_t sbytes, size_t rbytes, int ropt, int stay, int *rc)
 {
     void *graph = NULL;
     if (!applies(a, kind, &graph))
@@ -230,8 +258,11 @@ int gpurma_coll_graphreg_try(const coll_call_t *a, const gpurma_dev_coll_t *c, i
     gpurma_gpu_capture_relax(&saved); /* IPC calls are not captured work */
     gr_wire_t mine, *all = calloc((size_t)n, sizeof(*all));
     memset(&mine, 0, sizeof(mine));
-    describe(st->device, a->send, sbytes, &mine, 0);
-    describe(st->device, a->recv, rbytes, &mine, 1);
+    mine.stay = (uint32_t)stay;
+    if (!stay) {
+        describe(st->device, a->send, sbytes, &mine, 0);
+        describe(st->device, a->recv, rbytes, &mine, 1);
+    }
     err = all ? gpurma_team_allgather(team, &mine, all, sizeof(mine))
               : gpurma_set_error(GPURMA_ERR_NO_MEMORY, "graph registration: out of memory");
     if (err) {
@@ -245,9 +276,9 @@ int gpurma_coll_graphreg_try(const coll_call_t *a, const gpurma_dev_coll_t *c, i
      * has one. Every member sees the same wires: all decide alike. */
     int use_s = sbytes > 0, use_r = rbytes > 0, go = 1;
     for (int p = 0; p < n; p++) {
-        if (use_s && !all[p].ok[0])
+        if (all[p].stay || (use_s && !side_fits(&all[p], 0, sbytes)))
             go = 0;
-        if (use_r && !all[p].ok[1]) {
+        if (use_r && !side_fits(&all[p], 1, rbytes)) {
             if (ropt)
                 use_r = 0;
             else

@@ -85,7 +85,9 @@ void gpurma_coll_direct_release(gpurma_coll_direct_reg_t *r);
 /* Zero-copy runs (allreduce, allgather, reduce-scatter, alltoall,
  * broadcast, reduce on a stream). _sides: the call's device kind (0: none)
  * and the bytes of send peers read and of recv peers write (0: only this
- * rank uses that side); *ropt: the recv side may be left out (NULL then).
+ * rank uses that side); *ropt: the recv side may be left out (NULL then);
+ * *stay: this member's call cannot go zero-copy (in place), which in a
+ * graph capture it still tells its peers, so that none does.
  * The caller finds every member's buffer of those sides: in registered
  * buffers (coll_register.c, gpurma_coll_direct_side) or, in a graph
  * capture, where the members say they are (coll_graphreg.c). _try with
@@ -103,7 +105,8 @@ typedef struct gpurma_coll_side {
     const void *at[GPURMA_DCOLL_DIRECT_MAX]; /* every member's buffer, as this process reaches it */
     uint64_t    id; /* the same on every member: the buffers' identity (nonzero) */
 } gpurma_coll_side_t;
-int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt);
+int gpurma_coll_direct_sides(const coll_call_t *a, size_t *sbytes, size_t *rbytes, int *ropt,
+                             int *stay);
 /* A registration's side at offset off; 0 when a member is not mapped here
  * by load/store (another node, a proxied engine). */
 int gpurma_coll_direct_side(const gpurma_coll_direct_reg_t *g, size_t off,
@@ -120,9 +123,11 @@ int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int
  * nobody registered: the members tell each other where their buffers are
  * and map each other's allocations for as long as the graph lives. -1:
  * not for this call (not capturing, too small ...: the same on every
- * member), then registrations decide; else as _try. */
+ * member), then registrations decide; else as _try. _sweep: closes the
+ * mappings of graphs that are gone (at every collective's start). */
 int gpurma_coll_graphreg_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int kind,
-                             size_t sbytes, size_t rbytes, int ropt, int *rc);
+                             size_t sbytes, size_t rbytes, int ropt, int stay, int *rc);
+void gpurma_coll_graphreg_sweep(struct gpurma_team_s *team);
 
 #ifdef HAVE_CUDA
 /* Blocks of the zero-copy kernel that GPU `device` holds at once (0:

@@ -55,8 +55,12 @@ static void fault_text(char *buf, size_t len)
                  (unsigned long long)f->observed);
 }
 
+/* Reports e as the library's error. The runtime's pending error goes: the
+ * caller has it now, and a later launch's check (cudaGetLastError) must
+ * not take it for its own (a failed IPC export before a fallback path). */
 static int cuda_error(cudaError_t e, const char *what)
 {
+    (void)cudaGetLastError();
     char tail[256];
     fault_text(tail, sizeof(tail));
     return gpurma_set_error(GPURMA_ERR_GPU, "%s: %s (%s)%s", what, cudaGetErrorString(e),

@@ -476,9 +476,13 @@ struct moved {
  * (graph registration: from 64 KiB per rank the members map each other's
  * allocations and run zero-copy). Each rank's buffers sit at another
  * offset of their allocation. Out of place the graph is replayed three
- * times, the recv poisoned before each; in place once. */
-static void graph_one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t count, int inplace)
+ * times, the recv poisoned before each; in place once (replays > 0: that
+ * many times, the same on every rank). */
+static void graph_one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t count, int inplace,
+                      int replays = 0)
 {
+    if (replays <= 0)
+        replays = inplace ? 1 : 3;
     call *c = prepare(kind, t, op, count, inplace);
     {
         moved ms(c->send, 512 * (size_t)me + 256), mr(c->recv, 512 * (size_t)(nranks - me));
@@ -492,7 +496,7 @@ static void graph_one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t coun
         issue(c);
         CK(cudaStreamEndCapture(stream, &graph));
         CK(cudaGraphInstantiate(&exec, graph, 0));
-        for (int i = 0; i < (inplace ? 1 : 3); i++) {
+        for (int i = 0; i < replays; i++) {
             if (!inplace)
                 CK(cudaMemsetAsync(c->recv.p, POISON, c->out_bytes, stream));
             CK(cudaGraphLaunch(exec, stream));
@@ -502,6 +506,10 @@ static void graph_one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t coun
         CK(cudaGraphDestroy(graph));
         CK(cudaMemcpy(c->recv.base, mr.base, mr.len, cudaMemcpyDeviceToDevice));
         c->recv.p = rp;
+        /* a collective after the graph is gone, before the buffers go, as
+         * docs/collectives.md asks (the peers close their mappings of them) */
+        int one = 1, sum = 0;
+        GK(gpurma_allreduce(world, &one, &sum, 1, GPURMA_INT32, GPURMA_SUM, NULL));
     }
     snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " (graph, unregistered)");
     check(c);
@@ -525,6 +533,11 @@ static void graph_registered(int quick)
                             graph_one(kind, t, (gpurma_redop_t)op, count, inplace);
                 }
             }
+    /* Ranks that differ on in place (rank 0 in place, the others not), for
+     * the two collectives that run in place on the scratch path only: all
+     * must still agree on that path, not wait for each other's exchange. */
+    for (int kind : {K_REDUCE_SCATTER, K_ALLTOALL})
+        graph_one(kind, GPURMA_INT32, GPURMA_SUM, 40009, me == 0, 1);
 }
 
 /* ------------------------------------------------------------ graph replay */
