@@ -34,6 +34,7 @@
 #include "coll_internal.h"
 #include "gpu.h"
 #include "gpurma_internal.h"
+#include "graphreg_wire.h"
 
 /* One peer allocation mapped here. */
 typedef struct gr_map {
@@ -60,15 +61,6 @@ typedef struct gr_state {
     gr_map_t *maps;
     gr_pin_t *pins;
 } gr_state_t;
-
-/* What a member tells the others: per side (send, recv), its buffer's
- * allocation and offset, or ok 0; stay: its call cannot go zero-copy. */
-typedef struct {
-    gpurma_gpu_alloc_t alloc[2];
-    uint64_t off[2];
-    uint32_t ok[2];
-    uint32_t stay, pad;
-} gr_wire_t;
 
 static void pin_unref(gr_pin_t *pin)
 {
@@ -207,13 +199,6 @@ static void describe(int device, const void *p, size_t need, gr_wire_t *w, int k
     }
 }
 
-/* Whether member w's side k holds need bytes where it says (it checked;
- * this keeps a wire that disagrees from reaching a kernel). */
-static int side_fits(const gr_wire_t *w, int k, size_t need)
-{
-    return w->ok[k] && w->off[k] <= w->alloc[k].len && need <= w->alloc[k].len - w->off[k];
-}
-
 /* Maps side k of every peer (all said ok) into x, pinned by pin. */
 static int map_side(gr_state_t *st, gr_pin_t *pin, const coll_call_t *a, const gr_wire_t *all,
                     int k, gpurma_coll_side_t *x)
@@ -271,25 +256,15 @@ int gpurma_coll_graphreg_try(const coll_call_t *a, const gpurma_dev_coll_t *c, i
         *rc = err;
         return 1;
     }
-    /* Which sides go in place: a needed side everywhere, else none (the
-     * scratch path); a reduce's recv (optional) only where every member
-     * has one. Every member sees the same wires: all decide alike. */
-    int use_s = sbytes > 0, use_r = rbytes > 0, go = 1;
-    for (int p = 0; p < n; p++) {
-        if (all[p].stay || (use_s && !side_fits(&all[p], 0, sbytes)))
-            go = 0;
-        if (use_r && !side_fits(&all[p], 1, rbytes)) {
-            if (ropt)
-                use_r = 0;
-            else
-                go = 0;
-        }
-    }
+    /* Every member sees the same wires: all decide alike. */
+    int use_s, use_r;
+    const int go = gr_decide(all, n, sbytes, rbytes, ropt, &use_s, &use_r);
     if (!go) {
         gpurma_gpu_capture_restore(saved);
         free(all);
         GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: graph registration: a member's buffer is not "
-                     "shareable GPU memory; the call copies through scratch", team->rank);
+                     "shareable GPU memory, or its call runs in place; the call copies "
+                     "through scratch", team->rank);
         return 0;
     }
     int ok = 1;
