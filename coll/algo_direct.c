@@ -144,7 +144,8 @@ int gpurma_coll_direct_side(const gpurma_coll_direct_reg_t *g, size_t off,
         return 0;
     for (int p = 0; p < g->win->size; p++)
         out->at[p] = (const char *)g->win->peers[p].base + off;
-    out->id = gpurma_coll_mix(gpurma_coll_mix(0x7265676973746572ull /* "register" */, g->seq), off) | 1;
+    const uint64_t reg = gpurma_coll_mix(0x7265676973746572ull /* "register" */, g->seq);
+    out->id = gpurma_coll_mix(reg, off) | 1;
     return 1;
 }
 
@@ -201,8 +202,8 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
         h = gpurma_coll_mix(h, s->id);
     if (r && !ropt)
         h = gpurma_coll_mix(h, r->id);
-    h = gpurma_coll_mix(h, a->count), h = gpurma_coll_mix(h, (uint64_t)a->dtype), h = gpurma_coll_mix(h, (uint64_t)a->op);
-    h = gpurma_coll_mix(h, a->max_count);
+    h = gpurma_coll_mix(h, a->count), h = gpurma_coll_mix(h, (uint64_t)a->dtype);
+    h = gpurma_coll_mix(h, (uint64_t)a->op), h = gpurma_coll_mix(h, a->max_count);
     d.fingerprint = h;
     /* Blocks by the bytes this member moves (above): an allreduce member,
      * and a reduce's when the members share it out, reduces its share (a

@@ -19,8 +19,10 @@
  * pins the mappings it uses with a CUDA user object that the graph (and
  * every instance of it) holds. The runtime says when the last of them is
  * gone, on a thread of its own; the pin is then marked released, and the
- * next capture on the team (or the team's end) closes what no live pin
- * uses. The team must outlive its graphs, as a NCCL communicator must.
+ * team's next collective (or its end) closes what no live pin uses. The
+ * team must outlive its graphs, as a NCCL communicator must. A member whose
+ * call cannot go zero-copy (in place) says so in the first exchange, so
+ * that its peers do not wait for it there or in the kernel.
  *
  * Eager calls (not captured) keep to registered buffers: mapping a buffer
  * at each call would cost more than the copies it saves, and a mapping
@@ -206,7 +208,8 @@ static int map_side(gr_state_t *st, gr_pin_t *pin, const coll_call_t *a, const g
     const int n = a->team->size, me = a->team->rank;
     uint64_t h = 0x6772617068726567ull; /* "graphreg" */
     for (int p = 0; p < n; p++) {
-        h = gpurma_coll_mix(gpurma_coll_mix(gpurma_coll_mix(h, all[p].alloc[k].owner), all[p].alloc[k].id), all[p].off[k]);
+        h = gpurma_coll_mix(gpurma_coll_mix(h, all[p].alloc[k].owner), all[p].alloc[k].id);
+        h = gpurma_coll_mix(h, all[p].off[k]);
         char *base = NULL;
         if (p == me) {
             x->at[p] = k ? (const void *)a->recv : a->send;
