@@ -231,31 +231,29 @@ int gpurma_coll_graphreg_try(const coll_call_t *a, const gpurma_dev_coll_t *c, i
     if (!applies(a, kind, &graph))
         return -1;
     struct gpurma_team_s *team = a->team;
-    const int n = team->size;
-    void *state;
-    int err = gpurma_team_slot(team, GPURMA_TEAM_SLOT_GRAPHREG, state_create, NULL,
-                               state_release, &state);
-    if (err) { /* local: the peers' exchange below would wait for this member */
-        *rc = err;
-        return 1;
-    }
+    const int n = team->size; /* at most GPURMA_DCOLL_DIRECT_MAX (applies) */
+    void *state = NULL;
+    /* A member that cannot take part (no state: out of memory) still joins
+     * the exchange, as one that stays: its peers must not wait for it. */
+    if (gpurma_team_slot(team, GPURMA_TEAM_SLOT_GRAPHREG, state_create, NULL, state_release,
+                         &state))
+        stay = 1;
     gr_state_t *st = state;
-    sweep(st, 0);
+    if (st)
+        sweep(st, 0);
 
     int saved = 0;
     gpurma_gpu_capture_relax(&saved); /* IPC calls are not captured work */
-    gr_wire_t mine, *all = calloc((size_t)n, sizeof(*all));
+    gr_wire_t mine, all[GPURMA_DCOLL_DIRECT_MAX];
     memset(&mine, 0, sizeof(mine));
     mine.stay = (uint32_t)stay;
     if (!stay) {
         describe(st->device, a->send, sbytes, &mine, 0);
         describe(st->device, a->recv, rbytes, &mine, 1);
     }
-    err = all ? gpurma_team_allgather(team, &mine, all, sizeof(mine))
-              : gpurma_set_error(GPURMA_ERR_NO_MEMORY, "graph registration: out of memory");
+    int err = gpurma_team_allgather(team, &mine, all, sizeof(mine));
     if (err) {
         gpurma_gpu_capture_restore(saved);
-        free(all);
         *rc = err;
         return 1;
     }
@@ -264,7 +262,6 @@ int gpurma_coll_graphreg_try(const coll_call_t *a, const gpurma_dev_coll_t *c, i
     const int go = gr_decide(all, n, sbytes, rbytes, ropt, &use_s, &use_r);
     if (!go) {
         gpurma_gpu_capture_restore(saved);
-        free(all);
         GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: graph registration: a member's buffer is not "
                      "shareable GPU memory, or its call runs in place; the call copies "
                      "through scratch", team->rank);
@@ -291,16 +288,17 @@ int gpurma_coll_graphreg_try(const coll_call_t *a, const gpurma_dev_coll_t *c, i
     gpurma_gpu_capture_restore(saved);
     for (int p = 0; p < n && !err; p++)
         ok &= oks[p] != 0;
-    free(all);
     if (err || !ok) {
         if (pin)
             pin_drop_maps(pin);
         sweep(st, 0);
-        if (err)
+        if (err) {
             *rc = err;
+            return 1;
+        }
         GPURMA_INFO(GPURMA_SUB_RMA, "rank %d: graph registration: not every member could map "
                     "the others' buffers; the call copies through scratch", team->rank);
-        return err ? 1 : 0;
+        return 0;
     }
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: graph registration: %zu bytes per member in place",
                  team->rank, a->bytes);

@@ -92,7 +92,7 @@ typedef struct gpurma_gpu_alloc {
     uint64_t owner;  /* the owner process (gpurma_gpu_export_t's token)        */
     uint64_t va;     /* the allocation's start, in its owner                   */
     uint64_t len;    /* its length                                             */
-    int32_t  device; /* the owner's GPU                                        */
+    int32_t  device; /* the GPU that holds it                                   */
     int32_t  pad;
 } gpurma_gpu_alloc_t;
 

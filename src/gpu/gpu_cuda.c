@@ -724,10 +724,15 @@ int gpurma_gpu_alloc_export(int device, const void *p, gpurma_gpu_alloc_t *out)
     rc = export_handle(base, out->ipc); /* fails for cuMemCreate memory */
     if (rc)
         return rc;
+    /* the GPU that holds it, which a peer in this process needs access to */
+    struct cudaPointerAttributes at;
+    cudaError_t e = cudaPointerGetAttributes(&at, base);
+    if (e != cudaSuccess)
+        return cuda_error(e, "cudaPointerGetAttributes");
     out->owner = this_process();
     out->va = (uint64_t)(uintptr_t)base;
     out->len = (uint64_t)len;
-    out->device = device;
+    out->device = at.device;
     return GPURMA_SUCCESS;
 }
 
