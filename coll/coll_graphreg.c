@@ -180,12 +180,8 @@ static int applies(const coll_call_t *a, int kind, void **graph)
     const struct gpurma_team_s *t = a->team;
     if (!gpurma_config()->coll_graph_register || t->ctx->device < 0 ||
         kind == GPURMA_DCOLL__K_ALLTOALLV || t->size > GPURMA_DCOLL_DIRECT_MAX ||
-        a->bytes < (size_t)gpurma_config()->coll_direct_min)
+        a->bytes < (size_t)gpurma_config()->coll_direct_min || gpurma_team_spans_nodes(t))
         return 0;
-    const int *node_of = t->ctx->bs->node_of;
-    for (int i = 1; i < t->size; i++)
-        if (node_of[t->world_ranks[i]] != node_of[t->world_ranks[0]])
-            return 0;
     return gpurma_gpu_capture_graph(a->stream, graph);
 }
 
@@ -194,11 +190,10 @@ static void describe(int device, const void *p, size_t need, gr_wire_t *w, int k
 {
     if (!need || !p || gpurma_gpu_alloc_export(device, p, &w->alloc[k]))
         return;
-    const uint64_t off = (uint64_t)((uintptr_t)p - (uintptr_t)w->alloc[k].va);
-    if (off <= w->alloc[k].len && need <= w->alloc[k].len - off) {
-        w->off[k] = off;
-        w->ok[k] = 1;
-    }
+    w->off[k] = (uint64_t)((uintptr_t)p - (uintptr_t)w->alloc[k].va);
+    w->ok[k] = 1;
+    if (!gr_side_fits(w, k, need)) /* the test every member repeats on it */
+        w->ok[k] = 0;
 }
 
 /* Maps side k of every peer (all said ok) into x, pinned by pin. */

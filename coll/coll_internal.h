@@ -82,6 +82,13 @@ typedef struct gpurma_coll_direct_reg gpurma_coll_direct_reg_t;
 int gpurma_coll_direct_register(struct gpurma_team_s *team, void *buf, size_t bytes,
                                 uint64_t seq, gpurma_coll_direct_reg_t **out);
 void gpurma_coll_direct_release(gpurma_coll_direct_reg_t *r);
+/* Folds v into the hash h (identities and fingerprints of calls). */
+static inline uint64_t gpurma_coll_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
 /* Zero-copy runs (allreduce, allgather, reduce-scatter, alltoall,
  * broadcast, reduce on a stream). _sides: the call's device kind (0: none)
  * and the bytes of send peers read and of recv peers write (0: only this
@@ -94,13 +101,6 @@ void gpurma_coll_direct_release(gpurma_coll_direct_reg_t *r);
  * them (NULL where the side needs none): 1 when it was tried (*rc its
  * status), 0 when the call takes the scratch path (the same on every
  * member: what it checks, they all see alike). */
-/* Folds v into the hash h (identities and fingerprints of calls). */
-static inline uint64_t gpurma_coll_mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
-}
-
 typedef struct gpurma_coll_side {
     const void *at[GPURMA_DCOLL_DIRECT_MAX]; /* every member's buffer, as this process reaches it */
     uint64_t    id; /* the same on every member: the buffers' identity (nonzero) */

@@ -182,6 +182,11 @@ struct gpurma_win_s {
     void                     (*on_destroy)(struct gpurma_win_s *w);
 };
 
+/* Whether team's members live on more than one node: the same on every
+ * rank of the team, so that what depends on it (a window's engine setup,
+ * UCX addresses; zero-copy collectives) is entered by all or none. */
+int gpurma_team_spans_nodes(const struct gpurma_team_s *team);
+
 /* Window creation with an explicit exchange (teams use it for their own
  * system window before they can gather). base is NULL for allocation.
  * internal: the library's own window (a team's system window, a stream

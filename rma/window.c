@@ -129,9 +129,7 @@ static void win_release(struct gpurma_win_s *w)
     free(w->counters);
 }
 
-/* The same on every rank of the team, so that collective engine setup
- * (UCX addresses) is entered by all or none. */
-static int team_spans_nodes(const struct gpurma_team_s *team)
+int gpurma_team_spans_nodes(const struct gpurma_team_s *team)
 {
     const int *node_of = team->ctx->bs->node_of;
     for (int i = 1; i < team->size; i++)
@@ -470,7 +468,7 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
                                       i, wire[i].on_gpu ? "device" : "host",
                                       on_gpu ? "device" : "host");
         }
-        w->spans_nodes = team_spans_nodes(team);
+        w->spans_nodes = gpurma_team_spans_nodes(team);
         if (!rc)
             rc = map_node(w, wire, own_seg);
         if (!rc)

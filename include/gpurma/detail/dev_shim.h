@@ -212,7 +212,6 @@ GPURMA_DEVICE void gpurma_sh_load_packet16(const uint64_t *p, uint32_t v[4])
                  : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]) : "l"(p) : "memory");
 }
 
-
 /* ------------------------------------------------------------------ HIP */
 #elif defined(__HIPCC__)
 
