@@ -229,7 +229,7 @@ static int coll_run(const coll_call_t *a, size_t piece)
     gpurma_coll_algo_t algo = gpurma_coll_select(a->kind, &c, piece);
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
                  kind_names[a->kind], piece, gpurma_coll_algo_name(algo));
-    unsigned parts = gpurma_coll_parts(&c, piece, algo);
+    unsigned parts = gpurma_coll_parts(&c, piece, algo, a->stream != NULL);
     if (algo == GPURMA_COLL_ALGO_CE)
         rc = gpurma_coll_ce_run(a);
     else if (a->stream)

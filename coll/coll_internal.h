@@ -177,10 +177,12 @@ static inline int gpurma_coll_overlaps(const void *a, size_t an, const void *b, 
 /* Blocks (channels) a stream collective spreads over at most. */
 #define GPURMA_COLL_GPU_CHANNELS 8
 
-/* Parts a collective is cut into: for LL16, as few as its slots allow;
+/* Parts a collective is cut into: for LL16, as few as its slots allow
+ * (on a GPU, gpu != 0: at least one per GPURMA_COLL_LL16_PART_BYTES);
  * otherwise one per two data slots of the piece one rank sends one peer;
  * at most the handle's channels. */
-unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece, gpurma_coll_algo_t algo);
+unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece, gpurma_coll_algo_t algo,
+                           int gpu);
 
 /* The handle of team's scratch window in host memory (device 0) or GPU
  * memory (device 1), made collectively on the first call (coll_scratch.c). */

@@ -62,9 +62,23 @@ gpurma_coll_algo_t gpurma_coll_select(gpurma_coll_kind_t kind, const gpurma_dev_
     return best ? best->algo : GPURMA_COLL_ALGO_ONESHOT;
 }
 
-unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece, gpurma_coll_algo_t algo)
+/* LL16's parts: as few as its slots allow, and on a GPU at least one per
+ * GPURMA_COLL_LL16_PART_BYTES of the piece (a part is a block: a piece of
+ * some KiB then spreads over several SMs), at most the channels. */
+static unsigned ll16_parts(const gpurma_dev_coll_t *c, size_t piece, int gpu)
 {
-    unsigned ll16 = rows[algo].fits_ll == 2 ? gpurma_dcoll__ll16_parts(c, piece) : 0;
+    const unsigned need = gpurma_dcoll__ll16_parts(c, piece);
+    const size_t each = (size_t)gpurma_config()->coll_ll16_part_bytes;
+    if (!need || !gpu || !each)
+        return need;
+    const size_t want = gpurma_sh_div_ceil(piece, each);
+    return want <= need ? need : want >= c->nchannels ? c->nchannels : (unsigned)want;
+}
+
+unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece, gpurma_coll_algo_t algo,
+                           int gpu)
+{
+    unsigned ll16 = rows[algo].fits_ll == 2 ? ll16_parts(c, piece, gpu) : 0;
     if (ll16)
         return ll16;
     size_t parts = piece / (2 * (size_t)c->slot);

@@ -89,6 +89,9 @@
     X(coll_slot_bytes, COLL_SLOT_BYTES, INT, "131072",                                    \
       GPURMA_CFG_RANGE(1024, 67108864, "bytes"),                                          \
       "Collectives: bytes per peer and step in a team's scratch window (larger pieces go in several steps)") \
+    X(coll_ll16_part_bytes, COLL_LL16_PART_BYTES, INT, "1024",                            \
+      GPURMA_CFG_RANGE(0, 1048576, "bytes"),                                              \
+      "Small collectives on a stream (LL16): at least one part (a thread block) per this many bytes of the piece a rank sends a peer, up to the team's channels (0: as few parts as the slots allow); the same on every rank") \
     X(coll_direct_min, COLL_DIRECT_MIN, INT, "65536",                                     \
       GPURMA_CFG_RANGE(0, INT64_MAX, "bytes"),                                            \
       "Collectives on registered GPU buffers: smallest call (bytes each rank contributes) that runs zero-copy; the same on every rank") \

@@ -1,9 +1,9 @@
 #!/bin/sh
 # run-device.sh - everything GPU in one call, on a machine with GPUs:
-# configure (CUDA, no UCX), build with make -j16, run every GPU test and
-# the GPU benchmark, keep full logs under $OUT (default ./gpu-logs), and
-# print a short table last. Exit status: 0 when every test passed or
-# skipped, 1 otherwise.
+# configure (CUDA, no UCX), build with make -j (GPURMA_MAKE_JOBS jobs,
+# default one per core), run every GPU test and the GPU benchmark, keep
+# full logs under $OUT (default ./gpu-logs), and print a short table last.
+# Exit status: 0 when every test passed or skipped, 1 otherwise.
 #
 #   tests/gpu/run-device.sh [--quick] [--bench] [--nvshmem] [--focus] [--coll] [--nccl]
 #                           [--collbench] [--scale] [--port] [--part 1|2]
@@ -146,11 +146,12 @@ touch aclocal.m4 2>/dev/null
 touch configure config.h.in Makefile.in build-aux/* 2>/dev/null
 build=$top/build-gpu
 mkdir -p "$build"
-note "configure + make -j16 (log: build.log)"
+jobs=${GPURMA_MAKE_JOBS:-$(nproc 2>/dev/null || echo 16)}
+note "configure + make -j$jobs (log: build.log)"
 (
     cd "$build" &&
         "$top/configure" --with-cuda=/usr/local/cuda --with-ucx=no ${GPURMA_CONFIGURE_ARGS:-} &&
-        make -j16 libgpurma.la
+        make -j"$jobs" libgpurma.la
 ) >"$out/build.log" 2>&1
 build_rc=$?
 if [ $build_rc -ne 0 ]; then
@@ -163,7 +164,7 @@ fi
 if [ $focus = yes ] || [ $collbench = yes ] || [ $nccl = yes ] || [ $scale = yes ] ||
     [ $portonly = yes ]; then
     : # only the programs below (nccl-shim.sh builds its own)
-elif (cd "$build" && make -j16) >>"$out/build.log" 2>&1; then
+elif (cd "$build" && make -j"$jobs") >>"$out/build.log" 2>&1; then
     echo "test build_all PASS" >>"$results"
 else
     echo "test build_all FAIL(other-targets)" >>"$results"
@@ -200,7 +201,7 @@ fi
 
 # ---- the collectives against their floors and NVSHMEM (--collbench), issue 15 item 4
 if [ $collbench = yes ]; then
-    (cd "$build" && make -j16 gpurma-coll-bench) >>"$out/build.log" 2>&1
+    (cd "$build" && make -j"$jobs" gpurma-coll-bench) >>"$out/build.log" 2>&1
     # cbrun NAME NP ENV... -- ARGS: gpurma-coll-bench under mpirun, a verdict row.
     cbrun() {
         name=$1 np=$2
@@ -286,7 +287,7 @@ for p in $gpu_progs; do
     case $p in test_*) targets="$targets tests/gpu/$p.mp" ;; *) targets="$targets tests/gpu/$p" ;; esac
 done
 nvshmem_gpu="tests/nvshmem/gpu_ring.mp tests/nvshmem/gpu_ring_rdc.mp tests/nvshmem/gpu_fast_paths.mp"
-(cd "$build" && make -j16 -k $targets $nvshmem_gpu tests/nvshmem/libgpu_module.so) \
+(cd "$build" && make -j"$jobs" -k $targets $nvshmem_gpu tests/nvshmem/libgpu_module.so) \
     >>"$out/build.log" 2>&1
 mkdir -p "$build/tests/gpu-nvcc"
 for p in $gpu_progs; do
@@ -546,7 +547,7 @@ run2 signal_order_switch 90 "$(prog test_gpu_signal_order)" 1000
 RUN_ENV=
 # The whole host-backend suite through the port engine, on this machine too.
 (cd "$build" && for t in "$top"/tests/mp/test_*.c; do
-    make -j16 "tests/mp/$(basename "$t" .c).mp"; done) >>"$out/build.log" 2>&1
+    make -j"$jobs" "tests/mp/$(basename "$t" .c).mp"; done) >>"$out/build.log" 2>&1
 # Four at a time (each at 2 and 4 ranks): 16 cores, and one after the other
 # they took more than a call's 10 minutes.
 host_port() {
