@@ -63,11 +63,12 @@ int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
 int gpurma_coll_preload_kernels(void);
 /* alltoallv: the four arrays (n entries each, n <= GPURMA_COLL_V_MAX_RANKS)
  * travel by value in the kernel's arguments, so the host arrays may change
- * or go once the call returns, and a captured graph keeps the call's. */
+ * or go once the call returns, and a captured graph keeps the call's.
+ * LL16 runs in a kernel of its own (ll16: every member's window). */
 int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, void *recv,
                          const void *send, const size_t *send_counts, const size_t *send_displs,
                          const size_t *recv_counts, const size_t *recv_displs, size_t max_count,
-                         int dtype, int algo);
+                         int dtype, int algo, const gpurma_dcoll__ll16_bases_t *ll16);
 #endif
 
 /* Largest team alltoallv runs on a stream for: 4 x 256 x 8 bytes = 8 KiB of

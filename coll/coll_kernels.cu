@@ -51,8 +51,7 @@ extern "C" int gpurma_coll_launch(void *stream, const gpurma_dev_coll_t *c, unsi
     if (kind < 0 || kind >= GPURMA_COLL_ALLTOALLV)
         return gpurma_set_error(GPURMA_ERR_INTERNAL, "collective kernel: kind %d", kind);
     const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
-    if (algo == GPURMA_COLL_ALGO_LL16 && ll16 && !c->win.nports &&
-        parts >= gpurma_dcoll__ll16_parts(c, count * es) && parts <= c->nchannels) {
+    if (gpurma_coll_ll16_runs(c, parts, algo, count * es, ll16)) {
         int rc = gpurma_coll_launch_ll16(stream, c, parts, kind, recv, send, count, dtype, op,
                                          root, ll16);
         if (rc != GPURMA_ERR_UNSUPPORTED)

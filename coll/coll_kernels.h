@@ -117,6 +117,30 @@ GPURMA_COLL_KERNEL_DECLARE(broadcast)
 GPURMA_COLL_KERNEL_DECLARE(reduce)
 GPURMA_COLL_KERNEL_DECLARE(alltoall)
 
+/* Whether a call the host gave to LL16 (algo) in `parts` parts runs in
+ * an LL16 kernel: every member mapped here (ll16), no proxied peer, and
+ * parts that hold the largest piece (bytes) within the channels. */
+static inline int gpurma_coll_ll16_runs(const gpurma_dev_coll_t *c, unsigned parts, int algo,
+                                        size_t bytes, const gpurma_dcoll__ll16_bases_t *ll16)
+{
+    const unsigned need = gpurma_dcoll__ll16_parts(c, bytes);
+    return algo == GPURMA_COLL_ALGO_LL16 && ll16 && !c->win.nports && need && parts >= need &&
+           parts <= c->nchannels;
+}
+
+/* Threads of an LL16 kernel's block: one per 8-byte unit of a part of
+ * the largest piece (count elements of es bytes in parts), in whole
+ * warps, 64 to GPURMA_COLL_LL16_THREADS: small pieces synchronize fewer
+ * threads. */
+#define GPURMA_COLL_LL16_THREADS 256
+static inline unsigned gpurma_coll_ll16_threads(size_t count, unsigned parts, size_t es)
+{
+    const size_t units = (gpurma_sh_div_ceil(count, parts) * es + 7) / 8;
+    return units >= GPURMA_COLL_LL16_THREADS ? GPURMA_COLL_LL16_THREADS
+           : units < 64                      ? 64
+                                             : (unsigned)(units + 31) / 32 * 32;
+}
+
 /* coll_kernels_ll16.cu: launches the LL16 kernel of collective `kind` (a
  * GPURMA_COLL_* kind); GPURMA_ERR_UNSUPPORTED, launching nothing, for a
  * kind LL16 has no kernel for. */

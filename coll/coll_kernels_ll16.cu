@@ -17,8 +17,6 @@
 
 #include "coll_kernels.h"
 
-#define GPURMA_COLL_LL16_THREADS 256
-
 template <int KIND>
 __global__ void __launch_bounds__(GPURMA_COLL_LL16_THREADS)
 gpurma_k_coll_ll16(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll16_bases_t b,
@@ -59,13 +57,8 @@ extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c,
         return gpurma_gpu_launch_smem("collective kernel launch", gpurma_k_coll_ll16<DK>,      \
                                       parts, threads, stage, stream, h, *ll16, recv, send,     \
                                       count, dtype, op, root)
-    /* A thread per unit of a part, in whole warps: small pieces
-     * synchronize fewer threads. */
-    const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
-    const size_t units = (gpurma_sh_div_ceil(count, parts) * es + 7) / 8;
-    const unsigned threads = units >= GPURMA_COLL_LL16_THREADS
-                                 ? GPURMA_COLL_LL16_THREADS
-                                 : (unsigned)(units < 64 ? 64 : (units + 31) / 32 * 32);
+    const unsigned threads =
+        gpurma_coll_ll16_threads(count, parts, gpurma_dev_dtype_size((gpurma_dtype_t)dtype));
     const size_t stage = (size_t)c->size * threads * sizeof(uint64_t);
     gpurma_dev_coll_t h = parts == 1 ? gpurma_dev_coll_part(*c, 0, 1) : *c;
     switch (kind) {

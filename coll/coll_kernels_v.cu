@@ -33,28 +33,78 @@ gpurma_k_coll_v(gpurma_dev_coll_t c, void *recv, const void *send, coll_v_table<
         gpurma_k_coll_fail(c.rank, " (alltoallv)", GPURMA_COLL_ALLTOALLV, rc);
 }
 
+/* LL16 (coll_ll16_v.h), for teams of at most GPURMA_DCOLL_LL16_MAX_RANKS:
+ * every member's window by value, as LL16's other kernel takes it. */
+__global__ void __launch_bounds__(GPURMA_COLL_LL16_THREADS)
+gpurma_k_coll_ll16_v(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll16_bases_t b,
+                     void *recv, const void *send,
+                     coll_v_table<GPURMA_DCOLL_LL16_MAX_RANKS> t, int n, size_t max_count,
+                     int dtype)
+{
+    __shared__ size_t v[4 * GPURMA_DCOLL_LL16_MAX_RANKS];
+    for (int i = threadIdx.x; i < 4 * n; i += blockDim.x)
+        v[i] = t.v[i];
+    __syncthreads();
+    if (gridDim.x > 1)
+        c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
+    const gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
+    const gpurma_dcoll__layout_t l = {0, 1, v, v + n, v + 2 * n, v + 3 * n};
+    gpurma_status_t rc = gpurma_dcoll__run_ll16_v_bases(&c, &b, &g, recv, send, &l, max_count,
+                                                        (gpurma_dtype_t)dtype);
+    if (rc == GPURMA_DCOLL__DECLINED)
+        rc = GPURMA_ERR_INTERNAL; /* the host saw it fit */
+    if (rc != GPURMA_SUCCESS)
+        gpurma_k_coll_fail(c.rank, " (ll16)", GPURMA_COLL_ALLTOALLV, rc);
+}
+
+template <int CAP>
+static void fill_table(coll_v_table<CAP> *t, const size_t *const arrays[4], int n)
+{
+    for (int k = 0; k < 4; k++)
+        for (int r = 0; r < n; r++)
+            t->v[k * n + r] = arrays[k][r];
+}
+
 template <int CAP>
 static int launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, void *recv,
                     const void *send, const size_t *const arrays[4], int n, size_t max_count,
                     int dtype, int algo)
 {
     coll_v_table<CAP> t;
-    for (int k = 0; k < 4; k++)
-        for (int r = 0; r < n; r++)
-            t.v[k * n + r] = arrays[k][r];
+    fill_table(&t, arrays, n);
     return gpurma_gpu_launch("alltoallv kernel launch", gpurma_k_coll_v<CAP>, parts,
                              GPURMA_COLL_THREADS, stream, *c, recv, send, t, n, max_count, dtype,
                              algo);
+}
+
+/* The call's fingerprint and a single part's handle worked out here, as
+ * for LL16's other kernel. */
+static int launch_ll16_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, void *recv,
+                         const void *send, const size_t *const arrays[4], int n,
+                         size_t max_count, int dtype, const gpurma_dcoll__ll16_bases_t *ll16)
+{
+    coll_v_table<GPURMA_DCOLL_LL16_MAX_RANKS> t;
+    fill_table(&t, arrays, n);
+    const unsigned threads =
+        gpurma_coll_ll16_threads(max_count, parts, gpurma_dev_dtype_size((gpurma_dtype_t)dtype));
+    gpurma_dev_coll_t h = parts == 1 ? gpurma_dev_coll_part(*c, 0, 1) : *c;
+    gpurma_dcoll__set_call(&h, GPURMA_DCOLL__K_ALLTOALLV, max_count, (gpurma_dtype_t)dtype,
+                           GPURMA_SUM, 0);
+    return gpurma_gpu_launch("alltoallv kernel launch", gpurma_k_coll_ll16_v, parts, threads,
+                             stream, h, *ll16, recv, send, t, n, max_count, dtype);
 }
 
 extern "C" int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts,
                                     void *recv, const void *send, const size_t *send_counts,
                                     const size_t *send_displs, const size_t *recv_counts,
                                     const size_t *recv_displs, size_t max_count, int dtype,
-                                    int algo)
+                                    int algo, const gpurma_dcoll__ll16_bases_t *ll16)
 {
     const size_t *const arrays[4] = {send_counts, send_displs, recv_counts, recv_displs};
     const int n = c->size;
+    const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
+    if (gpurma_coll_ll16_runs(c, parts, algo, max_count * es, ll16))
+        return launch_ll16_v(stream, c, parts, recv, send, arrays, n, max_count, dtype, ll16);
     if (n <= 8)
         return launch_v<8>(stream, c, parts, recv, send, arrays, n, max_count, dtype, algo);
     if (n <= 64)
@@ -68,5 +118,6 @@ extern "C" int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, un
 extern "C" int gpurma_coll_preload_v(void)
 {
     return gpurma_gpu_load("loading the alltoallv kernels", gpurma_k_coll_v<8>,
-                           gpurma_k_coll_v<64>, gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>);
+                           gpurma_k_coll_v<64>, gpurma_k_coll_v<GPURMA_COLL_V_MAX_RANKS>,
+                           gpurma_k_coll_ll16_v);
 }

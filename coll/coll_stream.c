@@ -29,7 +29,7 @@ int gpurma_coll_stream_run(const coll_call_t *a, const gpurma_dev_coll_t *c,
                                     a->team->ctx->rank, GPURMA_COLL_V_MAX_RANKS, a->team->size);
         return gpurma_coll_launch_v(a->stream, c, parts, a->recv, a->send, a->send_counts,
                                     a->send_displs, a->recv_counts, a->recv_displs, a->max_count,
-                                    (int)a->dtype, (int)algo);
+                                    (int)a->dtype, (int)algo, ll16);
     }
     return gpurma_coll_launch(a->stream, c, parts, (int)a->kind, a->recv, a->send, a->count,
                               (int)a->dtype, (int)a->op, a->root, (int)algo, ll16);

@@ -49,6 +49,7 @@
 #include "gpurma/detail/coll_twoshot.h"
 #include "gpurma/detail/coll_ring.h"
 #include "gpurma/detail/coll_ll16.h"
+#include "gpurma/detail/coll_ll16_v.h"
 
 /* ------------------------------------------------------------ the API */
 
@@ -93,6 +94,19 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
     if (((kinds) & (1u << kind)) && algo == GPURMA_COLL_ALGO_##ID) {                           \
         gpurma_status_t own_ =                                                                 \
             gpurma_dcoll__run_##name(&c, &g, kind, dst, src, count, dtype, op, root);          \
+        if (own_ != GPURMA_DCOLL__DECLINED)                                                    \
+            return own_;                                                                       \
+    }
+/* alltoallv's: an algorithm of `own` 1 whose kinds hold ALLTOALLV runs
+ * its gpurma_dcoll__run_<name>_v. */
+#define GPURMA_DCOLL__OWN_V(ID, name, kinds, order, proxied, min_ranks, min_bytes, fits_ll, own) \
+    GPURMA_DCOLL__OWN_V_##own(ID, name, kinds)
+#define GPURMA_DCOLL__OWN_V_0(ID, name, kinds)
+#define GPURMA_DCOLL__OWN_V_2(ID, name, kinds)
+#define GPURMA_DCOLL__OWN_V_1(ID, name, kinds)                                                 \
+    if (((kinds) & (1u << GPURMA_DCOLL__K_ALLTOALLV)) && algo == GPURMA_COLL_ALGO_##ID) {      \
+        gpurma_status_t own_ =                                                                 \
+            gpurma_dcoll__run_##name##_v(&c, &g, dst, src, &l, max_count, dtype);              \
         if (own_ != GPURMA_DCOLL__DECLINED)                                                    \
             return own_;                                                                       \
     }
@@ -167,6 +181,7 @@ GPURMA_DEVICE int gpurma_dcoll__fits_ll(const gpurma_dev_coll_t *c, size_t count
         gpurma_dcoll__grp_t g = GRP;                                                           \
         gpurma_dcoll__layout_t l = {0, 1, send_counts, send_displs, recv_counts, recv_displs}; \
         gpurma_dcoll__set_call(&c, GPURMA_DCOLL__K_ALLTOALLV, max_count, dtype, GPURMA_SUM, 0); \
+        GPURMA_COLL_ALGOS(GPURMA_DCOLL__OWN_V)                                                 \
         return gpurma_dcoll__exchange(&c, &g, dst, src, &l, max_count, dtype,                  \
                                       GPURMA_DCOLL__LL(algo, &c, max_count, dtype));           \
     }                                                                                          \

@@ -25,7 +25,8 @@
  *              alltoall, broadcast and reduce in kinds run the algorithm's
  *              gpurma_dcoll__run_<name>
  *              (its header), which may decline a call
- *              (GPURMA_DCOLL__DECLINED: the shared code runs it); 2:
+ *              (GPURMA_DCOLL__DECLINED: the shared code runs it), and
+ *              alltoallv, when in kinds, its gpurma_dcoll__run_<name>_v; 2:
  *              allreduce runs its gpurma_dcoll__allreduce_<name>; 0: the
  *              shared code (oneshot, LL when the share fits)
  */
@@ -56,7 +57,7 @@
      * member hears a header from every other, with data or not; one node                     \
      * (coll_ll16.h). */                                                                       \
     X(LL16,       ll16,       K(ALLREDUCE) | K(ALLGATHER) | K(REDUCE_SCATTER) | K(ALLTOALL) | \
-                              K(BROADCAST) | K(REDUCE),                                        \
+                              K(BROADCAST) | K(REDUCE) | K(ALLTOALLV),                         \
                               1, -1, 1, 0,   2, 1)
 /* clang-format on */
 

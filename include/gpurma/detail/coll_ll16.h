@@ -168,6 +168,27 @@ GPURMA_DEVICE int gpurma_dcoll__ll16_after(int me, int k, int n)
     return me + k < n ? me + k : me + k - n;
 }
 
+/* On CPU threads, after this member's packets: a signal to every peer,
+ * then a wait for every peer's, so that a member that died is reported
+ * before any packet is polled. Nothing on a GPU. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_host_meet(const gpurma_dev_coll_t *c,
+                                                           const gpurma_dcoll__grp_t *g, uint64_t e)
+{
+    gpurma_status_t rc = GPURMA_SUCCESS;
+#if !GPURMA_DEV_GPU
+    const int n = c->size, me = c->rank;
+    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++)
+        rc = gpurma_dev_signal(c->win, (me + k) % n, gpurma_dcoll__ll16_sig(c, me),
+                               GPURMA_SIGNAL_SET, e);
+    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++)
+        rc = gpurma_dcoll__wait(c, gpurma_dcoll__ll16_sig(c, (me + n - k) % n), e);
+    rc = gpurma_dcoll__agree(g, rc);
+#else
+    (void)c, (void)g, (void)e;
+#endif
+    return rc;
+}
+
 /* Unit i of every source into the stage (source s at stage[s * stride]):
  * this member's from mine, the peers' from their packets, loaded four
  * peers at a time (in flight together, few registers). */
@@ -305,15 +326,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                 }
         }
     }
-#if !GPURMA_DEV_GPU
-    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++)
-        rc = gpurma_dev_signal(c->win, (me + k) % n, gpurma_dcoll__ll16_sig(c, me),
-                               GPURMA_SIGNAL_SET, e);
-    /* A member that died is reported here, before any packet is polled. */
-    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++)
-        rc = gpurma_dcoll__wait(c, gpurma_dcoll__ll16_sig(c, (me + n - k) % n), e);
-    rc = gpurma_dcoll__agree(g, rc);
-#endif
+    rc = gpurma_dcoll__ll16_host_meet(c, g, e);
 
     /* Receive. In the first round, thread t < n - 1 also checks the header
      * of the member t + 1 places after this one, and nothing is written
@@ -358,6 +371,62 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     return gpurma_dcoll__agree(g, rc);
 }
 
+/* Takes this channel's LL16 region for a call whose largest piece is
+ * count elements of es bytes: *e its epoch, *word the state word to give
+ * back (gpurma_dcoll__ll16_give). Declines (GPURMA_DCOLL__DECLINED) what
+ * the algorithm cannot run, decided alike on every member: a proxied peer
+ * or one not mapped, too many members, a part beyond the slot. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_take(const gpurma_dev_coll_t *c,
+                                                      const gpurma_dcoll__ll16_bases_t *b,
+                                                      const gpurma_dcoll__grp_t *g, size_t count,
+                                                      size_t es, uint64_t **word, uint64_t *e)
+{
+    /* the header carries the count in 32 bits (a slot holds far fewer
+     * elements; the test is for a handle with a forged ll_slot) */
+    int mapped = c->win.nports == 0 && c->size <= GPURMA_DCOLL_LL16_MAX_RANKS &&
+                 count <= 0xffffffffu &&
+                 gpurma_sh_div_ceil(count, c->nparts) * es <= gpurma_dcoll__ll16_cap(c);
+    for (int p = 0; p < c->size && p < GPURMA_DCOLL_LL16_MAX_RANKS; p++)
+        mapped &= b->at[p] != NULL;
+    if (!mapped)
+        return GPURMA_DCOLL__DECLINED;
+    gpurma_dcoll__state_t *st = (gpurma_dcoll__state_t *)(b->at[c->rank] + c->state_off);
+    /* Thread 0 takes the region (its in-use bit, at device scope: only this
+     * GPU's kernels take it, the L2 answers) and learns the epoch in the
+     * same round trip; the others read the epoch beside it. A call that
+     * runs beside another here sees the bit and is refused. */
+    *word = &st->reserved[GPURMA_DCOLL__LL16_EPOCH];
+    const uint64_t got = g->tid == 0 ? gpurma_sh_fetch_or_acquire_gpu_u64(*word, 1)
+                                     : *(volatile uint64_t *)*word;
+    *e = gpurma_dcoll__own_epoch(got) + 1;
+    /* refused: not ours to give back */
+    return gpurma_dcoll__agree(g, g->tid == 0 && (got & 1) ? GPURMA_ERR_INVALID_ARG
+                                                           : GPURMA_SUCCESS);
+}
+
+/* Gives the region back at epoch e. A failed call moves on too: its
+ * packets may be out, and the next call must not take their flag for its
+ * own. */
+GPURMA_DEVICE void gpurma_dcoll__ll16_give(const gpurma_dcoll__grp_t *g, uint64_t *word,
+                                           uint64_t e)
+{
+    if (g->tid == 0)
+        *(volatile uint64_t *)word = e << 1;
+    gpurma_dcoll__sync(g);
+}
+
+/* The LL16 bases of a call from a device-API call: every member's window
+ * as mapped here, NULL where it is not mapped by load/store. */
+GPURMA_DEVICE gpurma_dcoll__ll16_bases_t gpurma_dcoll__ll16_bases(const gpurma_dev_coll_t *c)
+{
+    gpurma_dcoll__ll16_bases_t b;
+    for (int p = 0; p < GPURMA_DCOLL_LL16_MAX_RANKS; p++)
+        b.at[p] = p < c->size && c->win.peers[p].path == GPURMA_DEV_PATH_LOADSTORE
+                      ? c->win.peers[p].base
+                      : NULL;
+    return b;
+}
+
 /* The collectives of this algorithm with a stage the caller gives (its
  * own kernel: shared memory, stride = threads); other teams and pieces
  * are declined (the shared oneshot code runs them), decided the same way
@@ -385,35 +454,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
                 (kind != GPURMA_DCOLL__K_BROADCAST || c->rank == root)
             ? gpurma_dcoll__ll16_unit((const char *)send + lo * es, bytes, g->tid)
             : 0;
-    /* the header carries the count in 32 bits (a slot holds far fewer
-     * elements; the test is for a handle with a forged ll_slot) */
-    int mapped = c->win.nports == 0 && c->size <= GPURMA_DCOLL_LL16_MAX_RANKS &&
-                 count <= 0xffffffffu &&
-                 gpurma_sh_div_ceil(count, c->nparts) * es <= gpurma_dcoll__ll16_cap(c);
-    for (int p = 0; p < c->size && p < GPURMA_DCOLL_LL16_MAX_RANKS; p++)
-        mapped &= b->at[p] != NULL;
-    if (!mapped)
-        return GPURMA_DCOLL__DECLINED;
-    gpurma_dcoll__state_t *st = (gpurma_dcoll__state_t *)(b->at[c->rank] + c->state_off);
-    /* Thread 0 takes the region (its in-use bit, at device scope: only this
-     * GPU's kernels take it, the L2 answers) and learns the epoch in the
-     * same round trip; the others read the epoch beside it. A call that
-     * runs beside another here sees the bit and is refused. */
-    uint64_t *word = &st->reserved[GPURMA_DCOLL__LL16_EPOCH];
-    const uint64_t got = g->tid == 0 ? gpurma_sh_fetch_or_acquire_gpu_u64(word, 1)
-                                     : *(volatile uint64_t *)word;
-    const uint64_t e = gpurma_dcoll__own_epoch(got) + 1;
-    rc = gpurma_dcoll__agree(g, g->tid == 0 && (got & 1) ? GPURMA_ERR_INVALID_ARG
-                                                         : GPURMA_SUCCESS);
+    uint64_t *word, e;
+    rc = gpurma_dcoll__ll16_take(c, b, g, count, es, &word, &e);
     if (rc != GPURMA_SUCCESS)
-        return rc; /* not ours to give back */
+        return rc;
     rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, lo, len, dtype, op, root, e,
                                 pre, stage, stride);
-    /* A failed call still moves on: its packets may be out, and the next
-     * call must not take their flag for its own. */
-    if (g->tid == 0)
-        *(volatile uint64_t *)word = e << 1;
-    gpurma_dcoll__sync(g);
+    gpurma_dcoll__ll16_give(g, word, e);
     return rc;
 }
 
@@ -426,11 +473,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
                                                      int root)
 {
     uint64_t stage[GPURMA_DCOLL_LL16_MAX_RANKS];
-    gpurma_dcoll__ll16_bases_t b;
-    for (int p = 0; p < GPURMA_DCOLL_LL16_MAX_RANKS; p++)
-        b.at[p] = p < c->size && c->win.peers[p].path == GPURMA_DEV_PATH_LOADSTORE
-                      ? c->win.peers[p].base
-                      : NULL;
+    const gpurma_dcoll__ll16_bases_t b = gpurma_dcoll__ll16_bases(c);
     return gpurma_dcoll__run_ll16_staged(c, &b, g, kind, recv, send, count, dtype, op, root, stage,
                                          1);
 }
