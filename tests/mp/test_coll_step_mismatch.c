@@ -31,6 +31,12 @@
  *    same with an LL16 allreduce in place of the reduce: LL16 keeps a
  *    counter of its own and moves no epoch, so a barrier word that held
  *    epochs alone would let the peers' next barrier pass for this one.
+ * 4. An LL16 allreduce cut into 2 parts on rank 0 and 1 on the others (a
+ *    setting that differs between ranks: GPURMA_COLL_LL16_PART_BYTES,
+ *    GPURMA_COLL_SLOT_BYTES): part p covers other elements on each side.
+ *    The headers carry the part count in their print, so every rank
+ *    refuses the first part at once (INVALID_ARG), recv untouched; before,
+ *    each waited out the timeout for units the others never sent.
  *
  * Each case on a team of its own: the team is out of step after it.
  */
@@ -181,6 +187,32 @@ static void skipped_barrier_case(int algo, int round)
     t_settle(6.0 * TIMEOUT_MS / 1000.0);
 }
 
+/* Rank 0 runs an LL16 allreduce as 2 parts, the others as 1, one part
+ * after the other on this thread (each part is a channel of its own; a
+ * host team has two). */
+static void parts_case(int round)
+{
+    const size_t count = 1001; /* fits one part: both sides take LL16 */
+    const unsigned parts = t_rank == 0 ? 2 : 1;
+    int32_t *in = t_malloc(count * 4), *out = t_malloc(count * 4);
+    t_fill(in, count * 4, t_seed(47, (uint64_t)t_rank, (uint64_t)round));
+    memset(out, T_POISON, count * 4);
+    gpurma_dev_coll_t c = team_handle();
+    CHECK(gpurma_barrier(t_world));
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    for (unsigned p = 0; p < parts && rc == GPURMA_SUCCESS; p++)
+        rc = gpurma_dev_coll_allreduce_algo(gpurma_dev_coll_part(c, p, parts), out, in, count,
+                                            GPURMA_INT32, GPURMA_SUM, GPURMA_COLL_ALGO_LL16);
+    T_ASSERT(rc == GPURMA_ERR_INVALID_ARG,
+             "an LL16 allreduce in %s beside %s on the other ranks: %d (%s), not refused at "
+             "once", parts == 2 ? "2 parts" : "1 part", parts == 2 ? "1 part" : "2 parts",
+             (int)rc, gpurma_strerror(rc));
+    t_checks++;
+    t_verify_fill(out, T_POISON, count * 4, "recv", t_rank, 0);
+    t_settle(4.0 * TIMEOUT_MS / 1000.0);
+    free(in), free(out);
+}
+
 int main(void)
 {
     t_init("test_coll_step_mismatch", TIMEOUT_MS);
@@ -205,6 +237,7 @@ int main(void)
         host_barrier_case(round++);
         skipped_barrier_case(GPURMA_COLL_ALGO_ONESHOT, round++);
         skipped_barrier_case(GPURMA_COLL_ALGO_LL16, round++);
+        parts_case(round++);
     }
     return t_finish("");
 }

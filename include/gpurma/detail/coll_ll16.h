@@ -70,6 +70,15 @@ GPURMA_HOST_DEVICE unsigned gpurma_dcoll__ll16_parts(const gpurma_dev_coll_t *c,
     return parts <= c->nchannels ? (unsigned)parts : 0;
 }
 
+/* The print LL16's headers carry: the call's, with its part count mixed
+ * in, so that members that cut a call into different parts (a setting
+ * that differs between ranks) refuse it rather than take each other's
+ * shares for their own. */
+GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__ll16_print(const gpurma_dev_coll_t *c)
+{
+    return gpurma_dcoll__print_algo(c->print, (int)(c->nparts << 8) + GPURMA_COLL_ALGO_LL16);
+}
+
 /* The signal a source raises on CPU threads (after the zero-copy range). */
 GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__ll16_sig(const gpurma_dev_coll_t *c, int src)
 {
@@ -111,7 +120,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_read(const gpurma_dev_coll_t *c
         if (head && (iter & 255) == 255) {
             uint32_t h[4];
             gpurma_sh_load_packet16(head, h);
-            if (h[1] == flag && h[3] == flag && (h[0] != c->print || h[2] != (uint32_t)c->count))
+            if (h[1] == flag && h[3] == flag &&
+                (h[0] != gpurma_dcoll__ll16_print(c) || h[2] != (uint32_t)c->count))
                 return GPURMA_ERR_INVALID_ARG;
         }
         gpurma_sh_pause_n(iter);
@@ -290,7 +300,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     const char *in = gives ? (const char *)send + lo * es : 0;
     const char *mine = in + (scatter ? (size_t)me * block : 0);
     char *out = takes ? (char *)recv + lo * es : 0;
-    const uint32_t flag = (uint32_t)e;
+    const uint32_t flag = (uint32_t)e, print = gpurma_dcoll__ll16_print(c);
     gpurma_status_t rc = GPURMA_SUCCESS;
 
     /* Send: packet 0 the header (thread 0), packet 1 + i unit i of the
@@ -298,7 +308,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     if (g->tid == 0)
         for (int k = 1; k < n; k++)
             gpurma_sh_store_packet16(
-                gpurma_dcoll__ll16_slot(c, b, gpurma_dcoll__ll16_after(me, k, n), me, e), c->print,
+                gpurma_dcoll__ll16_slot(c, b, gpurma_dcoll__ll16_after(me, k, n), me, e), print,
                 flag, (uint32_t)count, flag);
     for (size_t i = g->tid; i < gives; i += g->nthreads) {
         const uint64_t all = scatter             ? 0
@@ -356,7 +366,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                 uint64_t d = 0;
                 rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, hv, &d);
                 if (rc == GPURMA_SUCCESS &&
-                    ((uint32_t)d != c->print || (d >> 32) != (uint64_t)count))
+                    ((uint32_t)d != print || (d >> 32) != (uint64_t)count))
                     rc = GPURMA_ERR_INVALID_ARG;
             }
             rc = gpurma_dcoll__agree(g, rc);

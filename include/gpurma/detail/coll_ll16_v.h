@@ -32,14 +32,14 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run_v(const gpurma_dev_coll_t *
                                                        size_t es, uint64_t e)
 {
     const int n = c->size, me = c->rank;
-    const uint32_t flag = (uint32_t)e;
+    const uint32_t flag = (uint32_t)e, print = gpurma_dcoll__ll16_print(c);
     size_t at, bytes;
     /* Send: the headers (thread 0), then every peer's units, from the
      * next member on (members start on different links). */
     if (g->tid == 0)
         for (int k = 1; k < n; k++) {
             const int p = gpurma_dcoll__ll16_after(me, k, n);
-            gpurma_sh_store_packet16(gpurma_dcoll__ll16_slot(c, b, p, me, e), c->print, flag,
+            gpurma_sh_store_packet16(gpurma_dcoll__ll16_slot(c, b, p, me, e), print, flag,
                                      (uint32_t)l->send_counts[p], flag);
         }
     for (int k = 1; k < n; k++) {
@@ -63,7 +63,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run_v(const gpurma_dev_coll_t *
         gpurma_sh_load_packet16(h, hv);
         rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, hv, &d);
         if (rc == GPURMA_SUCCESS &&
-            ((uint32_t)d != c->print || (d >> 32) != (uint64_t)l->recv_counts[src]))
+            ((uint32_t)d != print || (d >> 32) != (uint64_t)l->recv_counts[src]))
             rc = GPURMA_ERR_INVALID_ARG;
     }
     rc = gpurma_dcoll__agree(g, rc);
