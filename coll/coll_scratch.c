@@ -108,6 +108,16 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
         gpurma_gpu_capture_relax(&saved);
     gpurma_exchange_t ex = gpurma_team_exchange(team);
     rc = gpurma_win_build(team, &ex, GPURMA_WIN_ALLOCATED, NULL, bytes, &p, 1, &s->win);
+    /* Every member must lay the window out alike: one that computed other
+     * slots would read and write its peers' windows at other offsets, past
+     * their ends too. Every member sees the same sizes, so all refuse. */
+    for (int q = 0; q < n && rc == GPURMA_SUCCESS; q++)
+        if (s->win->peers[q].size != bytes)
+            rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                  "rank %d: collectives: team rank %d's scratch window has %zu "
+                                  "bytes, this rank's %zu; GPURMA_COLL_SLOT_BYTES must be the "
+                                  "same on every rank",
+                                  ctx->rank, q, s->win->peers[q].size, bytes);
     if (rc == GPURMA_SUCCESS && device) {
         /* Epochs, last writes and LL flags start at zero; device memory is
          * not zeroed by its allocation. */

@@ -31,9 +31,9 @@
  *    same with an LL16 allreduce in place of the reduce: LL16 keeps a
  *    counter of its own and moves no epoch, so a barrier word that held
  *    epochs alone would let the peers' next barrier pass for this one.
- * 4. An LL16 allreduce cut into 2 parts on rank 0 and 1 on the others (a
- *    setting that differs between ranks: GPURMA_COLL_LL16_PART_BYTES,
- *    GPURMA_COLL_SLOT_BYTES): part p covers other elements on each side.
+ * 4. An LL16 allreduce cut into 2 parts on rank 0 and 1 on the others
+ *    (GPURMA_COLL_LL16_PART_BYTES set differently on a GPU): part p covers
+ *    other elements on each side.
  *    The headers carry the part count in their print, so every rank
  *    refuses the first part at once (INVALID_ARG), recv untouched; before,
  *    each waited out the timeout for units the others never sent.

@@ -50,11 +50,12 @@
  * while a call holds the channel's LL16 region: gpurma_dcoll__own_epoch). */
 #define GPURMA_DCOLL__LL16_EPOCH 4
 
-/* Payload bytes a channel's LL16 slot carries: all packets but the header,
- * 8 bytes each (the slot spans gpurma_dcoll__ll_span(ll_slot) bytes). */
+/* Payload bytes a channel's LL16 slot carries: all whole packets but the
+ * header, 8 bytes each (the slot spans gpurma_dcoll__ll_span(ll_slot)
+ * bytes, which need not be a multiple of 16). */
 GPURMA_HOST_DEVICE size_t gpurma_dcoll__ll16_cap(const gpurma_dev_coll_t *c)
 {
-    return (size_t)gpurma_dcoll__ll_span(c->ll_slot) / 2 - 8;
+    return ((size_t)gpurma_dcoll__ll_span(c->ll_slot) / 2 - 8) & ~(size_t)7;
 }
 
 /* The parts (channels, one block each on a GPU) an LL16 collective of

@@ -104,6 +104,16 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_v_bases(const gpurma_dev_co
     gpurma_status_t rc = gpurma_dcoll__check(c, max_count, dtype, GPURMA_SUM, 0);
     if (rc != GPURMA_SUCCESS)
         return rc;
+    /* The slots are cut for blocks of max_count elements, and this member's
+     * own block goes from its send to its recv: a count beyond the one, or
+     * an own block of two lengths, is refused before anything moves (a
+     * device-API caller's arguments; the host library's agreement passes
+     * neither). */
+    for (int p = 0; p < c->size; p++)
+        if (l->send_counts[p] > max_count || l->recv_counts[p] > max_count)
+            return GPURMA_ERR_INVALID_ARG;
+    if (l->send_counts[c->rank] != l->recv_counts[c->rank])
+        return GPURMA_ERR_INVALID_ARG;
     const size_t es = gpurma_dev_dtype_size(dtype);
     uint64_t *word, e;
     rc = gpurma_dcoll__ll16_take(c, b, g, max_count, es, &word, &e);
