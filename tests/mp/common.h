@@ -15,6 +15,7 @@
  *                            exact byte checks of data and of the poison around it; a
  *                            mismatch names rank, size, offset, the first differing
  *                            byte and the expected and actual values
+ *   t_launcher_rank          the rank the launcher set, before init (-1: none)
  *
  * A failing rank exits at once: the launcher then ends the job, and peers
  * blocked in a wait see the death (GPURMA_ERR_PEER_FAILED) instead of hanging.
@@ -43,6 +44,17 @@ static gpurma_team_t t_world;
 static int t_rank = -1, t_size = 0;
 static const char *t_name = "?";
 static double t_start;
+
+/* This process's rank from the launcher's variables (Open MPI's or
+ * PMIx's), for tests that set a variable before init; -1 (the caller
+ * skips) without them. */
+static inline int t_launcher_rank(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r)
+        r = getenv("PMIX_RANK");
+    return r ? atoi(r) : -1;
+}
 static uint64_t t_checks; /* verified bytes and outcomes, for the PASS line */
 
 static inline double t_now(void)

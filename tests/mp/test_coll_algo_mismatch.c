@@ -43,14 +43,12 @@ int main(void)
 {
     /* The rank is known only after init, which reads the variable: the
      * launcher's rank variables decide it (one process alone: skipped). */
-    const char *r = getenv("OMPI_COMM_WORLD_RANK");
-    if (!r)
-        r = getenv("PMIX_RANK");
-    if (!r) {
+    const int r = t_launcher_rank();
+    if (r < 0) {
         printf("SKIP test_coll_algo_mismatch: the launcher sets no rank variable\n");
         return 77;
     }
-    setenv("GPURMA_COLL_ALGO", atoi(r) == 0 ? "oneshot" : "twoshot", 1);
+    setenv("GPURMA_COLL_ALGO", r == 0 ? "oneshot" : "twoshot", 1);
     t_init("test_coll_algo_mismatch", TIMEOUT_MS);
     t_settle_init();
     if (t_size > 1) {
