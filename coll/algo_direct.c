@@ -205,12 +205,14 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
     h = gpurma_coll_mix(h, a->count), h = gpurma_coll_mix(h, (uint64_t)a->dtype);
     h = gpurma_coll_mix(h, (uint64_t)a->op), h = gpurma_coll_mix(h, a->max_count);
     d.fingerprint = h;
-    /* Blocks by the bytes this member moves (above): an allreduce member,
-     * and a reduce's when the members share it out, reduces its share (a
-     * reduce whose members turn out not to share keeps these blocks); the
-     * others move a block per member or one block. */
+    /* Blocks by the bytes this member moves (above): an allreduce member
+     * reduces its n-th, a reduce's member but the root its (n - 1)-th when
+     * they share it out (a reduce whose members turn out not to share
+     * keeps these blocks); the others move a block per member or one
+     * block. */
     const int shared = kind == GPURMA_DCOLL__K_ALLREDUCE || d.recv_id;
-    const size_t moved = shared                              ? a->bytes / (size_t)n
+    const size_t sharers = kind == GPURMA_DCOLL__K_REDUCE && n > 1 ? (size_t)n - 1 : (size_t)n;
+    const size_t moved = shared                              ? a->bytes / sharers
                          : kind == GPURMA_DCOLL__K_ALLTOALLV ? pulled
                                                              : a->bytes;
     const size_t per = (size_t)gpurma_config()->coll_direct_block_bytes;

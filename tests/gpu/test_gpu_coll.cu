@@ -388,8 +388,8 @@ static void registered(int quick)
 
 /* One call of registered_kinds, inplace 2: a reduce whose non-roots pass
  * a recv that is not registered (the root then reads every send; with
- * every recv registered the members each reduce a share into the root's
- * recv). */
+ * every recv registered the members but the root each reduce a share
+ * into the root's recv). */
 static void registered_one(const dbuf &sendb, const dbuf &recvb, int kind, gpurma_dtype_t t,
                            gpurma_redop_t op, size_t count, int inplace)
 {

@@ -283,6 +283,26 @@ GPURMA_DEVICE int gpurma_dcoll__direct_reduce_shared(const gpurma_dev_coll_t *c,
     return 1;
 }
 
+/* With at least one block per lane, the grid splits into `lanes` lanes
+ * of consecutive blocks (lane k holds blocks [k nb / lanes, (k + 1) nb /
+ * lanes): [*k0, *k1) is this block's lane, *lblk its place in it of
+ * *lnb; with fewer blocks every block takes every lane, [0, lanes), as
+ * block blockIdx.x of gridDim.x. Lanes that run side by side load every
+ * link at once where one after the other would load one at a time. */
+GPURMA_DEVICE void gpurma_dcoll__direct_lane(int lanes, int *k0, int *k1, unsigned *lblk,
+                                             unsigned *lnb)
+{
+    const unsigned nb = gridDim.x, blk = blockIdx.x;
+    *k0 = 0, *k1 = lanes, *lblk = blk, *lnb = nb;
+    if (nb >= (unsigned)lanes) {
+        *k0 = (int)gpurma_sh_udiv((uint64_t)(blk + 1) * (uint64_t)lanes - 1, nb);
+        *k1 = *k0 + 1;
+        const unsigned first = (unsigned)gpurma_sh_udiv((uint64_t)*k0 * nb, (uint64_t)lanes);
+        *lblk = blk - first;
+        *lnb = (unsigned)gpurma_sh_udiv((uint64_t)*k1 * nb, (uint64_t)lanes) - first;
+    }
+}
+
 /* A broadcast to more than one other member forwards, in chunks of at
  * least this many bytes (at most GPURMA_DCOLL__BCAST_CHUNKS of them): the
  * root's stores of chunk j run beside the others' forwarding of chunk
@@ -353,13 +373,17 @@ GPURMA_DEVICE void gpurma_dcoll__direct_bcast(const gpurma_dev_coll_t *c,
     gpurma_dcoll__direct_share(bytes, 1, chunk, chunks, &clo, &chi);
     bytes = chi - clo;
     if (r == root) {
-        /* Share k goes to non-root k and, out of place, to the root's own
-         * recv in the same stores: the shares cover the count, and the
-         * local copy runs beside the link's instead of after it. */
+        /* Share k goes to non-root k (lane k: every link at once) and, out
+         * of place, to the root's own recv in the same stores: the shares
+         * cover the count, and the local copy runs beside the link's
+         * instead of after it. */
         const int local = d->send[r] != d->recv[r];
-        for (int k = 0; k < m; k++) {
+        int k0, k1;
+        unsigned lblk, lnb;
+        gpurma_dcoll__direct_lane(m, &k0, &k1, &lblk, &lnb);
+        for (int k = k0; k < k1; k++) {
             gpurma_dcoll__direct_share(bytes, 1, k, m, &lo, &hi);
-            gpurma_dcoll__direct_slice(clo + lo, clo + hi, 1, blockIdx.x, gridDim.x, &a, &b);
+            gpurma_dcoll__direct_slice(clo + lo, clo + hi, 1, lblk, lnb, &a, &b);
             if (a >= b)
                 continue;
             src[0] = (const char *)d->send[r] + a;
@@ -387,26 +411,16 @@ GPURMA_DEVICE void gpurma_dcoll__direct_bcast(const gpurma_dev_coll_t *c,
 }
 
 /* Alltoall: block p of r's send (bytes long) into block r of p's recv,
- * every p. With at least one block per member the grid splits into n
- * lanes, one per destination from the next member on (members start on
- * different links), so that the copy into r's own recv runs beside the
- * stores over the links rather than after them; else every block takes
- * its slice of each destination in turn. */
+ * every p, a lane per destination from the next member on (members start
+ * on different links), so that the copy into r's own recv runs beside the
+ * stores over the links rather than after them. */
 GPURMA_DEVICE void gpurma_dcoll__direct_alltoall(const gpurma_dev_coll_t *c,
                                                  const gpurma_dcoll__direct_t *d, size_t bytes)
 {
     const int n = c->size, r = c->rank;
-    const unsigned nb = gridDim.x, blk = blockIdx.x;
-    int k0 = 0, k1 = n;
-    unsigned lblk = blk, lnb = nb;
-    if (nb >= (unsigned)n) {
-        /* lane k holds blocks [k nb / n, (k + 1) nb / n): at least one */
-        k0 = (int)gpurma_sh_udiv((uint64_t)(blk + 1) * (uint64_t)n - 1, nb);
-        k1 = k0 + 1;
-        const unsigned first = (unsigned)gpurma_sh_udiv((uint64_t)k0 * nb, (uint64_t)n);
-        lblk = blk - first;
-        lnb = (unsigned)gpurma_sh_udiv((uint64_t)k1 * nb, (uint64_t)n) - first;
-    }
+    int k0, k1;
+    unsigned lblk, lnb;
+    gpurma_dcoll__direct_lane(n, &k0, &k1, &lblk, &lnb);
     for (int k = k0; k < k1; k++) {
         const int p = (r + 1 + k) % n;
         size_t a, b;
@@ -429,10 +443,13 @@ GPURMA_DEVICE void gpurma_dcoll__direct_alltoall(const gpurma_dev_coll_t *c,
  *                   (only the send side is registered: blocks differ in
  *                   length, and the puller knows where each lands)
  *   broadcast       gpurma_dcoll__direct_bcast
- *   reduce          share r of every send reduced into share r of the
- *                   root's recv, when every recv is registered alike
- *                   (the root's links then carry the data about twice,
- *                   not n - 1 times); else the root reduces every send
+ *   reduce          when every recv is registered alike, the count is
+ *                   shared among the members but the root: each reduces
+ *                   its share of every send (the root's too) into the
+ *                   root's recv, so that the root's links carry the data
+ *                   once each way (in: the results; out: its send to the
+ *                   readers) and so do the others'; else the root
+ *                   reduces every send
  * The group's threads (tid of nthreads) share this block's slice. */
 GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
                                              const gpurma_dcoll__direct_t *d, int kind,
@@ -446,8 +463,14 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
     }
     const int shared = kind == GPURMA_DCOLL__K_ALLREDUCE ||
                        (kind == GPURMA_DCOLL__K_REDUCE && gpurma_dcoll__direct_reduce_shared(c, d));
-    if (kind == GPURMA_DCOLL__K_REDUCE && !shared && r != root)
-        return;
+    /* who reduces which share: member `who` of `among` */
+    int who = r, among = n;
+    if (kind == GPURMA_DCOLL__K_REDUCE && n > 1) {
+        if (shared == (r == root))
+            return; /* the root when the others share it, they when it does not */
+        who = r < root ? r : r - 1;
+        among = n - 1;
+    }
     if (kind == GPURMA_DCOLL__K_ALLTOALLV) {
         /* from the next member on, so that members start on different links */
         for (int k = 0; k < n; k++) {
@@ -472,7 +495,7 @@ GPURMA_DEVICE void gpurma_dcoll__direct_move(const gpurma_dev_coll_t *c,
     const size_t es = gpurma_dev_dtype_size(dtype);
     size_t lo = 0, hi = count, a, b;
     if (shared)
-        gpurma_dcoll__direct_share(count, es, r, n, &lo, &hi);
+        gpurma_dcoll__direct_share(count, es, who, among, &lo, &hi);
     gpurma_dcoll__direct_slice(lo, hi, es, blockIdx.x, gridDim.x, &a, &b);
     if (a >= b)
         return;
