@@ -141,6 +141,18 @@ static inline unsigned gpurma_coll_ll16_threads(size_t count, unsigned parts, si
                                              : (unsigned)(units + 31) / 32 * 32;
 }
 
+/* An LL16 kernel's handle, with what the host knows worked out here: a
+ * single part's share (its 64-bit arithmetic in one thread delayed every
+ * call) and the call's fingerprint (dk: a GPURMA_DCOLL__K_* kind). */
+static inline gpurma_dev_coll_t gpurma_coll_ll16_handle(const gpurma_dev_coll_t *c, unsigned parts,
+                                                        int dk, size_t count, int dtype, int op,
+                                                        int root)
+{
+    gpurma_dev_coll_t h = parts == 1 ? gpurma_dev_coll_part(*c, 0, 1) : *c;
+    gpurma_dcoll__set_call(&h, dk, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, root);
+    return h;
+}
+
 /* coll_kernels_ll16.cu: launches the LL16 kernel of collective `kind` (a
  * GPURMA_COLL_* kind); GPURMA_ERR_UNSUPPORTED, launching nothing, for a
  * kind LL16 has no kernel for. */

@@ -8,8 +8,7 @@
  * before the first packet), and is launched only for calls the host saw
  * LL16 can take (one node, the parts its slots need), so a declined call
  * here is a broken promise: an error. What the host knows is worked out
- * there: the call's fingerprint, and a single part's handle (a kernel of
- * one block), whose 64-bit arithmetic in one thread delayed every call.
+ * there (gpurma_coll_ll16_handle).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -53,14 +52,13 @@ extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c,
 {
 #define LL16(K, DK)                                                                            \
     case GPURMA_COLL_##K:                                                                      \
-        gpurma_dcoll__set_call(&h, DK, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, root); \
-        return gpurma_gpu_launch_smem("collective kernel launch", gpurma_k_coll_ll16<DK>,      \
-                                      parts, threads, stage, stream, h, *ll16, recv, send,     \
-                                      count, dtype, op, root)
+        return gpurma_gpu_launch_smem(                                                         \
+            "collective kernel launch", gpurma_k_coll_ll16<DK>, parts, threads, stage, stream, \
+            gpurma_coll_ll16_handle(c, parts, DK, count, dtype, op, root), *ll16, recv, send,  \
+            count, dtype, op, root)
     const unsigned threads =
         gpurma_coll_ll16_threads(count, parts, gpurma_dev_dtype_size((gpurma_dtype_t)dtype));
     const size_t stage = (size_t)c->size * threads * sizeof(uint64_t);
-    gpurma_dev_coll_t h = parts == 1 ? gpurma_dev_coll_part(*c, 0, 1) : *c;
     switch (kind) {
         LL16(ALLREDUCE, GPURMA_DCOLL__K_ALLREDUCE);
         LL16(ALLGATHER, GPURMA_DCOLL__K_ALLGATHER);

@@ -77,8 +77,6 @@ static int launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, vo
                              algo);
 }
 
-/* The call's fingerprint and a single part's handle worked out here, as
- * for LL16's other kernel. */
 static int launch_ll16_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts, void *recv,
                          const void *send, const size_t *const arrays[4], int n,
                          size_t max_count, int dtype, const gpurma_dcoll__ll16_bases_t *ll16)
@@ -87,9 +85,8 @@ static int launch_ll16_v(void *stream, const gpurma_dev_coll_t *c, unsigned part
     fill_table(&t, arrays, n);
     const unsigned threads =
         gpurma_coll_ll16_threads(max_count, parts, gpurma_dev_dtype_size((gpurma_dtype_t)dtype));
-    gpurma_dev_coll_t h = parts == 1 ? gpurma_dev_coll_part(*c, 0, 1) : *c;
-    gpurma_dcoll__set_call(&h, GPURMA_DCOLL__K_ALLTOALLV, max_count, (gpurma_dtype_t)dtype,
-                           GPURMA_SUM, 0);
+    const gpurma_dev_coll_t h = gpurma_coll_ll16_handle(c, parts, GPURMA_DCOLL__K_ALLTOALLV,
+                                                        max_count, dtype, GPURMA_SUM, 0);
     return gpurma_gpu_launch("alltoallv kernel launch", gpurma_k_coll_ll16_v, parts, threads,
                              stream, h, *ll16, recv, send, t, n, max_count, dtype);
 }

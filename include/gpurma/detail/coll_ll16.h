@@ -132,6 +132,20 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_read(const gpurma_dev_coll_t *c
     return GPURMA_SUCCESS;
 }
 
+/* The header at h (its first load's words already in hv) of the call
+ * this member runs: the same print and the count it expects from that
+ * source; GPURMA_ERR_INVALID_ARG for a member that passed another call. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_head(const gpurma_dev_coll_t *c, const uint64_t *h,
+                                                      uint32_t flag, uint32_t print,
+                                                      uint64_t count, uint32_t hv[4])
+{
+    uint64_t d = 0;
+    gpurma_status_t rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, hv, &d);
+    if (rc == GPURMA_SUCCESS && ((uint32_t)d != print || (d >> 32) != count))
+        rc = GPURMA_ERR_INVALID_ARG;
+    return rc;
+}
+
 /* 8-byte unit i of bytes at s (zeros past the end). */
 GPURMA_DEVICE uint64_t gpurma_dcoll__ll16_unit(const char *s, size_t bytes, size_t i)
 {
@@ -364,11 +378,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                                                 e);
                     gpurma_sh_load_packet16(h, hv);
                 }
-                uint64_t d = 0;
-                rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, hv, &d);
-                if (rc == GPURMA_SUCCESS &&
-                    ((uint32_t)d != print || (d >> 32) != (uint64_t)count))
-                    rc = GPURMA_ERR_INVALID_ARG;
+                rc = gpurma_dcoll__ll16_head(c, h, flag, print, (uint64_t)count, hv);
             }
             rc = gpurma_dcoll__agree(g, rc);
         }

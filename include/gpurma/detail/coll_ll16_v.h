@@ -59,12 +59,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run_v(const gpurma_dev_coll_t *
         const int src = gpurma_dcoll__ll16_after(me, (int)t + 1, n);
         const uint64_t *h = gpurma_dcoll__ll16_slot(c, b, me, src, e);
         uint32_t hv[4];
-        uint64_t d = 0;
         gpurma_sh_load_packet16(h, hv);
-        rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, hv, &d);
-        if (rc == GPURMA_SUCCESS &&
-            ((uint32_t)d != print || (d >> 32) != (uint64_t)l->recv_counts[src]))
-            rc = GPURMA_ERR_INVALID_ARG;
+        rc = gpurma_dcoll__ll16_head(c, h, flag, print, (uint64_t)l->recv_counts[src], hv);
     }
     rc = gpurma_dcoll__agree(g, rc);
     if (rc != GPURMA_SUCCESS)
