@@ -44,6 +44,7 @@ static gpurma_team_t t_world;
 static int t_rank = -1, t_size = 0;
 static const char *t_name = "?";
 static double t_start;
+static uint64_t t_checks; /* verified bytes and outcomes, for the PASS line */
 
 /* This process's rank from the launcher's variables (Open MPI's or
  * PMIx's), for tests that set a variable before init; -1 (the caller
@@ -55,7 +56,6 @@ static inline int t_launcher_rank(void)
         r = getenv("PMIX_RANK");
     return r ? atoi(r) : -1;
 }
-static uint64_t t_checks; /* verified bytes and outcomes, for the PASS line */
 
 static inline double t_now(void)
 {
