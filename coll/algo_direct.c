@@ -264,8 +264,8 @@ int gpurma_coll_direct_try(const coll_call_t *a, const gpurma_dev_coll_t *c, int
     const size_t es = gpurma_dev_dtype_size(a->dtype);
     if (kind == GPURMA_DCOLL__K_REDUCE && r && !side_aligned(r, n, es))
         r = NULL; /* optional (direct_kind): the root then reads every send */
-    if (a->bytes < (size_t)gpurma_config()->coll_direct_min || n > GPURMA_DCOLL_DIRECT_MAX ||
-        (s && !side_aligned(s, n, es)) || (r && !side_aligned(r, n, es)))
+    if (n > GPURMA_DCOLL_DIRECT_MAX || (s && !side_aligned(s, n, es)) ||
+        (r && !side_aligned(r, n, es)))
         return 0;
     *rc = direct_run(a, kind, c, s, r);
     return 1;

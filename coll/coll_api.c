@@ -181,6 +181,25 @@ static int direct_allowed(void)
     return forced == GPURMA_COLL_ALGO_AUTO || forced == GPURMA_COLL_ALGO_DIRECT;
 }
 
+/* Whether zero-copy is to be tried: allowed, and the call is not one the
+ * selected LL algorithm keeps. It keeps those whose busiest rank moves
+ * fewer than GPURMA_COLL_DIRECT_MIN bytes (piece, the most one rank sends
+ * one peer, to n - 1 peers, or from them: a reduce's root): there one
+ * step of packets, at half the link's payload, costs less than zero-copy's
+ * two meetings of every member. Every member decides alike: the same
+ * arguments and settings. */
+static int direct_wanted(const coll_call_t *a, gpurma_coll_algo_t algo, size_t piece)
+{
+    if (!direct_allowed())
+        return 0;
+    if (algo != GPURMA_COLL_ALGO_LL16 && algo != GPURMA_COLL_ALGO_ONESHOT_LL)
+        return 1;
+    size_t moved;
+    const size_t peers = a->team->size > 1 ? (size_t)a->team->size - 1 : 1;
+    return gpurma_size_mul(piece, peers, &moved) ||
+           moved >= (size_t)gpurma_config()->coll_direct_min;
+}
+
 /* A zero-copy run when the sides of the call that peers touch lie in
  * registered buffers (algo_direct.c), or in a graph capture wherever they
  * are (coll_graphreg.c): 1 when it was tried (*rc its status), 0 when the
@@ -224,9 +243,9 @@ static int coll_run(const coll_call_t *a, size_t piece)
     if (rc)
         return rc;
     msg_mark_t before = mark_message();
-    if (direct_allowed() && try_direct(a, &c, &rc))
-        return rc == GPURMA_SUCCESS ? rc : run_error(a, GPURMA_COLL_ALGO_DIRECT, rc, &before);
     gpurma_coll_algo_t algo = gpurma_coll_select(a->kind, &c, piece);
+    if (direct_wanted(a, algo, piece) && try_direct(a, &c, &rc))
+        return rc == GPURMA_SUCCESS ? rc : run_error(a, GPURMA_COLL_ALGO_DIRECT, rc, &before);
     GPURMA_DEBUG(GPURMA_SUB_RMA, "rank %d: %s of %zu bytes per peer: %s", a->team->ctx->rank,
                  kind_names[a->kind], piece, gpurma_coll_algo_name(algo));
     unsigned parts = gpurma_coll_parts(&c, piece, algo, a->stream != NULL);

@@ -180,7 +180,7 @@ static int applies(const coll_call_t *a, int kind, void **graph)
     const struct gpurma_team_s *t = a->team;
     if (!gpurma_config()->coll_graph_register || t->ctx->device < 0 ||
         kind == GPURMA_DCOLL__K_ALLTOALLV || t->size > GPURMA_DCOLL_DIRECT_MAX ||
-        a->bytes < (size_t)gpurma_config()->coll_direct_min || gpurma_team_spans_nodes(t))
+        gpurma_team_spans_nodes(t))
         return 0;
     return gpurma_gpu_capture_graph(a->stream, graph);
 }

@@ -66,7 +66,7 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     const int n = team->size;
     /* Channels: GPU collectives spread large pieces over that many blocks;
      * the host runs parts one after the other (two, so that CI covers it). */
-    const unsigned nch = device ? GPURMA_COLL_GPU_CHANNELS : 2;
+    const unsigned nch = device ? (unsigned)gpurma_config()->coll_channels : 2;
     /* Slots hold whole 16-byte vectors; large teams get smaller ones, so
      * that the data slots of all channels stay near 32 MiB per rank (at
      * least 1 KiB each). LL slots: a quarter of a slot, at most 8 KiB of

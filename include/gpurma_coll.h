@@ -64,8 +64,9 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
                                             void *stream);
 
 /* Optional: makes buf (bytes long) reachable by the team's peers without a
- * copy in later collectives on a stream (from GPURMA_COLL_DIRECT_MIN bytes
- * a rank; every rank passes the same offsets of its registrations).
+ * copy in later collectives on a stream (calls past what LL packets take:
+ * GPURMA_COLL_DIRECT_MIN; every rank passes the same offsets of its
+ * registrations).
  * Collective over the team. Calls captured into a CUDA graph need none:
  * the members map each other's buffers at capture time, for as long as
  * the graph lives (GPURMA_COLL_GRAPH_REGISTER, README). */

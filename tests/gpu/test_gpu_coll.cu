@@ -21,7 +21,7 @@
  *    the GPU; nothing is updated from the host between replays); before
  *    that, every collective captured on buffers nobody registered, at
  *    other offsets of their allocations on each rank (graph registration:
- *    zero-copy from 64 KiB), twice, on new allocations the second time;
+ *    zero-copy from 256 KiB), twice, on new allocations the second time;
  * 3. a user kernel calling gpurma_dev_coll_barrier_block and
  *    gpurma_dev_coll_allreduce_block;
  * 4. bad input: host memory with a stream, a misaligned GPU buffer;
@@ -416,7 +416,7 @@ static void registered_one(const dbuf &sendb, const dbuf &recvb, int kind, gpurm
 }
 
 /* allgather, reduce-scatter, alltoall, broadcast and reduce on registered
- * buffers: the zero-copy path from 64 KiB per rank (smaller counts, and
+ * buffers: the zero-copy path from 256 KiB per rank (smaller counts, and
  * alltoall and reduce-scatter in place, take the scratch path on the same
  * buffers; a broadcast over more than two ranks forwards, in chunks from
  * 8 MiB). Each call's buffers, guards and poison included, are copied
@@ -473,7 +473,7 @@ struct moved {
 };
 
 /* One collective captured into a graph on buffers nobody registered
- * (graph registration: from 64 KiB per rank the members map each other's
+ * (graph registration: from 256 KiB per rank the members map each other's
  * allocations and run zero-copy). Each rank's buffers sit at another
  * offset of their allocation. Out of place the graph is replayed three
  * times, the recv poisoned before each; in place once (replays > 0: that
@@ -518,7 +518,7 @@ static void graph_one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t coun
 /* Every zero-copy collective in graphs on unregistered buffers, twice:
  * the second round's buffers are new allocations (often at the first
  * round's freed addresses), which the mappings of the first must not
- * stand in for. Counts below 64 KiB per rank take the scratch path. */
+ * stand in for. Counts below 256 KiB per rank take LL16. */
 static void graph_registered(int quick)
 {
     for (int pass = 0; pass < 2; pass++)
@@ -621,7 +621,7 @@ static size_t v_count(int s, int d, uint64_t rd, size_t scale)
 /* Blocks packed with one element of poison between them; replays > 0:
  * captured, the host arrays overwritten, then the graph launched replays
  * times into a re-poisoned recv. registered: send registered on every
- * rank, so that blocks of 64 KiB and more go zero-copy (each rank pulls
+ * rank, so that blocks of 256 KiB and more go zero-copy (each rank pulls
  * its blocks from the peers' send buffers). */
 static void alltoallv_one(gpurma_dtype_t t, size_t scale, int replays, int registered = 0)
 {
@@ -750,8 +750,9 @@ static double now_s(void)
  * well before the timeout, not run the call nor hang. absent: the last
  * rank's buffers are not registered (it runs another algorithm), so the
  * others never see its record and must fail at the timeout (run it with a
- * short GPURMA_TIMEOUT_MS). Sizes from 64 KiB a rank, so that the call
- * goes zero-copy at the default GPURMA_COLL_DIRECT_MIN. */
+ * short GPURMA_TIMEOUT_MS). 1 MiB and a tail a rank, so that the call
+ * goes zero-copy at the default GPURMA_COLL_DIRECT_MIN (past LL16's slots
+ * too). */
 static int direct_refusal_run(int absent)
 {
     skip_without_gpu("test_gpu_coll");
@@ -770,7 +771,7 @@ static int direct_refusal_run(int absent)
         return 77;
     }
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    const size_t count = 65536 / 4 + 37, bytes = count * 4, shift = 256;
+    const size_t count = (1u << 20) / 4 + 37, bytes = count * 4, shift = 256;
     dbuf sendb(bytes + shift), recvb(bytes + shift);
     std::vector<unsigned char> in(bytes + shift);
     for (size_t i = 0; i < in.size(); i++)
@@ -882,17 +883,19 @@ int main(int argc, char **argv)
         EXPECT(!poison_left(b.all().data(), b.n + 2 * GUARD), "count 0: a byte was written");
     }
 
-    /* Odd counts: one LL step, one data step, several (128 KiB slots). */
-    static const size_t counts[] = {1, 37, 4099, 300007};
+    /* Odd counts: one LL step, one data step, several (128 KiB slots);
+     * 130003 four-byte elements fill LL16's 64 channels to within 50
+     * bytes of their slots (parts of 8126 bytes a peer, 8176 fit). */
+    static const size_t counts[] = {1, 37, 4099, 300007, 130003};
     phase("every collective, one call at a time");
     for (int kind = K_ALLREDUCE; kind <= K_BROADCAST; kind++)
         for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++) {
             if (quick && t != GPURMA_INT8 && t != GPURMA_INT32 && t != GPURMA_FLOAT32 &&
                 t != GPURMA_FLOAT64)
                 continue;
-            for (size_t ci = 0; ci < 4; ci++) {
-                /* the multi-step count for two types, the rest for all */
-                if (ci == 3 && t != GPURMA_INT32 && t != GPURMA_FLOAT32)
+            for (size_t ci = 0; ci < 5; ci++) {
+                /* the two largest counts for two types, the rest for all */
+                if (ci >= 3 && t != GPURMA_INT32 && t != GPURMA_FLOAT32)
                     continue;
                 int nops = kind <= K_REDUCE ? CR_NOPS : 1;
                 for (int op = 0; op < nops; op++)
