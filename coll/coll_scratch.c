@@ -6,7 +6,10 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "checked.h"
 #include "coll.h"
@@ -55,6 +58,45 @@ static void scratch_release(void *state)
     free(s);
 }
 
+/* Where a member's kernels run: its node and its GPU. */
+typedef struct {
+    char host[64];
+    char bus[32];
+} gpu_key_t;
+
+static int key_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(gpu_key_t));
+}
+
+/* *most: the members whose kernels share the busiest GPU of the team.
+ * Under MPS their kernels run together and wait on each other, so the GPU
+ * must hold all their blocks at once: each member takes its share of the
+ * channels. Collective; every member counts the same keys, so all agree. */
+static int gpu_sharers(struct gpurma_team_s *team, int *most)
+{
+    const int n = team->size;
+    gpu_key_t mine;
+    memset(&mine, 0, sizeof(mine));
+    (void)gethostname(mine.host, sizeof(mine.host) - 1);
+    if (gpurma_gpu_pci_bus_id(team->ctx->device, mine.bus, sizeof(mine.bus)))
+        snprintf(mine.bus, sizeof(mine.bus), "device %d", team->ctx->device);
+    gpu_key_t *all = calloc((size_t)n, sizeof(*all));
+    if (!all)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "collectives: out of memory");
+    int rc = gpurma_team_allgather(team, &mine, all, sizeof(mine));
+    *most = 1;
+    if (rc == GPURMA_SUCCESS) {
+        qsort(all, (size_t)n, sizeof(*all), key_cmp);
+        for (int i = 1, run = 1; i < n; i++) {
+            run = key_cmp(&all[i], &all[i - 1]) ? 1 : run + 1;
+            *most = run > *most ? run : *most;
+        }
+    }
+    free(all);
+    return rc;
+}
+
 /* Collective over team; arg: the device flag (0 host memory, 1 GPU). */
 static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
 {
@@ -64,9 +106,17 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     if (rc)
         return rc;
     const int n = team->size;
-    /* Channels: GPU collectives spread large pieces over that many blocks;
-     * the host runs parts one after the other (two, so that CI covers it). */
-    const unsigned nch = device ? (unsigned)gpurma_config()->coll_channels : 2;
+    /* Channels: GPU collectives spread large pieces over that many blocks
+     * (GPURMA_COLL_CHANNELS among the members sharing a GPU); the host runs
+     * parts one after the other (two, so that CI covers it). */
+    unsigned nch = 2;
+    if (device) {
+        int sharers = 1;
+        if ((rc = gpu_sharers(team, &sharers)) != GPURMA_SUCCESS)
+            return rc;
+        nch = (unsigned)gpurma_config()->coll_channels / (unsigned)sharers;
+        nch = nch ? nch : 1;
+    }
     /* Slots hold whole 16-byte vectors; large teams get smaller ones, so
      * that the data slots of all channels stay near 32 MiB per rank (at
      * least 1 KiB each). LL slots: a quarter of a slot, at most 8 KiB of

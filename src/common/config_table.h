@@ -89,13 +89,13 @@
     X(coll_slot_bytes, COLL_SLOT_BYTES, INT, "131072",                                    \
       GPURMA_CFG_RANGE(1024, 67108864, "bytes"),                                          \
       "Collectives: bytes per peer and step in a team's scratch window (larger pieces go in several steps)") \
-    X(coll_channels, COLL_CHANNELS, INT, "64",                                            \
+    X(coll_channels, COLL_CHANNELS, INT, "128",                                           \
       GPURMA_CFG_RANGE(1, 128, "channels"),                                               \
-      "Collectives on GPUs: channels of a team's scratch window, the most thread blocks a scratch-path or LL16 collective spreads over (each holds an LL16 slot of up to 8176 bytes a peer, so LL16 takes pieces up to channels x that); the same on every rank") \
+      "Collectives on GPUs: channels of a team's scratch window, shared out among the members that share a GPU; the most thread blocks a scratch-path or LL16 collective spreads over (each holds an LL16 slot of up to 8176 bytes a peer, so LL16 takes pieces up to channels x that); the same on every rank") \
     X(coll_ll16_part_bytes, COLL_LL16_PART_BYTES, INT, "1024",                            \
       GPURMA_CFG_RANGE(0, 1048576, "bytes"),                                              \
       "Small collectives on a stream (LL16): at least one part (a thread block) per this many bytes of the piece a rank sends a peer, up to the team's channels (0: as few parts as the slots allow); the same on every rank") \
-    X(coll_direct_min, COLL_DIRECT_MIN, INT, "524288",                                    \
+    X(coll_direct_min, COLL_DIRECT_MIN, INT, "1048576",                                    \
       GPURMA_CFG_RANGE(0, INT64_MAX, "bytes"),                                            \
       "Collectives on GPU buffers: an LL algorithm keeps a call it can take while its busiest rank moves fewer bytes than this (the piece one rank sends one peer times the peers); larger calls, and those no LL algorithm can take, run zero-copy where the buffers allow; the same on every rank") \
     X(coll_graph_register, COLL_GRAPH_REGISTER, BOOL, "1", GPURMA_CFG_ANY,                \

@@ -884,9 +884,10 @@ int main(int argc, char **argv)
     }
 
     /* Odd counts: one LL step, one data step, several (128 KiB slots);
-     * 130003 four-byte elements fill LL16's 64 channels to within 50
-     * bytes of their slots (parts of 8126 bytes a peer, 8176 fit). */
-    static const size_t counts[] = {1, 37, 4099, 300007, 130003};
+     * 261001 four-byte elements fill LL16's 128 channels (one rank a GPU)
+     * to within 16 bytes of their slots (parts of 8160 bytes a peer, 8176
+     * fit); ranks sharing a GPU share its channels, and take another path. */
+    static const size_t counts[] = {1, 37, 4099, 300007, 261001};
     phase("every collective, one call at a time");
     for (int kind = K_ALLREDUCE; kind <= K_BROADCAST; kind++)
         for (int t = GPURMA_INT8; t <= GPURMA_FLOAT64; t++) {
