@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "checked.h"
 #include "coll.h"
@@ -58,9 +57,10 @@ static void scratch_release(void *state)
     free(s);
 }
 
-/* Where a member's kernels run: its node and its GPU. */
+/* Where a member's kernels run: its node (the bootstrap's number) and its
+ * GPU. */
 typedef struct {
-    char host[64];
+    int  node;
     char bus[32];
 } gpu_key_t;
 
@@ -76,11 +76,12 @@ static int key_cmp(const void *a, const void *b)
 static int gpu_sharers(struct gpurma_team_s *team, int *most)
 {
     const int n = team->size;
+    const struct gpurma_ctx_s *ctx = team->ctx;
     gpu_key_t mine;
     memset(&mine, 0, sizeof(mine));
-    (void)gethostname(mine.host, sizeof(mine.host) - 1);
-    if (gpurma_gpu_pci_bus_id(team->ctx->device, mine.bus, sizeof(mine.bus)))
-        snprintf(mine.bus, sizeof(mine.bus), "device %d", team->ctx->device);
+    mine.node = ctx->bs->node_of[ctx->rank];
+    if (gpurma_gpu_pci_bus_id(ctx->device, mine.bus, sizeof(mine.bus)))
+        snprintf(mine.bus, sizeof(mine.bus), "device %d", ctx->device);
     gpu_key_t *all = calloc((size_t)n, sizeof(*all));
     if (!all)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "collectives: out of memory");

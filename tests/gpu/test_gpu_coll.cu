@@ -21,7 +21,7 @@
  *    the GPU; nothing is updated from the host between replays); before
  *    that, every collective captured on buffers nobody registered, at
  *    other offsets of their allocations on each rank (graph registration:
- *    zero-copy from 256 KiB), twice, on new allocations the second time;
+ *    zero-copy past what LL16 keeps), twice, on new allocations the second time;
  * 3. a user kernel calling gpurma_dev_coll_barrier_block and
  *    gpurma_dev_coll_allreduce_block;
  * 4. bad input: host memory with a stream, a misaligned GPU buffer;
@@ -416,7 +416,7 @@ static void registered_one(const dbuf &sendb, const dbuf &recvb, int kind, gpurm
 }
 
 /* allgather, reduce-scatter, alltoall, broadcast and reduce on registered
- * buffers: the zero-copy path from 256 KiB per rank (smaller counts, and
+ * buffers: the zero-copy path past what LL16 keeps (smaller calls, and
  * alltoall and reduce-scatter in place, take the scratch path on the same
  * buffers; a broadcast over more than two ranks forwards, in chunks from
  * 8 MiB). Each call's buffers, guards and poison included, are copied
@@ -473,7 +473,7 @@ struct moved {
 };
 
 /* One collective captured into a graph on buffers nobody registered
- * (graph registration: from 256 KiB per rank the members map each other's
+ * (graph registration: past what LL16 keeps, the members map each other's
  * allocations and run zero-copy). Each rank's buffers sit at another
  * offset of their allocation. Out of place the graph is replayed three
  * times, the recv poisoned before each; in place once (replays > 0: that
@@ -518,7 +518,7 @@ static void graph_one(int kind, gpurma_dtype_t t, gpurma_redop_t op, size_t coun
 /* Every zero-copy collective in graphs on unregistered buffers, twice:
  * the second round's buffers are new allocations (often at the first
  * round's freed addresses), which the mappings of the first must not
- * stand in for. Counts below 256 KiB per rank take LL16. */
+ * stand in for. Calls LL16 keeps (GPURMA_COLL_DIRECT_MIN) take it. */
 static void graph_registered(int quick)
 {
     for (int pass = 0; pass < 2; pass++)
@@ -621,7 +621,7 @@ static size_t v_count(int s, int d, uint64_t rd, size_t scale)
 /* Blocks packed with one element of poison between them; replays > 0:
  * captured, the host arrays overwritten, then the graph launched replays
  * times into a re-poisoned recv. registered: send registered on every
- * rank, so that blocks of 256 KiB and more go zero-copy (each rank pulls
+ * rank, so that large blocks go zero-copy (each rank pulls
  * its blocks from the peers' send buffers). */
 static void alltoallv_one(gpurma_dtype_t t, size_t scale, int replays, int registered = 0)
 {
