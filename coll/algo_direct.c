@@ -27,9 +27,10 @@
 #include "gpurma_internal.h"
 
 /* The zero-copy kernel's shape (GPURMA_COLL_DIRECT_*, config_table.h).
- * The smallest call: below it the scratch path's LL packets win, since
- * the kernel's two meetings of every member cost more than the copies;
- * every member must take the same side of it, or the call times out.
+ * The smallest call (coll_api.c's direct_wanted): below it the LL
+ * packets win, since the kernel's two meetings of every member cost more
+ * than the copies; every member must take the same side of it, or the
+ * call times out.
  * Blocks: a block's reads of remote memory are bound by their latency
  * (2-4 16-byte loads per source and thread in flight, dev_reduce.h), so a
  * call takes one block per block_bytes it moves, at most max_blocks: few
@@ -217,10 +218,11 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
                                                              : a->bytes;
     const size_t per = (size_t)gpurma_config()->coll_direct_block_bytes;
     size_t most = (size_t)gpurma_config()->coll_direct_blocks;
-    /* Every member's kernel must fit on the GPU beside the others' even
-     * if all share it: a member whose first block never starts holds up
-     * every member until the timeout. */
-    const size_t fit = gpurma_coll_direct_resident(a->team->ctx->device) / (size_t)n;
+    /* Every member's kernel must fit on the GPU beside those of the
+     * members that share it: a member whose first block never starts
+     * holds up every member until the timeout. */
+    const size_t fit = gpurma_coll_direct_resident(a->team->ctx->device) /
+                       (size_t)gpurma_coll_gpu_sharers(a->team);
     if (fit && most > fit)
         most = fit;
     size_t blocks = moved / per;

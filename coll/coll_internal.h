@@ -193,6 +193,9 @@ int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_
  * takes them by value: no table read before its first packet). */
 int gpurma_coll_scratch_ll16(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out,
                              gpurma_dcoll__ll16_bases_t *bases);
+/* The most members of team that share one GPU, as its GPU scratch window
+ * counted them (the team's size before that window exists). */
+int gpurma_coll_gpu_sharers(struct gpurma_team_s *team);
 
 /* The algorithm for one call (coll_select.c): GPURMA_COLL_ALGO when set and
  * applicable, else the first row of the table that fits. bytes: the largest

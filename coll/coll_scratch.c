@@ -21,6 +21,7 @@ typedef struct coll_scratch {
     struct gpurma_win_s        *win;
     gpurma_dev_coll_t           handle;
     gpurma_dcoll__ll16_bases_t  ll16; /* the window as mapped here, for LL16 */
+    int                         sharers; /* GPU windows: gpu_sharers; 1 on the host */
 } coll_scratch_t;
 
 /* Offsets of the regions for a team of n with nch channels (each region
@@ -111,8 +112,8 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
      * (GPURMA_COLL_CHANNELS among the members sharing a GPU); the host runs
      * parts one after the other (two, so that CI covers it). */
     unsigned nch = 2;
+    int sharers = 1;
     if (device) {
-        int sharers = 1;
         if ((rc = gpu_sharers(team, &sharers)) != GPURMA_SUCCESS)
             return rc;
         nch = (unsigned)gpurma_config()->coll_channels / (unsigned)sharers;
@@ -203,6 +204,7 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     s->handle.part = 0;
     s->handle.nparts = 1;
     s->handle.sig_base = 0;
+    s->sharers = sharers;
     for (int q = 0; q < n && q < GPURMA_DCOLL_LL16_MAX_RANKS; q++)
         if (s->win->peers[q].path == GPURMA_DEV_PATH_LOADSTORE)
             s->ll16.at[q] = s->win->peers[q].base;
@@ -213,6 +215,12 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
 int gpurma_coll_scratch(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out)
 {
     return gpurma_coll_scratch_ll16(team, device, out, NULL);
+}
+
+int gpurma_coll_gpu_sharers(struct gpurma_team_s *team)
+{
+    const coll_scratch_t *s = gpurma_team_slot_peek(team, GPURMA_TEAM_SLOT_SCRATCH_GPU);
+    return s ? s->sharers : team->size;
 }
 
 int gpurma_coll_scratch_ll16(struct gpurma_team_s *team, int device, gpurma_dev_coll_t *out,
