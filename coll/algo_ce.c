@@ -78,11 +78,11 @@ static int ce_window_create(struct gpurma_team_s *team, void *arg, void **state)
     if (rc)
         return rc;
     const size_t n = (size_t)team->size;
-    /* As many bytes per step as the other algorithms' channels hold
-     * together (GPURMA_COLL_CHANNELS on a GPU, 2 on the host), within 32
-     * MiB per rank. */
+    /* As many bytes per step as the scratch path's parts hold together
+     * (GPURMA_COLL_SCRATCH_PARTS on a GPU, 2 on the host), within 32 MiB
+     * per rank. */
     size_t slot = (size_t)gpurma_config()->coll_slot_bytes *
-                  (device ? (size_t)gpurma_config()->coll_channels : 2);
+                  (device ? (size_t)GPURMA_COLL_SCRATCH_PARTS : 2);
     size_t fair = ((size_t)32 << 20) / n;
     if (slot > fair)
         slot = fair > 1024 ? fair : 1024;

@@ -180,9 +180,11 @@ static inline int gpurma_coll_overlaps(const void *a, size_t an, const void *b, 
 #define GPURMA_COLL_GPU_CHANNELS 128
 
 /* Parts a collective is cut into: for LL16, as few as its slots allow
- * (on a GPU, gpu != 0: at least one per GPURMA_COLL_LL16_PART_BYTES);
- * otherwise one per two data slots of the piece one rank sends one peer;
- * at most the handle's channels. */
+ * (on a GPU, gpu != 0: at least one per GPURMA_COLL_LL16_PART_BYTES), at
+ * most the handle's channels; otherwise one per two data slots of the
+ * piece one rank sends one peer, at most the channels and
+ * GPURMA_COLL_SCRATCH_PARTS. */
+#define GPURMA_COLL_SCRATCH_PARTS 8u
 unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece, gpurma_coll_algo_t algo,
                            int gpu);
 

@@ -21,7 +21,7 @@ typedef struct coll_scratch {
     struct gpurma_win_s        *win;
     gpurma_dev_coll_t           handle;
     gpurma_dcoll__ll16_bases_t  ll16; /* the window as mapped here, for LL16 */
-    int                         sharers; /* GPU windows: gpu_sharers; 1 on the host */
+    int                         sharers; /* GPU windows: gpu_channels's; 1 on the host */
 } coll_scratch_t;
 
 /* Offsets of the regions for a team of n with nch channels (each region
@@ -58,44 +58,76 @@ static void scratch_release(void *state)
     free(s);
 }
 
-/* Where a member's kernels run: its node (the bootstrap's number) and its
- * GPU. */
+/* What a member brings to the channel count: where its kernels run (its
+ * node, the bootstrap's number, and its GPU) and its GPURMA_COLL_CHANNELS. */
 typedef struct {
     int  node;
     char bus[32];
+    int  channels;
 } gpu_key_t;
 
+/* Orders by place alone (node, then GPU). */
 static int key_cmp(const void *a, const void *b)
 {
-    return memcmp(a, b, sizeof(gpu_key_t));
+    const gpu_key_t *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return memcmp(x->bus, y->bus, sizeof(x->bus));
 }
 
-/* *most: the members whose kernels share the busiest GPU of the team.
- * Under MPS their kernels run together and wait on each other, so the GPU
- * must hold all their blocks at once: each member takes its share of the
- * channels. Collective; every member counts the same keys, so all agree. */
-static int gpu_sharers(struct gpurma_team_s *team, int *most)
+/* The channels of team's GPU window (*nch) and the most members whose
+ * kernels share one GPU (*sharers): GPURMA_COLL_CHANNELS divided by the
+ * sharers (under MPS their kernels run together and wait on each other,
+ * so the GPU must hold all their blocks at once), and at most max(8, 512
+ * / n): LL16, which the channels are for, keeps calls whose busiest rank
+ * moves under GPURMA_COLL_DIRECT_MIN, so a large team needs fewer, and n x
+ * channels stays where every LL slot is whole (8 KiB) and the window near
+ * 70 MiB. A team spanning nodes (no LL16) keeps 8. Collective; every
+ * member counts the same keys, so all agree, and a member whose setting
+ * differs is refused on every one. */
+static int gpu_channels(struct gpurma_team_s *team, unsigned *nch, int *sharers)
 {
-    const int n = team->size;
     const struct gpurma_ctx_s *ctx = team->ctx;
+    const int n = team->size;
     gpu_key_t mine;
     memset(&mine, 0, sizeof(mine));
     mine.node = ctx->bs->node_of[ctx->rank];
-    if (gpurma_gpu_pci_bus_id(ctx->device, mine.bus, sizeof(mine.bus)))
+    mine.channels = (int)gpurma_config()->coll_channels;
+    /* a query, made outside a graph being captured as the window is */
+    int saved = 0;
+    gpurma_gpu_capture_relax(&saved);
+    const int unnamed = gpurma_gpu_pci_bus_id(ctx->device, mine.bus, sizeof(mine.bus));
+    gpurma_gpu_capture_restore(saved);
+    if (unnamed) {
+        memset(mine.bus, 0, sizeof(mine.bus));
         snprintf(mine.bus, sizeof(mine.bus), "device %d", ctx->device);
+    }
     gpu_key_t *all = calloc((size_t)n, sizeof(*all));
     if (!all)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "collectives: out of memory");
     int rc = gpurma_team_allgather(team, &mine, all, sizeof(mine));
-    *most = 1;
+    for (int q = 0; q < n && rc == GPURMA_SUCCESS; q++)
+        if (all[q].channels != mine.channels)
+            rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                  "rank %d: collectives: team rank %d has GPURMA_COLL_CHANNELS=%d, "
+                                  "this rank %d; it must be the same on every rank",
+                                  ctx->rank, q, all[q].channels, mine.channels);
+    int most = 1;
     if (rc == GPURMA_SUCCESS) {
         qsort(all, (size_t)n, sizeof(*all), key_cmp);
         for (int i = 1, run = 1; i < n; i++) {
             run = key_cmp(&all[i], &all[i - 1]) ? 1 : run + 1;
-            *most = run > *most ? run : *most;
+            most = run > most ? run : most;
         }
     }
     free(all);
+    unsigned c = (unsigned)mine.channels / (unsigned)most, cap = 512u / (unsigned)n;
+    if (cap < 8 || gpurma_team_spans_nodes(team))
+        cap = 8;
+    c = c > cap ? cap : c;
+    c = c > GPURMA_COLL_GPU_CHANNELS ? GPURMA_COLL_GPU_CHANNELS : c;
+    *nch = c ? c : 1;
+    *sharers = most;
     return rc;
 }
 
@@ -108,17 +140,13 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     if (rc)
         return rc;
     const int n = team->size;
-    /* Channels: GPU collectives spread large pieces over that many blocks
-     * (GPURMA_COLL_CHANNELS among the members sharing a GPU); the host runs
-     * parts one after the other (two, so that CI covers it). */
+    /* Channels: GPU collectives spread pieces over that many blocks
+     * (gpu_channels); the host runs parts one after the other (two, so
+     * that CI covers it). */
     unsigned nch = 2;
     int sharers = 1;
-    if (device) {
-        if ((rc = gpu_sharers(team, &sharers)) != GPURMA_SUCCESS)
-            return rc;
-        nch = (unsigned)gpurma_config()->coll_channels / (unsigned)sharers;
-        nch = nch ? nch : 1;
-    }
+    if (device && (rc = gpu_channels(team, &nch, &sharers)) != GPURMA_SUCCESS)
+        return rc;
     /* Slots hold whole 16-byte vectors; large teams get smaller ones, so
      * that the data slots of all channels stay near 32 MiB per rank (at
      * least 1 KiB each). LL slots: a quarter of a slot, at most 8 KiB of

@@ -81,6 +81,11 @@ unsigned gpurma_coll_parts(const gpurma_dev_coll_t *c, size_t piece, gpurma_coll
     unsigned ll16 = rows[algo].fits_ll == 2 ? ll16_parts(c, piece, gpu) : 0;
     if (ll16)
         return ll16;
+    /* The other algorithms keep to the blocks they were measured with:
+     * their blocks of 512 threads wait on the peers' (the channels are
+     * there for LL16's). */
+    const size_t most = c->nchannels < GPURMA_COLL_SCRATCH_PARTS ? c->nchannels
+                                                                 : GPURMA_COLL_SCRATCH_PARTS;
     size_t parts = piece / (2 * (size_t)c->slot);
-    return parts < 1 ? 1 : parts > c->nchannels ? c->nchannels : (unsigned)parts;
+    return parts < 1 ? 1 : parts > most ? (unsigned)most : (unsigned)parts;
 }

@@ -887,8 +887,10 @@ int gpurma_gpu_stream_copy_peer(void *stream, void *dst, const void *src, size_t
 
 int gpurma_gpu_pci_bus_id(int device, char *buf, size_t len)
 {
-    if (cudaDeviceGetPCIBusId(buf, (int)len, device) != cudaSuccess)
+    if (cudaDeviceGetPCIBusId(buf, (int)len, device) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not a later launch's error */
         return -1;
+    }
     for (char *c = buf; *c; c++)
         if (*c >= 'A' && *c <= 'Z')
             *c = (char)(*c - 'A' + 'a');

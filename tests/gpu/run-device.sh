@@ -461,6 +461,11 @@ run2 coll 300 "$(prog test_gpu_coll)" 1000
 # The copy-engine variant (no SMs for the data) where it applies.
 RUN_ENV=GPURMA_COLL_ALGO=ce
 run2 coll_ce 300 "$(prog test_gpu_coll)" 100
+# Zero-copy for every call it can take, tails and small counts included
+# (by default LL16 keeps calls up to 1 MiB moved, so at 2 ranks the
+# registered and graph phases' int8 and 2-byte calls would not reach it).
+RUN_ENV=GPURMA_COLL_DIRECT_MIN=0
+run2 coll_direct0 300 "$(prog test_gpu_coll)" 100
 RUN_ENV=
 # A stream wait nobody satisfies: a CUDA error on the stream after the
 # timeout (here 1.5 s), not a hang, and a message that names the wait.

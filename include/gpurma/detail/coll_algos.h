@@ -49,9 +49,9 @@
      * measurement puts it in the table yet. */                                                \
     X(CE,         ce,         K(ALLGATHER) | K(ALLTOALL) | K(ALLTOALLV) | K(BROADCAST),        \
                               0, 0, 1, 0,     0, 0)                                            \
-    /* Stream allreduce on registered buffers, zero-copy (coll_direct.h): taken                \
-     * before the table (coll/coll_api.c) when the buffers are registered;                    \
-     * forced otherwise, oneshot runs. */                                                      \
+    /* Stream collectives on registered buffers, zero-copy (coll_direct.h): tried             \
+     * after the table unless an LL row keeps the call (coll/coll_api.c); forced,             \
+     * every call it can take, oneshot the others. */                                          \
     X(DIRECT,     direct,     0,         0, 0, 1, 0,     0, 0)                                 \
     /* Small pieces in one step of 16-byte LL packets, no acknowledgement: every             \
      * member hears a header from every other, with data or not; one node                     \
