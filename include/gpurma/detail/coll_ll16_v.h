@@ -22,6 +22,12 @@
 #include "gpurma/detail/coll_ll16.h"
 #include "gpurma/detail/coll_oneshot.h"
 
+/* A group of up to GPURMA_DCOLL__V_GROUP members (the k0-th to the k0 +
+ * 3-th after this one) whose units a thread moves together: one load of
+ * each in flight at once, then their stores, so that a thread pays one
+ * memory latency per group and unit instead of one per member. */
+#define GPURMA_DCOLL__V_GROUP 4
+
 /* This member's part of the call at epoch e, the region taken; l gives
  * the blocks (counts and displacements), max_count the team's largest. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run_v(const gpurma_dev_coll_t *c,
@@ -33,23 +39,41 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run_v(const gpurma_dev_coll_t *
 {
     const int n = c->size, me = c->rank;
     const uint32_t flag = (uint32_t)e, print = gpurma_dcoll__ll16_print(c);
-    size_t at, bytes;
+    size_t at;
     /* Send: the headers (thread 0), then every peer's units, from the
-     * next member on (members start on different links). */
+     * next member on (members start on different links), a group of
+     * peers at a time. */
     if (g->tid == 0)
         for (int k = 1; k < n; k++) {
             const int p = gpurma_dcoll__ll16_after(me, k, n);
             gpurma_sh_store_packet16(gpurma_dcoll__ll16_slot(c, b, p, me, e), print, flag,
                                      (uint32_t)l->send_counts[p], flag);
         }
-    for (int k = 1; k < n; k++) {
-        const int p = gpurma_dcoll__ll16_after(me, k, n);
-        gpurma_dcoll__block(c, l, 1, p, es, &at, &bytes);
-        const char *in = (const char *)send + at;
-        uint64_t *to = gpurma_dcoll__ll16_slot(c, b, p, me, e) + 2;
-        for (size_t i = g->tid; 8 * i < bytes; i += g->nthreads) {
-            const uint64_t w = gpurma_dcoll__ll16_unit(in, bytes, i);
-            gpurma_sh_store_packet16(to + 2 * i, (uint32_t)w, flag, (uint32_t)(w >> 32), flag);
+    for (int k0 = 1; k0 < n; k0 += GPURMA_DCOLL__V_GROUP) {
+        const char *in[GPURMA_DCOLL__V_GROUP];
+        uint64_t *to[GPURMA_DCOLL__V_GROUP];
+        size_t len[GPURMA_DCOLL__V_GROUP], most = 0;
+        GPURMA_UNROLL
+        for (int j = 0; j < GPURMA_DCOLL__V_GROUP; j++) {
+            in[j] = 0, to[j] = 0, len[j] = 0;
+            if (k0 + j >= n)
+                continue;
+            const int p = gpurma_dcoll__ll16_after(me, k0 + j, n);
+            gpurma_dcoll__block(c, l, 1, p, es, &at, &len[j]);
+            in[j] = (const char *)send + at;
+            to[j] = gpurma_dcoll__ll16_slot(c, b, p, me, e) + 2;
+            most = len[j] > most ? len[j] : most;
+        }
+        for (size_t i = g->tid; 8 * i < most; i += g->nthreads) {
+            uint64_t w[GPURMA_DCOLL__V_GROUP];
+            GPURMA_UNROLL
+            for (int j = 0; j < GPURMA_DCOLL__V_GROUP; j++)
+                w[j] = 8 * i < len[j] ? gpurma_dcoll__ll16_unit(in[j], len[j], i) : 0;
+            GPURMA_UNROLL
+            for (int j = 0; j < GPURMA_DCOLL__V_GROUP; j++)
+                if (8 * i < len[j])
+                    gpurma_sh_store_packet16(to[j] + 2 * i, (uint32_t)w[j], flag,
+                                             (uint32_t)(w[j] >> 32), flag);
         }
     }
     gpurma_status_t rc = gpurma_dcoll__ll16_host_meet(c, g, e);
@@ -65,22 +89,52 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run_v(const gpurma_dev_coll_t *
     rc = gpurma_dcoll__agree(g, rc);
     if (rc != GPURMA_SUCCESS)
         return rc;
-    /* This member's own block, then every source's from its slot. */
-    size_t from;
-    gpurma_dcoll__block(c, l, 1, me, es, &from, &bytes);
-    gpurma_dcoll__block(c, l, 0, me, es, &at, &bytes);
-    gpurma_sh_copy((char *)recv + at, (const char *)send + from, bytes, g->tid, g->nthreads);
-    for (int k = 1; k < n && rc == GPURMA_SUCCESS; k++) {
-        const int src = gpurma_dcoll__ll16_after(me, k, n);
-        gpurma_dcoll__block(c, l, 0, src, es, &at, &bytes);
-        const uint64_t *slot = gpurma_dcoll__ll16_slot(c, b, me, src, e) + 2;
-        for (size_t i = g->tid; 8 * i < bytes && rc == GPURMA_SUCCESS; i += g->nthreads) {
-            uint32_t v[4];
-            uint64_t d = 0;
-            gpurma_sh_load_packet16(slot + 2 * i, v);
-            rc = gpurma_dcoll__ll16_read(c, slot + 2 * i, NULL, flag, v, &d);
-            if (rc == GPURMA_SUCCESS)
-                gpurma_dcoll__ll16_store_unit((char *)recv + at, bytes, i, d);
+    /* Receive: every source's block, this member's own first (from its
+     * send), the others' from their slots, a group of sources at a time. */
+    for (int k0 = 0; k0 < n && rc == GPURMA_SUCCESS; k0 += GPURMA_DCOLL__V_GROUP) {
+        const uint64_t *from[GPURMA_DCOLL__V_GROUP];
+        const char *own = 0;
+        char *out[GPURMA_DCOLL__V_GROUP];
+        size_t len[GPURMA_DCOLL__V_GROUP], most = 0;
+        GPURMA_UNROLL
+        for (int j = 0; j < GPURMA_DCOLL__V_GROUP; j++) {
+            from[j] = 0, out[j] = 0, len[j] = 0;
+            if (k0 + j >= n)
+                continue;
+            const int src = gpurma_dcoll__ll16_after(me, k0 + j, n);
+            gpurma_dcoll__block(c, l, 0, src, es, &at, &len[j]);
+            out[j] = (char *)recv + at;
+            if (src == me) {
+                size_t own_len;
+                gpurma_dcoll__block(c, l, 1, me, es, &at, &own_len);
+                own = (const char *)send + at;
+            } else {
+                from[j] = gpurma_dcoll__ll16_slot(c, b, me, src, e) + 2;
+            }
+            most = len[j] > most ? len[j] : most;
+        }
+        for (size_t i = g->tid; 8 * i < most && rc == GPURMA_SUCCESS; i += g->nthreads) {
+            uint32_t v[GPURMA_DCOLL__V_GROUP][4];
+            uint64_t d[GPURMA_DCOLL__V_GROUP];
+            GPURMA_UNROLL
+            for (int j = 0; j < GPURMA_DCOLL__V_GROUP; j++) {
+                d[j] = 0;
+                if (8 * i >= len[j])
+                    continue;
+                if (from[j])
+                    gpurma_sh_load_packet16(from[j] + 2 * i, v[j]);
+                else
+                    d[j] = gpurma_dcoll__ll16_unit(own, len[j], i);
+            }
+            GPURMA_UNROLL
+            for (int j = 0; j < GPURMA_DCOLL__V_GROUP; j++) {
+                if (8 * i >= len[j] || rc != GPURMA_SUCCESS)
+                    continue;
+                if (from[j])
+                    rc = gpurma_dcoll__ll16_read(c, from[j] + 2 * i, NULL, flag, v[j], &d[j]);
+                if (rc == GPURMA_SUCCESS)
+                    gpurma_dcoll__ll16_store_unit(out[j], len[j], i, d[j]);
+            }
         }
     }
     return gpurma_dcoll__agree(g, rc);
