@@ -82,7 +82,8 @@ static int key_cmp(const void *a, const void *b)
  * / n): LL16, which the channels are for, keeps calls whose busiest rank
  * moves under GPURMA_COLL_DIRECT_MIN, so a large team needs fewer, and n x
  * channels stays where every LL slot is whole (8 KiB) and the window near
- * 70 MiB. A team spanning nodes (no LL16) keeps 8. Collective; every
+ * 70 MiB. A team spanning nodes (no LL16) keeps 8, and so does a team
+ * of one (its calls are copies). Collective; every
  * member counts the same keys, so all agree, and a member whose setting
  * differs is refused on every one. */
 static int gpu_channels(struct gpurma_team_s *team, unsigned *nch, int *sharers)
@@ -122,7 +123,7 @@ static int gpu_channels(struct gpurma_team_s *team, unsigned *nch, int *sharers)
     }
     free(all);
     unsigned c = (unsigned)mine.channels / (unsigned)most, cap = 512u / (unsigned)n;
-    if (cap < 8 || gpurma_team_spans_nodes(team))
+    if (cap < 8 || n == 1 || gpurma_team_spans_nodes(team))
         cap = 8;
     c = c > cap ? cap : c;
     c = c > GPURMA_COLL_GPU_CHANNELS ? GPURMA_COLL_GPU_CHANNELS : c;
