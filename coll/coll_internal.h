@@ -177,7 +177,7 @@ static inline int gpurma_coll_overlaps(const void *a, size_t an, const void *b, 
 
 /* Channels of a GPU scratch window at most (GPURMA_COLL_CHANNELS: the
  * blocks a stream collective spreads over at most). */
-#define GPURMA_COLL_GPU_CHANNELS 128
+#define GPURMA_COLL_GPU_CHANNELS 256
 
 /* Parts a collective is cut into: for LL16, as few as its slots allow
  * (on a GPU, gpu != 0: at least one per GPURMA_COLL_LL16_PART_BYTES), at

@@ -90,7 +90,7 @@
       GPURMA_CFG_RANGE(1024, 67108864, "bytes"),                                          \
       "Collectives: bytes per peer and step in a team's scratch window (larger pieces go in several steps)") \
     X(coll_channels, COLL_CHANNELS, INT, "128",                                           \
-      GPURMA_CFG_RANGE(1, 128, "channels"),                                               \
+      GPURMA_CFG_RANGE(1, 256, "channels"),                                               \
       "Collectives on GPUs: channels of a team's scratch window, shared out among the members that share a GPU; the most thread blocks a scratch-path or LL16 collective spreads over (each holds an LL16 slot of up to 8176 bytes a peer, so LL16 takes pieces up to channels x that); the same on every rank") \
     X(coll_ll16_part_bytes, COLL_LL16_PART_BYTES, INT, "1024",                            \
       GPURMA_CFG_RANGE(0, 1048576, "bytes"),                                              \

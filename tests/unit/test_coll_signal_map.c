@@ -93,7 +93,7 @@ static void check(int n, int nch)
 int main(void)
 {
     static const int sizes[] = {255, 256, 257};
-    static const int channels[] = {32, 64, 128};
+    static const int channels[] = {32, 64, 128, 256};
     int cases = 0;
     for (int n = 1; n <= 40; n++)
         for (int nch = 1; nch <= 9; nch++, cases++)
