@@ -212,8 +212,8 @@ static int direct_run(const coll_call_t *a, int kind, const gpurma_dev_coll_t *c
      * keeps these blocks); the others move a block per member or one
      * block. */
     const int shared = kind == GPURMA_DCOLL__K_ALLREDUCE || d.recv_id;
-    const size_t sharers = kind == GPURMA_DCOLL__K_REDUCE && n > 1 ? (size_t)n - 1 : (size_t)n;
-    const size_t moved = shared                              ? a->bytes / sharers
+    const size_t among = kind == GPURMA_DCOLL__K_REDUCE && n > 1 ? (size_t)n - 1 : (size_t)n;
+    const size_t moved = shared                              ? a->bytes / among
                          : kind == GPURMA_DCOLL__K_ALLTOALLV ? pulled
                                                              : a->bytes;
     const size_t per = (size_t)gpurma_config()->coll_direct_block_bytes;
