@@ -8,7 +8,9 @@
  * before the first packet), and is launched only for calls the host saw
  * LL16 can take (one node, the parts its slots need), so a declined call
  * here is a broken promise: an error. What the host knows is worked out
- * there (gpurma_coll_ll16_handle).
+ * there (gpurma_coll_ll16_handle), and so is whether LL16 can take the
+ * call (gpurma_dcoll__ll16_fits): the kernel starts on its packets with
+ * neither check.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -27,7 +29,7 @@ gpurma_k_coll_ll16(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll
     gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
     gpurma_status_t rc = gpurma_dcoll__run_ll16_staged(
         &c, &b, &g, KIND, recv, send, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, root,
-        gpurma_k_ll16_stage + threadIdx.x, blockDim.x);
+        gpurma_k_ll16_stage + threadIdx.x, blockDim.x, 1);
     if (rc == GPURMA_DCOLL__DECLINED)
         rc = GPURMA_ERR_INTERNAL;
     if (rc != GPURMA_SUCCESS)
@@ -56,8 +58,14 @@ extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c,
             "collective kernel launch", gpurma_k_coll_ll16<DK>, parts, threads, stage, stream, \
             gpurma_coll_ll16_handle(c, parts, DK, count, dtype, op, root), *ll16, recv, send,  \
             count, dtype, op, root)
-    const unsigned threads =
-        gpurma_coll_ll16_threads(count, parts, gpurma_dev_dtype_size((gpurma_dtype_t)dtype));
+    const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
+    /* the kernel checks none of this (the host's broken promise would be
+     * a store through a null or foreign base there) */
+    const gpurma_dev_coll_t part0 = gpurma_dev_coll_part(*c, 0, parts);
+    if (!parts || part0.nparts != parts || !es ||
+        !gpurma_dcoll__ll16_fits(&part0, ll16, count, es))
+        return GPURMA_ERR_INTERNAL;
+    const unsigned threads = gpurma_coll_ll16_threads(count, parts, es);
     const size_t stage = (size_t)c->size * threads * sizeof(uint64_t);
     switch (kind) {
         LL16(ALLREDUCE, GPURMA_DCOLL__K_ALLREDUCE);

@@ -12,9 +12,16 @@
  * own epoch (a word of the channel's state); the flag is the epoch's low
  * 32 bits. Packet 0 of a slot is the header (the call's print in one half,
  * its count in the other: exact, since a call this algorithm takes has a
- * count below 2^32), the data follows, 8 bytes per packet. A member stores its piece straight
- * into every peer's slot of parity e & 1 and reads the pieces of epoch e
- * in its own slots, reducing or copying them on the fly.
+ * count below 2^32, and the flag in both), the data follows, 8 bytes per
+ * packet, whose second flag is the epoch over the call's key (its print
+ * and count mixed: gpurma_dcoll__ll16_key), so that a data packet of
+ * another call never passes for one of this call. A member stores its
+ * piece straight into every peer's slot of parity e & 1 and reads the
+ * pieces of epoch e in its own slots, reducing or copying them on the
+ * fly. It reads the header only of a source it takes no data from (a
+ * broadcast's members but the root, a reduce's at its other members):
+ * a data packet that passed is the source's word that it runs this call,
+ * and waiting for the header as well cost a round trip more.
  *
  * Why no acknowledgement is needed: a member writes epoch e into a slot
  * that held epoch e - 2. It starts epoch e only after its epoch e - 1
@@ -94,6 +101,16 @@ typedef struct {
     char *at[GPURMA_DCOLL_LL16_MAX_RANKS];
 } gpurma_dcoll__ll16_bases_t;
 
+/* The key of a call (its print and count, mixed): a data packet's second
+ * flag is the epoch's low 32 bits over it. One-to-one in the count for a
+ * given print, so a member that passed another count never matches; two
+ * prints match one in 2^32 times, as the prints themselves. */
+GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__ll16_key(uint32_t print, uint64_t count)
+{
+    uint32_t k = (print ^ (uint32_t)count) * 0x9e3779b1u;
+    return k ^ k >> 15;
+}
+
 /* Slot (parity of e, source src) in member `at`'s copy of the region. */
 GPURMA_DEVICE uint64_t *gpurma_dcoll__ll16_slot(const gpurma_dev_coll_t *c,
                                                 const gpurma_dcoll__ll16_bases_t *b, int at,
@@ -104,18 +121,20 @@ GPURMA_DEVICE uint64_t *gpurma_dcoll__ll16_slot(const gpurma_dev_coll_t *c,
                         ((size_t)(e & 1) * (size_t)c->size + (size_t)src) * span);
 }
 
-/* Waits for the 16-byte packet at p to carry flag in both halves, its
- * first load's words already in v; its two data words in *d. A data
+/* Waits for the 16-byte packet at p to carry flag in its first half and
+ * flag2 in its second (a header: flag in both; data: flag over the call's
+ * key), its first load's words already in v; its two data words in *d.
+ * A data
  * packet's wait also looks at its slot's header (head; NULL for a header)
  * now and then: a member in another call may never send this packet (a
  * broadcast from another root, a shorter count), and its header says so
  * (GPURMA_ERR_INVALID_ARG) long before the timeout would. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_read(const gpurma_dev_coll_t *c, const uint64_t *p,
                                                       const uint64_t *head, uint32_t flag,
-                                                      uint32_t v[4], uint64_t *d)
+                                                      uint32_t flag2, uint32_t v[4], uint64_t *d)
 {
     uint64_t start = 0;
-    for (uint64_t iter = 0; v[1] != flag || v[3] != flag; iter++) {
+    for (uint64_t iter = 0; v[1] != flag || v[3] != flag2; iter++) {
         if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
             return GPURMA_ERR_TIMEOUT;
         if (head && (iter & 255) == 255) {
@@ -140,7 +159,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_head(const gpurma_dev_coll_t *c
                                                       uint64_t count, uint32_t hv[4])
 {
     uint64_t d = 0;
-    gpurma_status_t rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, hv, &d);
+    gpurma_status_t rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, flag, hv, &d);
     if (rc == GPURMA_SUCCESS && ((uint32_t)d != print || (d >> 32) != count))
         rc = GPURMA_ERR_INVALID_ARG;
     return rc;
@@ -187,6 +206,15 @@ GPURMA_DEVICE int gpurma_dcoll__ll16_feeds(int kind, int me, int to, int root)
                                              : 1;
 }
 
+/* Whether a member that takes `takes` units reads data packets of src
+ * (thread 0 reads unit 0 of every such source in the first round): a
+ * broadcast's members but the root read the root's alone, a reduce's
+ * other members take nothing. */
+GPURMA_DEVICE int gpurma_dcoll__ll16_hears(int kind, int me, int src, int root, size_t takes)
+{
+    return takes && (kind != GPURMA_DCOLL__K_BROADCAST || (src == root && me != root));
+}
+
 /* The member k places after `me` in a team of n. */
 GPURMA_DEVICE int gpurma_dcoll__ll16_after(int me, int k, int n)
 {
@@ -219,8 +247,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_host_meet(const gpurma_dev_coll
  * peers at a time (in flight together, few registers). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t *c,
                                                         const gpurma_dcoll__ll16_bases_t *b,
-                                                        uint64_t e, const char *mine, size_t bytes,
-                                                        size_t i, uint64_t *stage, size_t stride)
+                                                        uint64_t e, uint32_t flag2, const char *mine,
+                                                        size_t bytes, size_t i, uint64_t *stage,
+                                                        size_t stride)
 {
     const int n = c->size, me = c->rank;
     const uint32_t flag = (uint32_t)e;
@@ -242,7 +271,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t 
                 const int src = gpurma_dcoll__ll16_after(me, k0 + j, n);
                 uint64_t d = 0;
                 const uint64_t *slot = gpurma_dcoll__ll16_slot(c, b, me, src, e);
-                rc = gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, flag, v[j], &d);
+                rc = gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, flag, flag2, v[j], &d);
                 stage[(size_t)src * stride] = d;
             }
         }
@@ -254,9 +283,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t 
  * others' from the root's packet. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_bcast_unit(const gpurma_dev_coll_t *c,
                                                             const gpurma_dcoll__ll16_bases_t *b,
-                                                            uint64_t e, const char *mine,
-                                                            size_t bytes, size_t i, int root,
-                                                            uint64_t *d)
+                                                            uint64_t e, uint32_t flag2,
+                                                            const char *mine, size_t bytes,
+                                                            size_t i, int root, uint64_t *d)
 {
     if (c->rank == root) {
         *d = gpurma_dcoll__ll16_unit(mine, bytes, i);
@@ -265,7 +294,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_bcast_unit(const gpurma_dev_col
     const uint64_t *slot = gpurma_dcoll__ll16_slot(c, b, c->rank, root, e);
     uint32_t v[4];
     gpurma_sh_load_packet16(slot + 2 + 2 * i, v);
-    return gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, (uint32_t)e, v, d);
+    return gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, (uint32_t)e, flag2, v, d);
 }
 
 /* Unit i of the result from the stage: the sources reduced in rank order,
@@ -316,6 +345,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     const char *mine = in + (scatter ? (size_t)me * block : 0);
     char *out = takes ? (char *)recv + lo * es : 0;
     const uint32_t flag = (uint32_t)e, print = gpurma_dcoll__ll16_print(c);
+    const uint32_t flag2 = flag ^ gpurma_dcoll__ll16_key(print, count);
     gpurma_status_t rc = GPURMA_SUCCESS;
 
     /* Send: packet 0 the header (thread 0), packet 1 + i unit i of the
@@ -347,35 +377,38 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                     gpurma_sh_store_packet16(
                         gpurma_dcoll__ll16_slot(c, b, gpurma_dcoll__ll16_after(me, k0 + j, n), me, e) +
                             2 + 2 * i,
-                        (uint32_t)w, flag, (uint32_t)(w >> 32), flag);
+                        (uint32_t)w, flag, (uint32_t)(w >> 32), flag2);
                 }
         }
     }
     rc = gpurma_dcoll__ll16_host_meet(c, g, e);
 
     /* Receive. In the first round, thread t < n - 1 also checks the header
-     * of the member t + 1 places after this one, and nothing is written
-     * before all agree: a member that passed another call is refused with
-     * recv untouched, and every unit of send was read (sent) before any is
-     * overwritten in place. */
+     * of the member t + 1 places after this one if this member takes no
+     * data from it, and nothing is written before all agree: a member that
+     * passed another call is refused with recv untouched, and every unit
+     * of send was read (sent) before any is overwritten in place. */
     for (size_t i = g->tid, round = 0;; i += g->nthreads, round++) {
         /* the first header this thread checks is loaded with its first
          * unit's packets */
-        const int head = round == 0 && g->tid < (unsigned)n - 1;
-        const uint64_t *h =
-            gpurma_dcoll__ll16_slot(c, b, me, gpurma_dcoll__ll16_after(me, (int)g->tid % n + 1, n), e);
+        int src = gpurma_dcoll__ll16_after(me, (int)g->tid % n + 1, n);
+        const int head = round == 0 && g->tid < (unsigned)n - 1 &&
+                         !gpurma_dcoll__ll16_hears(kind, me, src, root, takes);
+        const uint64_t *h = gpurma_dcoll__ll16_slot(c, b, me, src, e);
         uint32_t hv[4] = {0, 0, 0, 0};
         if (head)
             gpurma_sh_load_packet16(h, hv);
         if (rc == GPURMA_SUCCESS && i < takes)
-            rc = bcast ? gpurma_dcoll__ll16_bcast_unit(c, b, e, mine, bytes, i, root, stage)
-                       : gpurma_dcoll__ll16_gather(c, b, e, mine, bytes, i, stage, stride);
+            rc = bcast ? gpurma_dcoll__ll16_bcast_unit(c, b, e, flag2, mine, bytes, i, root, stage)
+                       : gpurma_dcoll__ll16_gather(c, b, e, flag2, mine, bytes, i, stage, stride);
         if (round == 0) {
             for (unsigned t = g->tid; t < (unsigned)n - 1 && rc == GPURMA_SUCCESS;
                  t += g->nthreads) {
+                src = gpurma_dcoll__ll16_after(me, (int)t + 1, n);
+                if (gpurma_dcoll__ll16_hears(kind, me, src, root, takes))
+                    continue;
                 if (t != g->tid) {
-                    h = gpurma_dcoll__ll16_slot(c, b, me, gpurma_dcoll__ll16_after(me, (int)t + 1, n),
-                                                e);
+                    h = gpurma_dcoll__ll16_slot(c, b, me, src, e);
                     gpurma_sh_load_packet16(h, hv);
                 }
                 rc = gpurma_dcoll__ll16_head(c, h, flag, print, (uint64_t)count, hv);
@@ -392,24 +425,34 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     return gpurma_dcoll__agree(g, rc);
 }
 
-/* Takes this channel's LL16 region for a call whose largest piece is
- * count elements of es bytes: *e its epoch, *word the state word to give
- * back (gpurma_dcoll__ll16_give). Declines (GPURMA_DCOLL__DECLINED) what
- * the algorithm cannot run, decided alike on every member: a proxied peer
- * or one not mapped, too many members, a part beyond the slot. */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_take(const gpurma_dev_coll_t *c,
-                                                      const gpurma_dcoll__ll16_bases_t *b,
-                                                      const gpurma_dcoll__grp_t *g, size_t count,
-                                                      size_t es, uint64_t **word, uint64_t *e)
+/* Whether LL16 can run a call whose largest piece is count elements of es
+ * bytes, decided alike on every member: no proxied peer and none
+ * unmapped, not too many members, no part beyond the slot. */
+GPURMA_HOST_DEVICE int gpurma_dcoll__ll16_fits(const gpurma_dev_coll_t *c,
+                                               const gpurma_dcoll__ll16_bases_t *b, size_t count,
+                                               size_t es)
 {
     /* the header carries the count in 32 bits (a slot holds far fewer
      * elements; the test is for a handle with a forged ll_slot) */
     int mapped = c->win.nports == 0 && c->size <= GPURMA_DCOLL_LL16_MAX_RANKS &&
-                 count <= 0xffffffffu &&
+                 c->nparts > 0 && count <= 0xffffffffu &&
                  gpurma_sh_div_ceil(count, c->nparts) * es <= gpurma_dcoll__ll16_cap(c);
     for (int p = 0; p < c->size && p < GPURMA_DCOLL_LL16_MAX_RANKS; p++)
         mapped &= b->at[p] != NULL;
-    if (!mapped)
+    return mapped;
+}
+
+/* Takes this channel's LL16 region: *e its epoch, *word the state word
+ * to give back (gpurma_dcoll__ll16_give). Declines
+ * (GPURMA_DCOLL__DECLINED) what the algorithm cannot run
+ * (gpurma_dcoll__ll16_fits) unless the host checked that (checked). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_take(const gpurma_dev_coll_t *c,
+                                                      const gpurma_dcoll__ll16_bases_t *b,
+                                                      const gpurma_dcoll__grp_t *g, size_t count,
+                                                      size_t es, int checked, uint64_t **word,
+                                                      uint64_t *e)
+{
+    if (!checked && !gpurma_dcoll__ll16_fits(c, b, count, es))
         return GPURMA_DCOLL__DECLINED;
     gpurma_dcoll__state_t *st = (gpurma_dcoll__state_t *)(b->at[c->rank] + c->state_off);
     /* Thread 0 takes the region (its in-use bit, at device scope: only this
@@ -452,16 +495,22 @@ GPURMA_DEVICE gpurma_dcoll__ll16_bases_t gpurma_dcoll__ll16_bases(const gpurma_d
  * own kernel: shared memory, stride = threads); other teams and pieces
  * are declined (the shared oneshot code runs them), decided the same way
  * on every member. The region is taken (a second LL16 collective on the
- * team at once is refused) and the epoch read in one memory round trip. */
+ * team at once is refused) and the epoch read in one memory round trip.
+ * checked: the host library made the handle for this call and checked
+ * the call (gpurma_dcoll__check) and the team (gpurma_dcoll__ll16_fits)
+ * before the launch; a kernel of its own then starts on the packets
+ * without them. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_coll_t *c,
                                                             const gpurma_dcoll__ll16_bases_t *b,
                                                             const gpurma_dcoll__grp_t *g, int kind,
                                                             void *recv, const void *send,
                                                             size_t count, gpurma_dtype_t dtype,
                                                             gpurma_redop_t op, int root,
-                                                            uint64_t *stage, size_t stride)
+                                                            uint64_t *stage, size_t stride,
+                                                            int checked)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(c, count, dtype, op, root);
+    gpurma_status_t rc =
+        checked ? GPURMA_SUCCESS : gpurma_dcoll__check(c, count, dtype, op, root);
     if (rc != GPURMA_SUCCESS)
         return rc;
     /* This thread's first unit of send (all but scatters send the same
@@ -476,7 +525,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
             ? gpurma_dcoll__ll16_unit((const char *)send + lo * es, bytes, g->tid)
             : 0;
     uint64_t *word, e;
-    rc = gpurma_dcoll__ll16_take(c, b, g, count, es, &word, &e);
+    rc = gpurma_dcoll__ll16_take(c, b, g, count, es, checked, &word, &e);
     if (rc != GPURMA_SUCCESS)
         return rc;
     rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, lo, len, dtype, op, root, e,
@@ -496,7 +545,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
     uint64_t stage[GPURMA_DCOLL_LL16_MAX_RANKS];
     const gpurma_dcoll__ll16_bases_t b = gpurma_dcoll__ll16_bases(c);
     return gpurma_dcoll__run_ll16_staged(c, &b, g, kind, recv, send, count, dtype, op, root, stage,
-                                         1);
+                                         1, 0);
 }
 
 #endif

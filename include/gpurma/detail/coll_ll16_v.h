@@ -131,7 +131,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run_v(const gpurma_dev_coll_t *
                 if (8 * i >= len[j] || rc != GPURMA_SUCCESS)
                     continue;
                 if (from[j])
-                    rc = gpurma_dcoll__ll16_read(c, from[j] + 2 * i, NULL, flag, v[j], &d[j]);
+                    rc = gpurma_dcoll__ll16_read(c, from[j] + 2 * i, NULL, flag, flag, v[j],
+                                                 &d[j]);
                 if (rc == GPURMA_SUCCESS)
                     gpurma_dcoll__ll16_store_unit(out[j], len[j], i, d[j]);
             }
@@ -166,7 +167,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_v_bases(const gpurma_dev_co
         return GPURMA_ERR_INVALID_ARG;
     const size_t es = gpurma_dev_dtype_size(dtype);
     uint64_t *word, e;
-    rc = gpurma_dcoll__ll16_take(c, b, g, max_count, es, &word, &e);
+    rc = gpurma_dcoll__ll16_take(c, b, g, max_count, es, 0, &word, &e);
     if (rc != GPURMA_SUCCESS)
         return rc;
     rc = gpurma_dcoll__ll16_run_v(c, b, g, recv, send, l, es, e);
