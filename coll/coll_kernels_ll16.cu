@@ -10,7 +10,10 @@
  * here is a broken promise: an error. What the host knows is worked out
  * there (gpurma_coll_ll16_handle), and so is whether LL16 can take the
  * call (gpurma_dcoll__ll16_fits): the kernel starts on its packets with
- * neither check.
+ * neither check. Its first instructions put the two memory round trips
+ * every call waits on before its first packet (the channel's epoch, the
+ * first unit of send) in flight together, from addresses the host worked
+ * out (gpurma_coll_ll16_first_t), before the handle's fields are read.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -18,18 +21,36 @@
 
 #include "coll_kernels.h"
 
+/* What the kernel starts from, worked out on the host: part 0's epoch
+ * word in this member's window, the bytes from one part's word to the
+ * next, and for a call of one part the piece's bytes and whether this
+ * member sends from send at all (a broadcast's root alone does). */
+typedef struct {
+    uint64_t *word0;
+    size_t    word_step, bytes;
+    int       sends;
+} gpurma_coll_ll16_first_t;
+
 template <int KIND>
 __global__ void __launch_bounds__(GPURMA_COLL_LL16_THREADS)
 gpurma_k_coll_ll16(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll16_bases_t b,
-                   void *recv, const void *send, size_t count, int dtype, int op, int root)
+                   gpurma_coll_ll16_first_t f, void *recv, const void *send, size_t count,
+                   int dtype, int op, int root)
 {
     extern __shared__ uint64_t gpurma_k_ll16_stage[];
+    const gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
+    gpurma_dcoll__ll16_early_t early;
+    early.has_pre = gridDim.x == 1;
+    early.pre = early.has_pre
+                    ? gpurma_dcoll__ll16_first_unit(KIND, f.sends, (const char *)send, f.bytes, g.tid)
+                    : 0;
+    early.word = (uint64_t *)(void *)((char *)f.word0 + (size_t)blockIdx.x * f.word_step);
+    early.got = gpurma_dcoll__ll16_claim(&g, early.word);
     if (gridDim.x > 1)
         c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
-    gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
     gpurma_status_t rc = gpurma_dcoll__run_ll16_staged(
         &c, &b, &g, KIND, recv, send, count, (gpurma_dtype_t)dtype, (gpurma_redop_t)op, root,
-        gpurma_k_ll16_stage + threadIdx.x, blockDim.x, 1);
+        gpurma_k_ll16_stage + threadIdx.x, blockDim.x, &early);
     if (rc == GPURMA_DCOLL__DECLINED)
         rc = GPURMA_ERR_INTERNAL;
     if (rc != GPURMA_SUCCESS)
@@ -56,8 +77,8 @@ extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c,
     case GPURMA_COLL_##K:                                                                      \
         return gpurma_gpu_launch_smem(                                                         \
             "collective kernel launch", gpurma_k_coll_ll16<DK>, parts, threads, stage, stream, \
-            gpurma_coll_ll16_handle(c, parts, DK, count, dtype, op, root), *ll16, recv, send,  \
-            count, dtype, op, root)
+            gpurma_coll_ll16_handle(c, parts, DK, count, dtype, op, root), *ll16, f, recv,     \
+            send, count, dtype, op, root)
     const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
     /* the kernel checks none of this (the host's broken promise would be
      * a store through a null or foreign base there) */
@@ -66,6 +87,11 @@ extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c,
         !gpurma_dcoll__ll16_fits(&part0, ll16, count, es))
         return GPURMA_ERR_INTERNAL;
     const unsigned threads = gpurma_coll_ll16_threads(count, parts, es);
+    gpurma_coll_ll16_first_t f;
+    f.word0 = gpurma_dcoll__ll16_word(&part0, ll16);
+    f.word_step = gpurma_dcoll__state_bytes(c->size);
+    f.bytes = count * es; /* a part's share when there is one part: all */
+    f.sends = kind != GPURMA_COLL_BROADCAST || c->rank == root;
     const size_t stage = (size_t)c->size * threads * sizeof(uint64_t);
     switch (kind) {
         LL16(ALLREDUCE, GPURMA_DCOLL__K_ALLREDUCE);

@@ -442,30 +442,55 @@ GPURMA_HOST_DEVICE int gpurma_dcoll__ll16_fits(const gpurma_dev_coll_t *c,
     return mapped;
 }
 
-/* Takes this channel's LL16 region: *e its epoch, *word the state word
- * to give back (gpurma_dcoll__ll16_give). Declines
- * (GPURMA_DCOLL__DECLINED) what the algorithm cannot run
- * (gpurma_dcoll__ll16_fits) unless the host checked that (checked). */
-GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_take(const gpurma_dev_coll_t *c,
-                                                      const gpurma_dcoll__ll16_bases_t *b,
-                                                      const gpurma_dcoll__grp_t *g, size_t count,
-                                                      size_t es, int checked, uint64_t **word,
-                                                      uint64_t *e)
+/* The state word of this channel that holds its LL16 epoch, in this
+ * member's window as mapped here (also worked out on the host, for LL16's
+ * own kernel: gpurma_dcoll__ll16_first_t). */
+GPURMA_HOST_DEVICE uint64_t *gpurma_dcoll__ll16_word(const gpurma_dev_coll_t *c,
+                                                     const gpurma_dcoll__ll16_bases_t *b)
 {
-    if (!checked && !gpurma_dcoll__ll16_fits(c, b, count, es))
-        return GPURMA_DCOLL__DECLINED;
     gpurma_dcoll__state_t *st = (gpurma_dcoll__state_t *)(b->at[c->rank] + c->state_off);
-    /* Thread 0 takes the region (its in-use bit, at device scope: only this
-     * GPU's kernels take it, the L2 answers) and learns the epoch in the
-     * same round trip; the others read the epoch beside it. A call that
-     * runs beside another here sees the bit and is refused. */
-    *word = &st->reserved[GPURMA_DCOLL__LL16_EPOCH];
-    const uint64_t got = g->tid == 0 ? gpurma_sh_fetch_or_acquire_gpu_u64(*word, 1)
-                                     : *(volatile uint64_t *)*word;
+    return &st->reserved[GPURMA_DCOLL__LL16_EPOCH];
+}
+
+/* Claims the region of the epoch word `word`: thread 0 sets its in-use
+ * bit (at device scope: only this GPU's kernels take it, the L2 answers)
+ * and learns the epoch in the same round trip; the others read the word
+ * beside it. What the word held, for gpurma_dcoll__ll16_settle. */
+GPURMA_DEVICE uint64_t gpurma_dcoll__ll16_claim(const gpurma_dcoll__grp_t *g, uint64_t *word)
+{
+    return g->tid == 0 ? gpurma_sh_fetch_or_acquire_gpu_u64(word, 1) : *(volatile uint64_t *)word;
+}
+
+/* The call's epoch (*e) from what the claimed word held; refused for the
+ * whole group when another call held the region (a call that runs beside
+ * another here: not ours to give back). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_settle(const gpurma_dcoll__grp_t *g, uint64_t got,
+                                                        uint64_t *e)
+{
     *e = gpurma_dcoll__own_epoch(got) + 1;
-    /* refused: not ours to give back */
     return gpurma_dcoll__agree(g, g->tid == 0 && (got & 1) ? GPURMA_ERR_INVALID_ARG
                                                            : GPURMA_SUCCESS);
+}
+
+/* What LL16's own kernel does before anything else, for a call the host
+ * checked: the region claimed (its word and what that held) and, for a
+ * call of one part, this thread's first unit of send (has_pre), so that
+ * the two memory round trips before the first packet overlap each other
+ * and the kernel's arguments are read after them. */
+typedef struct {
+    uint64_t *word;
+    uint64_t  got, pre;
+    int       has_pre;
+} gpurma_dcoll__ll16_early_t;
+
+/* The first unit of send thread tid sends (all but scatters send the same
+ * to every peer; a broadcast's root alone sends): in, bytes of the piece. */
+GPURMA_DEVICE uint64_t gpurma_dcoll__ll16_first_unit(int kind, int sends, const char *in,
+                                                     size_t bytes, unsigned tid)
+{
+    return !gpurma_dcoll__ll16_scatters(kind) && sends && 8 * (size_t)tid < bytes
+               ? gpurma_dcoll__ll16_unit(in, bytes, tid)
+               : 0;
 }
 
 /* Gives the region back at epoch e. A failed call moves on too: its
@@ -496,10 +521,10 @@ GPURMA_DEVICE gpurma_dcoll__ll16_bases_t gpurma_dcoll__ll16_bases(const gpurma_d
  * are declined (the shared oneshot code runs them), decided the same way
  * on every member. The region is taken (a second LL16 collective on the
  * team at once is refused) and the epoch read in one memory round trip.
- * checked: the host library made the handle for this call and checked
- * the call (gpurma_dcoll__check) and the team (gpurma_dcoll__ll16_fits)
- * before the launch; a kernel of its own then starts on the packets
- * without them. */
+ * early: NULL, or what LL16's own kernel did first, for a call whose
+ * handle the host library made and whose arguments (gpurma_dcoll__check)
+ * and team (gpurma_dcoll__ll16_fits) it checked before the launch: the
+ * kernel then starts on the packets without them. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_coll_t *c,
                                                             const gpurma_dcoll__ll16_bases_t *b,
                                                             const gpurma_dcoll__grp_t *g, int kind,
@@ -507,25 +532,25 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
                                                             size_t count, gpurma_dtype_t dtype,
                                                             gpurma_redop_t op, int root,
                                                             uint64_t *stage, size_t stride,
-                                                            int checked)
+                                                            const gpurma_dcoll__ll16_early_t *early)
 {
-    gpurma_status_t rc =
-        checked ? GPURMA_SUCCESS : gpurma_dcoll__check(c, count, dtype, op, root);
+    gpurma_status_t rc = early ? GPURMA_SUCCESS : gpurma_dcoll__check(c, count, dtype, op, root);
     if (rc != GPURMA_SUCCESS)
         return rc;
-    /* This thread's first unit of send (all but scatters send the same
-     * to every peer), loaded while the channel is taken: reading is safe
-     * before. */
+    /* This thread's first unit of send, loaded while the channel is taken:
+     * reading is safe before. */
     size_t lo, len;
     gpurma_dcoll__share(c, count, &lo, &len);
     const size_t es = gpurma_dev_dtype_size(dtype), bytes = len * es;
     const uint64_t pre =
-        !gpurma_dcoll__ll16_scatters(kind) && 8 * (size_t)g->tid < bytes &&
-                (kind != GPURMA_DCOLL__K_BROADCAST || c->rank == root)
-            ? gpurma_dcoll__ll16_unit((const char *)send + lo * es, bytes, g->tid)
-            : 0;
-    uint64_t *word, e;
-    rc = gpurma_dcoll__ll16_take(c, b, g, count, es, checked, &word, &e);
+        early && early->has_pre
+            ? early->pre
+            : gpurma_dcoll__ll16_first_unit(kind, kind != GPURMA_DCOLL__K_BROADCAST || c->rank == root,
+                                            (const char *)send + lo * es, bytes, g->tid);
+    if (!early && !gpurma_dcoll__ll16_fits(c, b, count, es))
+        return GPURMA_DCOLL__DECLINED;
+    uint64_t *word = early ? early->word : gpurma_dcoll__ll16_word(c, b), e;
+    rc = gpurma_dcoll__ll16_settle(g, early ? early->got : gpurma_dcoll__ll16_claim(g, word), &e);
     if (rc != GPURMA_SUCCESS)
         return rc;
     rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, lo, len, dtype, op, root, e,
@@ -545,7 +570,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16(const gpurma_dev_coll_t *c,
     uint64_t stage[GPURMA_DCOLL_LL16_MAX_RANKS];
     const gpurma_dcoll__ll16_bases_t b = gpurma_dcoll__ll16_bases(c);
     return gpurma_dcoll__run_ll16_staged(c, &b, g, kind, recv, send, count, dtype, op, root, stage,
-                                         1, 0);
+                                         1, NULL);
 }
 
 #endif
