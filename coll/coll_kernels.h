@@ -153,6 +153,35 @@ static inline gpurma_dev_coll_t gpurma_coll_ll16_handle(const gpurma_dev_coll_t 
     return h;
 }
 
+/* What an LL16 kernel starts from, worked out on the host: part 0's epoch
+ * word in this member's window, the bytes from one part's word to the
+ * next, and for a call of one part the piece's bytes and whether this
+ * member sends from send at all (a broadcast's root alone does). */
+typedef struct {
+    uint64_t *word0;
+    size_t    word_step, bytes;
+    int       sends;
+} gpurma_coll_ll16_first_t;
+
+/* *f for a call of count elements of es bytes (the largest block for
+ * alltoallv) in parts on channel 0's handle c; 0 when LL16 cannot take the
+ * call, which the kernels do not check (gpurma_dcoll__ll16_fits: a store
+ * through a null or foreign base there). */
+static inline int gpurma_coll_ll16_first(const gpurma_dev_coll_t *c, unsigned parts,
+                                         const gpurma_dcoll__ll16_bases_t *ll16, size_t count,
+                                         size_t es, int sends, gpurma_coll_ll16_first_t *f)
+{
+    const gpurma_dev_coll_t part0 = gpurma_dev_coll_part(*c, 0, parts);
+    if (!parts || part0.nparts != parts || !es ||
+        !gpurma_dcoll__ll16_fits(&part0, ll16, count, es))
+        return 0;
+    f->word0 = gpurma_dcoll__ll16_word(&part0, ll16);
+    f->word_step = gpurma_dcoll__state_bytes(c->size);
+    f->bytes = count * es; /* a part's share when there is one part: all */
+    f->sends = sends;
+    return 1;
+}
+
 /* coll_kernels_ll16.cu: launches the LL16 kernel of collective `kind` (a
  * GPURMA_COLL_* kind); GPURMA_ERR_UNSUPPORTED, launching nothing, for a
  * kind LL16 has no kernel for. */

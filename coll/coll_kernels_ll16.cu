@@ -21,16 +21,6 @@
 
 #include "coll_kernels.h"
 
-/* What the kernel starts from, worked out on the host: part 0's epoch
- * word in this member's window, the bytes from one part's word to the
- * next, and for a call of one part the piece's bytes and whether this
- * member sends from send at all (a broadcast's root alone does). */
-typedef struct {
-    uint64_t *word0;
-    size_t    word_step, bytes;
-    int       sends;
-} gpurma_coll_ll16_first_t;
-
 template <int KIND>
 __global__ void __launch_bounds__(GPURMA_COLL_LL16_THREADS)
 gpurma_k_coll_ll16(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll16_bases_t b,
@@ -80,18 +70,11 @@ extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c,
             gpurma_coll_ll16_handle(c, parts, DK, count, dtype, op, root), *ll16, f, recv,     \
             send, count, dtype, op, root)
     const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
-    /* the kernel checks none of this (the host's broken promise would be
-     * a store through a null or foreign base there) */
-    const gpurma_dev_coll_t part0 = gpurma_dev_coll_part(*c, 0, parts);
-    if (!parts || part0.nparts != parts || !es ||
-        !gpurma_dcoll__ll16_fits(&part0, ll16, count, es))
+    gpurma_coll_ll16_first_t f;
+    if (!gpurma_coll_ll16_first(c, parts, ll16, count, es,
+                                kind != GPURMA_COLL_BROADCAST || c->rank == root, &f))
         return GPURMA_ERR_INTERNAL;
     const unsigned threads = gpurma_coll_ll16_threads(count, parts, es);
-    gpurma_coll_ll16_first_t f;
-    f.word0 = gpurma_dcoll__ll16_word(&part0, ll16);
-    f.word_step = gpurma_dcoll__state_bytes(c->size);
-    f.bytes = count * es; /* a part's share when there is one part: all */
-    f.sends = kind != GPURMA_COLL_BROADCAST || c->rank == root;
     const size_t stage = (size_t)c->size * threads * sizeof(uint64_t);
     switch (kind) {
         LL16(ALLREDUCE, GPURMA_DCOLL__K_ALLREDUCE);

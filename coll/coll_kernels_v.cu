@@ -34,23 +34,29 @@ gpurma_k_coll_v(gpurma_dev_coll_t c, void *recv, const void *send, coll_v_table<
 }
 
 /* LL16 (coll_ll16_v.h), for teams of at most GPURMA_DCOLL_LL16_MAX_RANKS:
- * every member's window by value, as LL16's other kernel takes it. */
+ * every member's window by value, as LL16's other kernel takes it, and as
+ * that kernel it claims the channel's epoch word first thing (f), for a
+ * call the host checked. */
 __global__ void __launch_bounds__(GPURMA_COLL_LL16_THREADS)
 gpurma_k_coll_ll16_v(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll16_bases_t b,
-                     void *recv, const void *send,
+                     gpurma_coll_ll16_first_t f, void *recv, const void *send,
                      coll_v_table<GPURMA_DCOLL_LL16_MAX_RANKS> t, int n, size_t max_count,
                      int dtype)
 {
+    const gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
+    gpurma_dcoll__ll16_early_t early;
+    early.has_pre = 0, early.pre = 0;
+    early.word = (uint64_t *)(void *)((char *)f.word0 + (size_t)blockIdx.x * f.word_step);
+    early.got = gpurma_dcoll__ll16_claim(&g, early.word);
     __shared__ size_t v[4 * GPURMA_DCOLL_LL16_MAX_RANKS];
     for (int i = threadIdx.x; i < 4 * n; i += blockDim.x)
         v[i] = t.v[i];
     __syncthreads();
     if (gridDim.x > 1)
         c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
-    const gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
     const gpurma_dcoll__layout_t l = {0, 1, v, v + n, v + 2 * n, v + 3 * n};
     gpurma_status_t rc = gpurma_dcoll__run_ll16_v_bases(&c, &b, &g, recv, send, &l, max_count,
-                                                        (gpurma_dtype_t)dtype);
+                                                        (gpurma_dtype_t)dtype, &early);
     if (rc == GPURMA_DCOLL__DECLINED)
         rc = GPURMA_ERR_INTERNAL; /* the host saw it fit */
     if (rc != GPURMA_SUCCESS)
@@ -83,12 +89,18 @@ static int launch_ll16_v(void *stream, const gpurma_dev_coll_t *c, unsigned part
 {
     coll_v_table<GPURMA_DCOLL_LL16_MAX_RANKS> t;
     fill_table(&t, arrays, n);
-    const unsigned threads =
-        gpurma_coll_ll16_threads(max_count, parts, gpurma_dev_dtype_size((gpurma_dtype_t)dtype));
+    const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
+    const gpurma_dcoll__layout_t l = {0, 1, t.v, t.v + n, t.v + 2 * n, t.v + 3 * n};
+    gpurma_coll_ll16_first_t f;
+    if (n > GPURMA_DCOLL_LL16_MAX_RANKS ||
+        !gpurma_coll_ll16_first(c, parts, ll16, max_count, es, 1, &f) ||
+        !gpurma_dcoll__v_blocks_fit(c, &l, max_count))
+        return GPURMA_ERR_INTERNAL;
+    const unsigned threads = gpurma_coll_ll16_threads(max_count, parts, es);
     const gpurma_dev_coll_t h = gpurma_coll_ll16_handle(c, parts, GPURMA_DCOLL__K_ALLTOALLV,
                                                         max_count, dtype, GPURMA_SUM, 0);
     return gpurma_gpu_launch("alltoallv kernel launch", gpurma_k_coll_ll16_v, parts, threads,
-                             stream, h, *ll16, recv, send, t, n, max_count, dtype);
+                             stream, h, *ll16, f, recv, send, t, n, max_count, dtype);
 }
 
 extern "C" int gpurma_coll_launch_v(void *stream, const gpurma_dev_coll_t *c, unsigned parts,

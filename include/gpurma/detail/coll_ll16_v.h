@@ -141,35 +141,48 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run_v(const gpurma_dev_coll_t *
     return gpurma_dcoll__agree(g, rc);
 }
 
+/* The slots are cut for blocks of max_count elements, and this member's
+ * own block goes from its send to its recv: a count beyond the one, or an
+ * own block of two lengths, is refused before anything moves (a
+ * device-API caller's arguments; the host library's agreement passes
+ * neither). */
+GPURMA_HOST_DEVICE int gpurma_dcoll__v_blocks_fit(const gpurma_dev_coll_t *c,
+                                                  const gpurma_dcoll__layout_t *l,
+                                                  size_t max_count)
+{
+    for (int p = 0; p < c->size; p++)
+        if (l->send_counts[p] > max_count || l->recv_counts[p] > max_count)
+            return 0;
+    return l->send_counts[c->rank] == l->recv_counts[c->rank];
+}
+
 /* alltoallv through LL16 (b: every member's window as mapped here),
  * declined (GPURMA_DCOLL__DECLINED: the shared code runs it) where LL16
- * cannot run it, decided alike on every member. */
+ * cannot run it, decided alike on every member. early: NULL, or what
+ * LL16-v's own kernel did first (the region claimed; no unit of send),
+ * for a call whose arguments, blocks and team the host library checked. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_v_bases(const gpurma_dev_coll_t *c,
                                                              const gpurma_dcoll__ll16_bases_t *b,
                                                              const gpurma_dcoll__grp_t *g,
                                                              void *recv, const void *send,
                                                              const gpurma_dcoll__layout_t *l,
                                                              size_t max_count,
-                                                             gpurma_dtype_t dtype)
+                                                             gpurma_dtype_t dtype,
+                                                             const gpurma_dcoll__ll16_early_t *early)
 {
-    gpurma_status_t rc = gpurma_dcoll__check(c, max_count, dtype, GPURMA_SUM, 0);
-    if (rc != GPURMA_SUCCESS)
-        return rc;
-    /* The slots are cut for blocks of max_count elements, and this member's
-     * own block goes from its send to its recv: a count beyond the one, or
-     * an own block of two lengths, is refused before anything moves (a
-     * device-API caller's arguments; the host library's agreement passes
-     * neither). */
-    for (int p = 0; p < c->size; p++)
-        if (l->send_counts[p] > max_count || l->recv_counts[p] > max_count)
+    gpurma_status_t rc = GPURMA_SUCCESS;
+    if (!early) {
+        rc = gpurma_dcoll__check(c, max_count, dtype, GPURMA_SUM, 0);
+        if (rc != GPURMA_SUCCESS)
+            return rc;
+        if (!gpurma_dcoll__v_blocks_fit(c, l, max_count))
             return GPURMA_ERR_INVALID_ARG;
-    if (l->send_counts[c->rank] != l->recv_counts[c->rank])
-        return GPURMA_ERR_INVALID_ARG;
+    }
     const size_t es = gpurma_dev_dtype_size(dtype);
-    if (!gpurma_dcoll__ll16_fits(c, b, max_count, es))
+    if (!early && !gpurma_dcoll__ll16_fits(c, b, max_count, es))
         return GPURMA_DCOLL__DECLINED;
-    uint64_t *word = gpurma_dcoll__ll16_word(c, b), e;
-    rc = gpurma_dcoll__ll16_settle(g, gpurma_dcoll__ll16_claim(g, word), &e);
+    uint64_t *word = early ? early->word : gpurma_dcoll__ll16_word(c, b), e;
+    rc = gpurma_dcoll__ll16_settle(g, early ? early->got : gpurma_dcoll__ll16_claim(g, word), &e);
     if (rc != GPURMA_SUCCESS)
         return rc;
     rc = gpurma_dcoll__ll16_run_v(c, b, g, recv, send, l, es, e);
@@ -185,7 +198,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_v(const gpurma_dev_coll_t *
                                                        size_t max_count, gpurma_dtype_t dtype)
 {
     const gpurma_dcoll__ll16_bases_t b = gpurma_dcoll__ll16_bases(c);
-    return gpurma_dcoll__run_ll16_v_bases(c, &b, g, recv, send, l, max_count, dtype);
+    return gpurma_dcoll__run_ll16_v_bases(c, &b, g, recv, send, l, max_count, dtype, NULL);
 }
 
 #endif
