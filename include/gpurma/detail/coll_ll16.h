@@ -444,7 +444,7 @@ GPURMA_HOST_DEVICE int gpurma_dcoll__ll16_fits(const gpurma_dev_coll_t *c,
 
 /* The state word of this channel that holds its LL16 epoch, in this
  * member's window as mapped here (also worked out on the host, for LL16's
- * own kernel: gpurma_dcoll__ll16_first_t). */
+ * own kernels: gpurma_coll_ll16_first_t). */
 GPURMA_HOST_DEVICE uint64_t *gpurma_dcoll__ll16_word(const gpurma_dev_coll_t *c,
                                                      const gpurma_dcoll__ll16_bases_t *b)
 {
