@@ -18,9 +18,16 @@
  * root's returned SUCCESS, and a rank passing 0 returned SUCCESS at once
  * (broadcast, reduce, allreduce; with GPURMA_COLL_ALGO=ce, which
  * tests/mp/test_coll-algos.sh runs, also allgather and alltoall).
+ *
+ * Then allreduces whose ranks differ in dtype or op as well as in count,
+ * rank 0 one call and the others another: pairs whose fingerprint XOR
+ * count is the same, which a 32-bit key over the two (an LL16 variant of
+ * 2026-11-27 that checked such a key in place of every header) let pass:
+ * the smaller call's ranks returned SUCCESS with the other call's bytes.
  */
 #include "common.h"
 #include "gpurma_coll.h"
+#include "gpurma_coll_device.h" /* gpurma_dev_dtype_size */
 #include "settle.h"
 
 #define TIMEOUT_MS 1000
@@ -72,6 +79,27 @@ static size_t writes(int kind, size_t count)
     return count * 4 * (kind == K_ALLGATHER || kind == K_ALLTOALL ? (size_t)t_size : 1);
 }
 
+/* Refused, with a message of its own, nothing written past what this
+ * rank's own call covers (w bytes). */
+static void check_refused(gpurma_status_t rc, const char *what, const char *how,
+                          unsigned char *out, size_t w, size_t cap)
+{
+    T_ASSERT(rc != GPURMA_SUCCESS, "%s (%s): SUCCESS beside a mismatch", what, how);
+    T_ASSERT(rc == GPURMA_ERR_INVALID_ARG || rc == GPURMA_ERR_TIMEOUT, "%s (%s): %d (%s): %s",
+             what, how, (int)rc, gpurma_strerror(rc), gpurma_last_error_message(t_ctx));
+    T_ASSERT(!strstr(gpurma_last_error_message(t_ctx), t_stale_message),
+             "%s (%s): %d without a message of its own", what, how, (int)rc);
+    t_verify_fill(out - GUARD, T_POISON, GUARD, "head", t_rank, 0);
+    t_verify_fill(out + w, T_POISON, cap - w + GUARD, "tail", t_rank, w);
+    t_checks++;
+    /* Peers may still wait out a timeout on the case's team (one at most:
+     * every wait of a case starts within its first moments); no rank goes
+     * on to the next case's barrier on the world team before every rank is
+     * out of this call. The team stays: freeing is collective over a team
+     * out of step. */
+    t_settle(4.0 * TIMEOUT_MS / 1000.0);
+}
+
 static void one_case(int kind, int variant, unsigned char *in, unsigned char *out, size_t cap)
 {
     gpurma_team_t t;
@@ -89,22 +117,39 @@ static void one_case(int kind, int variant, unsigned char *in, unsigned char *ou
     CHECK(gpurma_barrier(t_world));
     t_arm_message();
     rc = call(kind, t, in, out, count);
-    T_ASSERT(rc != GPURMA_SUCCESS, "%s (%s, count %zu here): SUCCESS beside a mismatch", what,
-             odd_one[variant], count);
-    T_ASSERT(rc == GPURMA_ERR_INVALID_ARG || rc == GPURMA_ERR_TIMEOUT, "%s (%s): %d (%s): %s",
-             what, odd_one[variant], (int)rc, gpurma_strerror(rc),
-             gpurma_last_error_message(t_ctx));
-    T_ASSERT(!strstr(gpurma_last_error_message(t_ctx), t_stale_message),
-             "%s (%s): %d without a message of its own", what, odd_one[variant], (int)rc);
-    const size_t w = writes(kind, count);
-    t_verify_fill(out - GUARD, T_POISON, GUARD, "head", t_rank, 0);
-    t_verify_fill(out + w, T_POISON, cap - w + GUARD, "tail", t_rank, w);
-    t_checks++;
-    /* Peers may still wait out a timeout on t (one at most: every wait of
-     * a case starts within its first moments); no rank goes on to the next
-     * case's barrier on the world team before every rank is out of this
-     * call. t stays: freeing is collective over a team out of step. */
-    t_settle(4.0 * TIMEOUT_MS / 1000.0);
+    char how[64];
+    snprintf(how, sizeof how, "%s, count %zu here", odd_one[variant], count);
+    check_refused(rc, what, how, out, writes(kind, count), cap);
+}
+
+/* Allreduce calls of another dtype or op and count: rank 0 passes the
+ * first, the others the second. */
+static const struct {
+    size_t         count[2];
+    gpurma_dtype_t dtype[2];
+    gpurma_redop_t op[2];
+} cross[] = {
+    {{6127, 2683}, {GPURMA_INT8, GPURMA_BFLOAT16}, {GPURMA_SUM, GPURMA_SUM}},
+    {{12751, 12208}, {GPURMA_INT8, GPURMA_INT8}, {GPURMA_SUM, GPURMA_PROD}},
+};
+
+static void cross_case(int k, unsigned char *in, unsigned char *out, size_t cap)
+{
+    gpurma_team_t t;
+    CHECK(gpurma_team_split(t_world, 0, t_rank, &t));
+    const int mine = t_rank != 0;
+    const size_t count = cross[k].count[mine];
+    const gpurma_dtype_t dtype = cross[k].dtype[mine];
+    t_fill(in, cap, t_seed(12, (uint64_t)t_rank, (uint64_t)k));
+    memset(out - GUARD, T_POISON, cap + 2 * GUARD);
+    CHECK(gpurma_barrier(t_world));
+    t_arm_message();
+    gpurma_status_t rc = gpurma_allreduce(t, in, out, count, dtype, cross[k].op[mine], NULL);
+    char how[96];
+    snprintf(how, sizeof how, "rank 0: %zu of dtype %d op %d, the others %zu of dtype %d op %d",
+             cross[k].count[0], (int)cross[k].dtype[0], (int)cross[k].op[0], cross[k].count[1],
+             (int)cross[k].dtype[1], (int)cross[k].op[1]);
+    check_refused(rc, "allreduce", how, out, count * gpurma_dev_dtype_size(dtype), cap);
 }
 
 int main(void)
@@ -117,6 +162,8 @@ int main(void)
         for (int kind = 0; kind < K_CASES; kind++)
             for (int variant = 0; variant < VARIANTS; variant++)
                 one_case(kind, variant, in, out, cap);
+        for (int k = 0; k < (int)(sizeof cross / sizeof cross[0]); k++)
+            cross_case(k, in, out, cap);
         free(in), free(out - GUARD);
     }
     return t_finish("");

@@ -12,16 +12,13 @@
  * own epoch (a word of the channel's state); the flag is the epoch's low
  * 32 bits. Packet 0 of a slot is the header (the call's print in one half,
  * its count in the other: exact, since a call this algorithm takes has a
- * count below 2^32, and the flag in both), the data follows, 8 bytes per
- * packet, whose second flag is the epoch over the call's key (its print
- * and count mixed: gpurma_dcoll__ll16_key), so that a data packet of
- * another call never passes for one of this call. A member stores its
- * piece straight into every peer's slot of parity e & 1 and reads the
- * pieces of epoch e in its own slots, reducing or copying them on the
- * fly. It reads the header only of a source it takes no data from (a
- * broadcast's members but the root, a reduce's at its other members):
- * a data packet that passed is the source's word that it runs this call,
- * and waiting for the header as well cost a round trip more.
+ * count below 2^32), the data follows, 8 bytes per packet. A member
+ * stores its piece straight into every peer's slot of parity e & 1 and
+ * reads the pieces of epoch e in its own slots, reducing or copying them
+ * on the fly. Every header is read and compared exactly before anything
+ * is written; a thread that takes data from the source whose header it
+ * checks polls the two together, so that the header, which lands about
+ * when the data does, costs no round trip of its own.
  *
  * Why no acknowledgement is needed: a member writes epoch e into a slot
  * that held epoch e - 2. It starts epoch e only after its epoch e - 1
@@ -101,16 +98,6 @@ typedef struct {
     char *at[GPURMA_DCOLL_LL16_MAX_RANKS];
 } gpurma_dcoll__ll16_bases_t;
 
-/* The key of a call (its print and count, mixed): a data packet's second
- * flag is the epoch's low 32 bits over it. One-to-one in the count for a
- * given print, so a member that passed another count never matches; two
- * prints match one in 2^32 times, as the prints themselves. */
-GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__ll16_key(uint32_t print, uint64_t count)
-{
-    uint32_t k = (print ^ (uint32_t)count) * 0x9e3779b1u;
-    return k ^ k >> 15;
-}
-
 /* Slot (parity of e, source src) in member `at`'s copy of the region. */
 GPURMA_DEVICE uint64_t *gpurma_dcoll__ll16_slot(const gpurma_dev_coll_t *c,
                                                 const gpurma_dcoll__ll16_bases_t *b, int at,
@@ -121,20 +108,23 @@ GPURMA_DEVICE uint64_t *gpurma_dcoll__ll16_slot(const gpurma_dev_coll_t *c,
                         ((size_t)(e & 1) * (size_t)c->size + (size_t)src) * span);
 }
 
-/* Waits for the 16-byte packet at p to carry flag in its first half and
- * flag2 in its second (a header: flag in both; data: flag over the call's
- * key), its first load's words already in v; its two data words in *d.
- * A data
- * packet's wait also looks at its slot's header (head; NULL for a header)
- * now and then: a member in another call may never send this packet (a
- * broadcast from another root, a shorter count), and its header says so
- * (GPURMA_ERR_INVALID_ARG) long before the timeout would. */
+/* Waits for the 16-byte packet at p to carry flag in both halves, its
+ * first load's words already in v; its two data words in *d. With hh, it
+ * waits for the header at hh as well (its words in hv, loaded afresh with
+ * every poll of p), which gpurma_dcoll__ll16_head then checks without a
+ * load of its own. A data packet's wait also looks at its slot's header
+ * (head; NULL for a header) now and then: a member in another call may
+ * never send this packet (a broadcast from another root, a shorter count),
+ * and its header says so (GPURMA_ERR_INVALID_ARG) long before the timeout
+ * would. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_read(const gpurma_dev_coll_t *c, const uint64_t *p,
                                                       const uint64_t *head, uint32_t flag,
-                                                      uint32_t flag2, uint32_t v[4], uint64_t *d)
+                                                      uint32_t v[4], uint64_t *d,
+                                                      const uint64_t *hh, uint32_t hv[4])
 {
     uint64_t start = 0;
-    for (uint64_t iter = 0; v[1] != flag || v[3] != flag2; iter++) {
+    for (uint64_t iter = 0;
+         v[1] != flag || v[3] != flag || (hh && (hv[1] != flag || hv[3] != flag)); iter++) {
         if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
             return GPURMA_ERR_TIMEOUT;
         if (head && (iter & 255) == 255) {
@@ -146,6 +136,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_read(const gpurma_dev_coll_t *c
         }
         gpurma_sh_pause_n(iter);
         gpurma_sh_load_packet16(p, v);
+        if (hh)
+            gpurma_sh_load_packet16(hh, hv);
     }
     *d = (uint64_t)v[0] | (uint64_t)v[2] << 32;
     return GPURMA_SUCCESS;
@@ -159,7 +151,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_head(const gpurma_dev_coll_t *c
                                                       uint64_t count, uint32_t hv[4])
 {
     uint64_t d = 0;
-    gpurma_status_t rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, flag, hv, &d);
+    gpurma_status_t rc = gpurma_dcoll__ll16_read(c, h, NULL, flag, hv, &d, NULL, NULL);
     if (rc == GPURMA_SUCCESS && ((uint32_t)d != print || (d >> 32) != count))
         rc = GPURMA_ERR_INVALID_ARG;
     return rc;
@@ -206,15 +198,6 @@ GPURMA_DEVICE int gpurma_dcoll__ll16_feeds(int kind, int me, int to, int root)
                                              : 1;
 }
 
-/* Whether a member that takes `takes` units reads data packets of src
- * (thread 0 reads unit 0 of every such source in the first round): a
- * broadcast's members but the root read the root's alone, a reduce's
- * other members take nothing. */
-GPURMA_DEVICE int gpurma_dcoll__ll16_hears(int kind, int me, int src, int root, size_t takes)
-{
-    return takes && (kind != GPURMA_DCOLL__K_BROADCAST || (src == root && me != root));
-}
-
 /* The member k places after `me` in a team of n. */
 GPURMA_DEVICE int gpurma_dcoll__ll16_after(int me, int k, int n)
 {
@@ -244,12 +227,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_host_meet(const gpurma_dev_coll
 
 /* Unit i of every source into the stage (source s at stage[s * stride]):
  * this member's from mine, the peers' from their packets, loaded four
- * peers at a time (in flight together, few registers). */
+ * peers at a time (in flight together, few registers); source hsrc's
+ * header at h polled with its packet (hv; hsrc -1: none). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t *c,
                                                         const gpurma_dcoll__ll16_bases_t *b,
-                                                        uint64_t e, uint32_t flag2, const char *mine,
-                                                        size_t bytes, size_t i, uint64_t *stage,
-                                                        size_t stride)
+                                                        uint64_t e, const char *mine, size_t bytes,
+                                                        size_t i, uint64_t *stage, size_t stride,
+                                                        int hsrc, const uint64_t *h, uint32_t hv[4])
 {
     const int n = c->size, me = c->rank;
     const uint32_t flag = (uint32_t)e;
@@ -271,7 +255,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t 
                 const int src = gpurma_dcoll__ll16_after(me, k0 + j, n);
                 uint64_t d = 0;
                 const uint64_t *slot = gpurma_dcoll__ll16_slot(c, b, me, src, e);
-                rc = gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, flag, flag2, v[j], &d);
+                rc = gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, flag, v[j], &d,
+                                             src == hsrc ? h : NULL, hv);
                 stage[(size_t)src * stride] = d;
             }
         }
@@ -280,12 +265,14 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_gather(const gpurma_dev_coll_t 
 }
 
 /* Unit i of a broadcast's result: the root's own from its send, the
- * others' from the root's packet. */
+ * others' from the root's packet (with the root's header at h, hsrc the
+ * root: polled together, as gpurma_dcoll__ll16_gather). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_bcast_unit(const gpurma_dev_coll_t *c,
                                                             const gpurma_dcoll__ll16_bases_t *b,
-                                                            uint64_t e, uint32_t flag2,
-                                                            const char *mine, size_t bytes,
-                                                            size_t i, int root, uint64_t *d)
+                                                            uint64_t e, const char *mine,
+                                                            size_t bytes, size_t i, int root,
+                                                            uint64_t *d, int hsrc,
+                                                            const uint64_t *h, uint32_t hv[4])
 {
     if (c->rank == root) {
         *d = gpurma_dcoll__ll16_unit(mine, bytes, i);
@@ -294,7 +281,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_bcast_unit(const gpurma_dev_col
     const uint64_t *slot = gpurma_dcoll__ll16_slot(c, b, c->rank, root, e);
     uint32_t v[4];
     gpurma_sh_load_packet16(slot + 2 + 2 * i, v);
-    return gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, (uint32_t)e, flag2, v, d);
+    return gpurma_dcoll__ll16_read(c, slot + 2 + 2 * i, slot, (uint32_t)e, v, d,
+                                   root == hsrc ? h : NULL, hv);
 }
 
 /* Unit i of the result from the stage: the sources reduced in rank order,
@@ -345,7 +333,6 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
     const char *mine = in + (scatter ? (size_t)me * block : 0);
     char *out = takes ? (char *)recv + lo * es : 0;
     const uint32_t flag = (uint32_t)e, print = gpurma_dcoll__ll16_print(c);
-    const uint32_t flag2 = flag ^ gpurma_dcoll__ll16_key(print, count);
     gpurma_status_t rc = GPURMA_SUCCESS;
 
     /* Send: packet 0 the header (thread 0), packet 1 + i unit i of the
@@ -377,38 +364,38 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run(const gpurma_dev_coll_t *c,
                     gpurma_sh_store_packet16(
                         gpurma_dcoll__ll16_slot(c, b, gpurma_dcoll__ll16_after(me, k0 + j, n), me, e) +
                             2 + 2 * i,
-                        (uint32_t)w, flag, (uint32_t)(w >> 32), flag2);
+                        (uint32_t)w, flag, (uint32_t)(w >> 32), flag);
                 }
         }
     }
     rc = gpurma_dcoll__ll16_host_meet(c, g, e);
 
     /* Receive. In the first round, thread t < n - 1 also checks the header
-     * of the member t + 1 places after this one if this member takes no
-     * data from it, and nothing is written before all agree: a member that
-     * passed another call is refused with recv untouched, and every unit
-     * of send was read (sent) before any is overwritten in place. */
+     * of the member t + 1 places after this one, polled with that member's
+     * packet when it reads one, and nothing is written before all agree: a
+     * member that passed another call is refused with recv untouched, and
+     * every unit of send was read (sent) before any is overwritten in
+     * place. */
     for (size_t i = g->tid, round = 0;; i += g->nthreads, round++) {
         /* the first header this thread checks is loaded with its first
          * unit's packets */
-        int src = gpurma_dcoll__ll16_after(me, (int)g->tid % n + 1, n);
-        const int head = round == 0 && g->tid < (unsigned)n - 1 &&
-                         !gpurma_dcoll__ll16_hears(kind, me, src, root, takes);
-        const uint64_t *h = gpurma_dcoll__ll16_slot(c, b, me, src, e);
+        const int head = round == 0 && g->tid < (unsigned)n - 1;
+        const int hsrc = head ? gpurma_dcoll__ll16_after(me, (int)g->tid + 1, n) : -1;
+        const uint64_t *h = head ? gpurma_dcoll__ll16_slot(c, b, me, hsrc, e) : 0;
         uint32_t hv[4] = {0, 0, 0, 0};
         if (head)
             gpurma_sh_load_packet16(h, hv);
         if (rc == GPURMA_SUCCESS && i < takes)
-            rc = bcast ? gpurma_dcoll__ll16_bcast_unit(c, b, e, flag2, mine, bytes, i, root, stage)
-                       : gpurma_dcoll__ll16_gather(c, b, e, flag2, mine, bytes, i, stage, stride);
+            rc = bcast ? gpurma_dcoll__ll16_bcast_unit(c, b, e, mine, bytes, i, root, stage, hsrc,
+                                                       h, hv)
+                       : gpurma_dcoll__ll16_gather(c, b, e, mine, bytes, i, stage, stride, hsrc,
+                                                   h, hv);
         if (round == 0) {
             for (unsigned t = g->tid; t < (unsigned)n - 1 && rc == GPURMA_SUCCESS;
                  t += g->nthreads) {
-                src = gpurma_dcoll__ll16_after(me, (int)t + 1, n);
-                if (gpurma_dcoll__ll16_hears(kind, me, src, root, takes))
-                    continue;
                 if (t != g->tid) {
-                    h = gpurma_dcoll__ll16_slot(c, b, me, src, e);
+                    h = gpurma_dcoll__ll16_slot(c, b, me, gpurma_dcoll__ll16_after(me, (int)t + 1, n),
+                                                e);
                     gpurma_sh_load_packet16(h, hv);
                 }
                 rc = gpurma_dcoll__ll16_head(c, h, flag, print, (uint64_t)count, hv);

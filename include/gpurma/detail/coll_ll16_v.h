@@ -131,8 +131,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_run_v(const gpurma_dev_coll_t *
                 if (8 * i >= len[j] || rc != GPURMA_SUCCESS)
                     continue;
                 if (from[j])
-                    rc = gpurma_dcoll__ll16_read(c, from[j] + 2 * i, NULL, flag, flag, v[j],
-                                                 &d[j]);
+                    rc = gpurma_dcoll__ll16_read(c, from[j] + 2 * i, NULL, flag, v[j], &d[j],
+                                                 NULL, NULL);
                 if (rc == GPURMA_SUCCESS)
                     gpurma_dcoll__ll16_store_unit(out[j], len[j], i, d[j]);
             }
