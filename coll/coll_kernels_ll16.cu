@@ -73,7 +73,10 @@ extern "C" int gpurma_coll_launch_ll16(void *stream, const gpurma_dev_coll_t *c,
     gpurma_coll_ll16_first_t f;
     if (!gpurma_coll_ll16_first(c, parts, ll16, count, es,
                                 kind != GPURMA_COLL_BROADCAST || c->rank == root, &f))
-        return GPURMA_ERR_INTERNAL;
+        return gpurma_set_error(GPURMA_ERR_INTERNAL,
+                                "rank %d: LL16 kernel: a call its slots or team cannot take "
+                                "(%u parts, count %zu)",
+                                c->rank, parts, count);
     const unsigned threads = gpurma_coll_ll16_threads(count, parts, es);
     const size_t stage = (size_t)c->size * threads * sizeof(uint64_t);
     switch (kind) {

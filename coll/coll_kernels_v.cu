@@ -95,7 +95,10 @@ static int launch_ll16_v(void *stream, const gpurma_dev_coll_t *c, unsigned part
     if (n > GPURMA_DCOLL_LL16_MAX_RANKS ||
         !gpurma_coll_ll16_first(c, parts, ll16, max_count, es, 1, &f) ||
         !gpurma_dcoll__v_blocks_fit(c, &l, max_count))
-        return GPURMA_ERR_INTERNAL;
+        return gpurma_set_error(GPURMA_ERR_INTERNAL,
+                                "rank %d: LL16 alltoallv kernel: a call its slots, team or "
+                                "blocks cannot take (%u parts, largest block %zu)",
+                                c->rank, parts, max_count);
     const unsigned threads = gpurma_coll_ll16_threads(max_count, parts, es);
     const gpurma_dev_coll_t h = gpurma_coll_ll16_handle(c, parts, GPURMA_DCOLL__K_ALLTOALLV,
                                                         max_count, dtype, GPURMA_SUM, 0);
