@@ -182,6 +182,20 @@ static inline int gpurma_coll_ll16_first(const gpurma_dev_coll_t *c, unsigned pa
     return 1;
 }
 
+/* What an LL16 kernel does first: claims part blockIdx.x's region (its
+ * epoch word from f), after this thread's first unit of send went out as
+ * a load (pre, when the kernel knows it: has_pre). */
+static __device__ __forceinline__ gpurma_dcoll__ll16_early_t
+gpurma_coll_ll16_early(const gpurma_coll_ll16_first_t *f, const gpurma_dcoll__grp_t *g,
+                       int has_pre, uint64_t pre)
+{
+    gpurma_dcoll__ll16_early_t early;
+    early.has_pre = has_pre, early.pre = pre;
+    early.word = (uint64_t *)(void *)((char *)f->word0 + (size_t)blockIdx.x * f->word_step);
+    early.got = gpurma_dcoll__ll16_claim(g, early.word);
+    return early;
+}
+
 /* coll_kernels_ll16.cu: launches the LL16 kernel of collective `kind` (a
  * GPURMA_COLL_* kind); GPURMA_ERR_UNSUPPORTED, launching nothing, for a
  * kind LL16 has no kernel for. */

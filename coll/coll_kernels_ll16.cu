@@ -29,13 +29,10 @@ gpurma_k_coll_ll16(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll
 {
     extern __shared__ uint64_t gpurma_k_ll16_stage[];
     const gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
-    gpurma_dcoll__ll16_early_t early;
-    early.has_pre = gridDim.x == 1;
-    early.pre = early.has_pre
-                    ? gpurma_dcoll__ll16_first_unit(KIND, f.sends, (const char *)send, f.bytes, g.tid)
-                    : 0;
-    early.word = (uint64_t *)(void *)((char *)f.word0 + (size_t)blockIdx.x * f.word_step);
-    early.got = gpurma_dcoll__ll16_claim(&g, early.word);
+    const int one = gridDim.x == 1;
+    const gpurma_dcoll__ll16_early_t early = gpurma_coll_ll16_early(
+        &f, &g, one,
+        one ? gpurma_dcoll__ll16_first_unit(KIND, f.sends, (const char *)send, f.bytes, g.tid) : 0);
     if (gridDim.x > 1)
         c = gpurma_dev_coll_part(c, blockIdx.x, gridDim.x);
     gpurma_status_t rc = gpurma_dcoll__run_ll16_staged(

@@ -44,10 +44,7 @@ gpurma_k_coll_ll16_v(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__
                      int dtype)
 {
     const gpurma_dcoll__grp_t g = {threadIdx.x, blockDim.x, 2};
-    gpurma_dcoll__ll16_early_t early;
-    early.has_pre = 0, early.pre = 0;
-    early.word = (uint64_t *)(void *)((char *)f.word0 + (size_t)blockIdx.x * f.word_step);
-    early.got = gpurma_dcoll__ll16_claim(&g, early.word);
+    const gpurma_dcoll__ll16_early_t early = gpurma_coll_ll16_early(&f, &g, 0, 0);
     __shared__ size_t v[4 * GPURMA_DCOLL_LL16_MAX_RANKS];
     for (int i = threadIdx.x; i < 4 * n; i += blockDim.x)
         v[i] = t.v[i];
@@ -92,8 +89,7 @@ static int launch_ll16_v(void *stream, const gpurma_dev_coll_t *c, unsigned part
     const size_t es = gpurma_dev_dtype_size((gpurma_dtype_t)dtype);
     const gpurma_dcoll__layout_t l = {0, 1, t.v, t.v + n, t.v + 2 * n, t.v + 3 * n};
     gpurma_coll_ll16_first_t f;
-    if (n > GPURMA_DCOLL_LL16_MAX_RANKS ||
-        !gpurma_coll_ll16_first(c, parts, ll16, max_count, es, 1, &f) ||
+    if (!gpurma_coll_ll16_first(c, parts, ll16, max_count, es, 1, &f) ||
         !gpurma_dcoll__v_blocks_fit(c, &l, max_count))
         return gpurma_set_error(GPURMA_ERR_INTERNAL,
                                 "rank %d: LL16 alltoallv kernel: a call its slots, team or "

@@ -480,6 +480,25 @@ GPURMA_DEVICE uint64_t gpurma_dcoll__ll16_first_unit(int kind, int sends, const 
                : 0;
 }
 
+/* Takes this channel's LL16 region for a call whose largest piece is
+ * count elements of es bytes: *e its epoch, *word the state word to give
+ * back (gpurma_dcoll__ll16_give). Declines (GPURMA_DCOLL__DECLINED) what
+ * the algorithm cannot run (gpurma_dcoll__ll16_fits), decided alike on
+ * every member, unless LL16's own kernel claimed the region already
+ * (early: a call the host checked). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_take(const gpurma_dev_coll_t *c,
+                                                      const gpurma_dcoll__ll16_bases_t *b,
+                                                      const gpurma_dcoll__grp_t *g, size_t count,
+                                                      size_t es,
+                                                      const gpurma_dcoll__ll16_early_t *early,
+                                                      uint64_t **word, uint64_t *e)
+{
+    if (!early && !gpurma_dcoll__ll16_fits(c, b, count, es))
+        return GPURMA_DCOLL__DECLINED;
+    *word = early ? early->word : gpurma_dcoll__ll16_word(c, b);
+    return gpurma_dcoll__ll16_settle(g, early ? early->got : gpurma_dcoll__ll16_claim(g, *word), e);
+}
+
 /* Gives the region back at epoch e. A failed call moves on too: its
  * packets may be out, and the next call must not take their flag for its
  * own. */
@@ -534,10 +553,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
             ? early->pre
             : gpurma_dcoll__ll16_first_unit(kind, kind != GPURMA_DCOLL__K_BROADCAST || c->rank == root,
                                             (const char *)send + lo * es, bytes, g->tid);
-    if (!early && !gpurma_dcoll__ll16_fits(c, b, count, es))
-        return GPURMA_DCOLL__DECLINED;
-    uint64_t *word = early ? early->word : gpurma_dcoll__ll16_word(c, b), e;
-    rc = gpurma_dcoll__ll16_settle(g, early ? early->got : gpurma_dcoll__ll16_claim(g, word), &e);
+    uint64_t *word, e;
+    rc = gpurma_dcoll__ll16_take(c, b, g, count, es, early, &word, &e);
     if (rc != GPURMA_SUCCESS)
         return rc;
     rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, lo, len, dtype, op, root, e,

@@ -179,10 +179,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_v_bases(const gpurma_dev_co
             return GPURMA_ERR_INVALID_ARG;
     }
     const size_t es = gpurma_dev_dtype_size(dtype);
-    if (!early && !gpurma_dcoll__ll16_fits(c, b, max_count, es))
-        return GPURMA_DCOLL__DECLINED;
-    uint64_t *word = early ? early->word : gpurma_dcoll__ll16_word(c, b), e;
-    rc = gpurma_dcoll__ll16_settle(g, early ? early->got : gpurma_dcoll__ll16_claim(g, word), &e);
+    uint64_t *word, e;
+    rc = gpurma_dcoll__ll16_take(c, b, g, max_count, es, early, &word, &e);
     if (rc != GPURMA_SUCCESS)
         return rc;
     rc = gpurma_dcoll__ll16_run_v(c, b, g, recv, send, l, es, e);
