@@ -27,6 +27,29 @@ typedef struct coll_scratch {
 /* Offsets of the regions for a team of n with nch channels (each region
  * holds one copy per channel, channel after channel); 1 when the window
  * would not fit in a size_t. */
+/* The zero-copy records (gpurma_dcoll__direct_rec, coll_direct.h) use
+ * their signal slots whole, the word a window keeps the last origin in
+ * included, which it starts at UINT32_MAX ("never signalled"). Read as a
+ * record's later-meeting word (an epoch, compared at or past), that looked
+ * like a meeting every member had passed: a member's first zero-copy call
+ * ended without waiting for its peers, which could still be reading its
+ * send or writing its recv, and its next call's record could overwrite
+ * the first before a peer read it ("passed another collective"; two ranks
+ * time-sliced on one GPU, 2026-11-27). The records start at zero. */
+static int zero_direct_records(int device, gpurma_dev_signal_slot_t *sig, unsigned nch, int n,
+                               const void *zeros, size_t have)
+{
+    const size_t per = (size_t)n * sizeof(*sig);
+    if (have < 2 * per) /* a layout has far more bytes than three slots a member */
+        return gpurma_set_error(GPURMA_ERR_INTERNAL, "collectives: scratch window too small");
+    int rc = gpurma_gpu_copy(device, sig + (size_t)GPURMA_DCOLL__RANGE_DIRECT0(nch) * (size_t)n,
+                             zeros, per);
+    if (rc == GPURMA_SUCCESS) /* slots 1 and 2: adjacent ranges */
+        rc = gpurma_gpu_copy(device, sig + (size_t)GPURMA_DCOLL__RANGE_DIRECT(nch, 1) * (size_t)n,
+                             zeros, 2 * per);
+    return rc;
+}
+
 static int scratch_layout(int n, unsigned nch, size_t slot, size_t ll_slot, gpurma_dev_coll_t *h,
                           size_t *bytes)
 {
@@ -205,6 +228,8 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
         void *zeros = calloc(1, bytes);
         rc = zeros ? gpurma_gpu_copy(ctx->device, s->win->base, zeros, bytes)
                    : gpurma_set_error(GPURMA_ERR_NO_MEMORY, "collectives: out of memory");
+        if (rc == GPURMA_SUCCESS)
+            rc = zero_direct_records(ctx->device, s->win->dev.signals, nch, n, zeros, bytes);
         free(zeros);
 #ifdef HAVE_CUDA
         if (rc == GPURMA_SUCCESS)
