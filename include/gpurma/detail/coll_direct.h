@@ -133,7 +133,13 @@ GPURMA_DEVICE int gpurma_dcoll__direct_read(const gpurma_dev_coll_t *c, int from
 /* Waits until member `from`'s record here reached epoch e: with
  * `arrival`, its arrival word, and the record is whole (*print, *id: its
  * payloads); else its later-meeting word, read with acquire loads (those
- * meetings order data). */
+ * meetings order data). An arrival past e is refused (INVALID_ARG), not
+ * taken: no member posts its next arrival before this one's done record,
+ * which comes after this wait, so a later arrival means the members' epochs
+ * differ (a call that failed on some of them), and a record of another call
+ * whose fingerprint happened to match (the same call in a loop) would let
+ * this member read and write buffers the other is not done with. The later
+ * meetings compare at or past: a member may already be in the next phase. */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_await(const gpurma_dev_coll_t *c, int from,
                                                         uint64_t e, int arrival,
                                                         uint64_t *print, uint64_t *id)
@@ -143,7 +149,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_await(const gpurma_dev_coll_t
     for (uint64_t iter = 0;; iter++) {
         if (arrival ? gpurma_dcoll__direct_read(c, from, &arrived, print, id) && arrived >= e
                     : gpurma_sh_load_acquire_u64(met) >= e)
-            return GPURMA_SUCCESS;
+            return arrival && arrived != e ? GPURMA_ERR_INVALID_ARG : GPURMA_SUCCESS;
         if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
             return GPURMA_ERR_TIMEOUT;
         gpurma_sh_pause_n(iter);
@@ -610,11 +616,17 @@ GPURMA_DEVICE void gpurma_dcoll__run_direct(const gpurma_dev_coll_t *c,
         const unsigned others = p < 32 ? __ballot_sync(0xffffffffu, other) : 0u;
         if (gpurma_sh_block_any(rc != GPURMA_SUCCESS)) {
             /* a failed meeting fails every thread: one message */
+            const int ahead = gpurma_sh_block_any(rc == GPURMA_ERR_INVALID_ARG && !other);
             if (threadIdx.x == 0 && others)
                 gpurma_sh_report("gpurma: rank %d: collective %d on registered buffers: rank %d "
                                  "passed another collective, buffers, offsets, count, dtype, op "
                                  "or root\n",
                                  c->rank, kind, __ffs((int)others) - 1);
+            else if (threadIdx.x == 0 && ahead)
+                gpurma_sh_report("gpurma: rank %d: collective %d on registered buffers: a "
+                                 "member's record is of a later call (the members' epochs "
+                                 "differ: did an earlier collective fail on some ranks?)\n",
+                                 c->rank, kind);
             else if (threadIdx.x == 0)
                 gpurma_sh_report("gpurma: rank %d: collective %d on registered buffers failed "
                                  "with status %d (a peer did not take part within the "
