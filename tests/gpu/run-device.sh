@@ -467,6 +467,9 @@ run2 coll_ce 300 "$(prog test_gpu_coll)" 100
 RUN_ENV=GPURMA_COLL_DIRECT_MIN=0
 run2 coll_direct0 300 "$(prog test_gpu_coll)" 100
 RUN_ENV=
+# A new team's first zero-copy call with the last rank slow (one block):
+# no member may end it before the slow one is done with its recv.
+run2 direct_first 120 "$(prog test_gpu_coll)" direct-first
 # A stream wait nobody satisfies: a CUDA error on the stream after the
 # timeout (here 1.5 s), not a hang, and a message that names the wait.
 # With one GPU only one rank runs it: two processes trapping a kernel at
@@ -521,6 +524,7 @@ if [ $mps_on = yes ]; then
     mpsx="-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
     RUN_ENV=CUDA_VISIBLE_DEVICES=0
     run2 coll_mps_shared_gpu 300 "$(prog test_gpu_coll)" 200
+    run2 direct_first_mps 120 "$(prog test_gpu_coll)" direct-first
     # issue 19's target: a strided column >= 0.9x a packed put on one GPU
     run2 strided_mps_shared_gpu 120 "$(prog test_gpu_strided)"
     note "$(grep -h -m1 'of packed' "$out"/strided_mps_shared_gpu.rank0.log)"

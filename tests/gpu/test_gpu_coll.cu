@@ -804,6 +804,94 @@ static int direct_refusal_run(int absent)
     return failures ? 1 : 0;
 }
 
+/* Element i of rank r's send in the first-call test: small, so that sums
+ * of up to 64 ranks stay exact in int32. */
+__host__ __device__ inline int32_t first_value(int r, size_t i)
+{
+    return (int32_t)pattern_byte(0xf125700 + (uint64_t)r, i) - 128;
+}
+
+/* Counts the elements of recv that are not the sum over n ranks, on the
+ * stream right after the collective, before any host synchronisation. */
+__global__ void first_check(const int32_t *recv, size_t count, int n, unsigned long long *bad)
+{
+    unsigned long long mine = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
+         i += (size_t)gridDim.x * blockDim.x) {
+        int32_t want = 0;
+        for (int r = 0; r < n; r++)
+            want += first_value(r, i);
+        mine += recv[i] != want;
+    }
+    if (mine)
+        atomicAdd(bad, mine);
+}
+
+/* The first zero-copy call of a team, one member slow: the last rank moves
+ * its share with one thread block (GPURMA_COLL_DIRECT_BLOCKS=1, set before
+ * init on that rank only), the others with up to 64. A member must not end
+ * its call before every member is done with its buffers. Until 29d2395 the
+ * first call's last meeting passed at once (the record's later-meeting word
+ * started at the window's "never signalled" origin, UINT32_MAX): the fast
+ * members ended with the slow one's share of their recv still unwritten,
+ * which the check kernel, queued right behind the allreduce, counts. */
+static int first_direct_run(void)
+{
+    skip_without_gpu("test_gpu_coll");
+    const char *rank_env = getenv("RANK") ? getenv("RANK") : getenv("OMPI_COMM_WORLD_RANK");
+    const char *size_env =
+        getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : getenv("OMPI_COMM_WORLD_SIZE");
+    if (!rank_env || !size_env) {
+        printf("test_gpu_coll: direct-first picks its slow rank before init, from RANK and "
+               "WORLD_SIZE or Open MPI's variables: none set, skipped\n");
+        return 77;
+    }
+    const int slow = atoi(rank_env) == atoi(size_env) - 1;
+    if (slow)
+        setenv("GPURMA_COLL_DIRECT_BLOCKS", "1", 1);
+    init_bounded();
+    world = gpurma_team_world(g_ctx);
+    me = gpurma_team_rank(world);
+    nranks = gpurma_team_size(world);
+    if (nranks < 2) {
+        printf("test_gpu_coll: direct-first needs 2 ranks or more, skipped\n");
+        (void)gpurma_finalize(g_ctx);
+        return 77;
+    }
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const size_t count = (size_t)16 << 20, bytes = count * 4; /* 64 MiB: zero-copy */
+    dbuf sendb(bytes), recvb(bytes);
+    std::vector<int32_t> in(count);
+    for (size_t i = 0; i < count; i++)
+        in[i] = first_value(me, i);
+    CK(cudaMemcpy(sendb.p, in.data(), bytes, cudaMemcpyHostToDevice));
+    unsigned long long *bad = nullptr;
+    CK(cudaMallocManaged(&bad, sizeof(*bad)));
+    *bad = 0;
+    GK(gpurma_coll_register(world, sendb.p, bytes));
+    GK(gpurma_coll_register(world, recvb.p, bytes));
+    GK(gpurma_barrier(world));
+    double t0 = now_s();
+    GK(gpurma_allreduce(world, sendb.p, recvb.p, count, GPURMA_INT32, GPURMA_SUM, stream));
+    first_check<<<264, 512, 0, stream>>>((const int32_t *)recvb.p, count, nranks, bad);
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(stream));
+    const double dt = now_s() - t0;
+    printf("rank %d (%s): first zero-copy allreduce of %zu MiB: %llu elements wrong, %.1f ms\n",
+           me, slow ? "one block" : "fast", bytes >> 20, *bad, 1e3 * dt);
+    EXPECT(*bad == 0, "%llu elements of the first zero-copy allreduce were not there when the "
+                      "call ended",
+           *bad);
+    const std::vector<unsigned char> h = recvb.all();
+    EXPECT(!poison_left(h.data(), GUARD) && !poison_left(h.data() + GUARD + bytes, GUARD),
+           "the first zero-copy allreduce wrote outside its recv");
+    CK(cudaFree(bad));
+    GK(gpurma_barrier(world));
+    GK(gpurma_finalize(g_ctx));
+    printf("rank %d: direct-first %s\n", me, failures ? "FAILED" : "passed");
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     skip_without_gpu("test_gpu_coll");
@@ -811,14 +899,20 @@ int main(int argc, char **argv)
         return direct_refusal_run(0);
     if (argc > 1 && !strcmp(argv[1], "direct-absent"))
         return direct_refusal_run(1);
+    if (argc > 1 && !strcmp(argv[1], "direct-first"))
+        return first_direct_run();
     int replays = 1000, quick = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: test_gpu_coll [REPLAYS] [--quick]\n"
+                   "       test_gpu_coll direct-mismatch|direct-absent|direct-first\n"
                    "  REPLAYS  graph replays per size (default 1000)\n"
-                   "  --quick  int8, int32, float32 and float64 only, in the per-call matrix\n");
+                   "  --quick  int8, int32, float32 and float64 only, in the per-call matrix\n"
+                   "  direct-mismatch, direct-absent: a zero-copy call one rank does not agree\n"
+                   "           to or misses (refused, the kernels trapped)\n"
+                   "  direct-first: a new team's first zero-copy call, the last rank slow\n");
             return 0;
         } else
             replays = atoi(argv[i]);
