@@ -7,6 +7,9 @@
 #   2. plain build in the source tree, as the README does it:
 #      ./autogen.sh && ./configure && make, then make check (unit,
 #      multi-process, fault and Slurm tests: the Automake TESTS list);
+#      its GPU code for sm_90 only (CI has no GPU: the README's build makes
+#      sm_80 and sm_90, and step 3 compiles compute_80 PTX), and the suite
+#      through the other engines at 2 ranks (step 3 runs it at 4);
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build, out of tree
 #      (VPATH) in .ci/work/san-build, from a clean copy of the sources in
 #      .ci/work/san-src (a tree configured in place cannot host a VPATH
@@ -155,11 +158,14 @@ check_step() {
 
 plain_build() {
     cd "$TOP" || return 1
+    # One architecture's machine code: ptxas once per kernel, not twice.
+    MAKE_ARGS=("NVCC_GENCODE=-gencode=arch=compute_90,code=sm_90")
     step plain-autogen ./autogen.sh &&
         step plain-configure ./configure &&
-        step plain-make make -j"$JOBS" &&
+        step plain-make make -j"$JOBS" "${MAKE_ARGS[@]}" &&
         step plain-check-programs build_check_programs "$TOP" || return 1
-    check_step plain-check "$TOP"
+    # tests/mp/engines.sh at 2 ranks; the sanitizer half runs 4
+    GPURMA_ENGINE_RANKS=2 check_step plain-check "$TOP"
 }
 
 # A copy of the sources without anything generated or built: the tracked
@@ -200,6 +206,9 @@ san_build() {
     # compiles such PTX itself, minutes slower.) The C sources, all that
     # the tests run here, are compiled as in the plain half.
     MAKE_ARGS=("NVCC_GENCODE=-gencode=arch=compute_80,code=compute_80")
+    # hipcc does not take the sanitizers: the plain half compiled the HIP
+    # check for both its targets; one here.
+    export HIP_CHECK_ARCHS=gfx90a
     step san-configure "$src/configure" --enable-asan --enable-ubsan &&
         step san-make make -j"$JOBS" "${MAKE_ARGS[@]}" &&
         step san-check-programs build_check_programs "$build" || return 1

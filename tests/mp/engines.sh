@@ -10,7 +10,9 @@
 # atomics, one proxy round trip each, at 2 ranks only across nodes. With
 # GPURMA_TEST_QUICK set (make check MP_QUICK=1: CI's sanitizer half), 4 only:
 # its peers are spread over both proxy contexts and, across nodes, some
-# are on this node and some on the other.
+# are on this node and some on the other. GPURMA_ENGINE_RANKS, when set,
+# names the rank counts instead (CI's plain half: 2, so that the two halves
+# together run both counts once).
 # PART 1 or 2: every other program of the suite, starting with the first or
 # the second, without the programs named in $ALONE; PART a list of program
 # names: those (the nodes mode takes three Automake tests to stay well
@@ -30,6 +32,7 @@ if test $mode = nodes && test "${HAVE_UCX:-yes}" = no; then
 fi
 engine_ranks="2 4"
 test -n "${GPURMA_TEST_QUICK:-}" && engine_ranks=4
+test -n "${GPURMA_ENGINE_RANKS:-}" && engine_ranks=$GPURMA_ENGINE_RANKS
 status=0
 index=0
 for mode in $mode; do
