@@ -743,6 +743,22 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* After init, for the modes below: the world team and a stream; 77 (and
+ * finalized) with fewer than 2 ranks. */
+static int mode_start(const char *mode)
+{
+    world = gpurma_team_world(g_ctx);
+    me = gpurma_team_rank(world);
+    nranks = gpurma_team_size(world);
+    if (nranks < 2) {
+        printf("test_gpu_coll: %s needs 2 ranks or more, skipped\n", mode);
+        (void)gpurma_finalize(g_ctx);
+        return 77;
+    }
+    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return 0;
+}
+
 /* "test_gpu_coll direct-mismatch" and "direct-absent" (separate runs: each
  * ends with the CUDA context gone). mismatch: the last rank passes its
  * registered buffers 256 bytes further than the others (another
@@ -762,15 +778,9 @@ static int direct_refusal_run(int absent)
         GK(gpurma_init(NULL, &g_ctx));
     else
         init_bounded();
-    world = gpurma_team_world(g_ctx);
-    me = gpurma_team_rank(world);
-    nranks = gpurma_team_size(world);
-    if (nranks < 2) {
-        printf("test_gpu_coll: direct refusal needs 2 ranks or more, skipped\n");
-        (void)gpurma_finalize(g_ctx);
-        return 77;
-    }
-    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const int started = mode_start(absent ? "direct-absent" : "direct-mismatch");
+    if (started)
+        return started;
     const size_t count = (1u << 20) / 4 + 37, bytes = count * 4, shift = 256;
     dbuf sendb(bytes + shift), recvb(bytes + shift);
     std::vector<unsigned char> in(bytes + shift);
@@ -850,15 +860,9 @@ static int first_direct_run(void)
     if (slow)
         setenv("GPURMA_COLL_DIRECT_BLOCKS", "1", 1);
     init_bounded();
-    world = gpurma_team_world(g_ctx);
-    me = gpurma_team_rank(world);
-    nranks = gpurma_team_size(world);
-    if (nranks < 2) {
-        printf("test_gpu_coll: direct-first needs 2 ranks or more, skipped\n");
-        (void)gpurma_finalize(g_ctx);
-        return 77;
-    }
-    CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const int started = mode_start("direct-first");
+    if (started)
+        return started;
     const size_t count = (size_t)16 << 20, bytes = count * 4; /* 64 MiB: zero-copy */
     dbuf sendb(bytes), recvb(bytes);
     std::vector<int32_t> in(count);
