@@ -24,9 +24,6 @@ typedef struct coll_scratch {
     int                         sharers; /* GPU windows: gpu_channels's; 1 on the host */
 } coll_scratch_t;
 
-/* Offsets of the regions for a team of n with nch channels (each region
- * holds one copy per channel, channel after channel); 1 when the window
- * would not fit in a size_t. */
 /* The zero-copy records (gpurma_dcoll__direct_rec, coll_direct.h) use
  * their signal slots whole, the word a window keeps the last origin in
  * included, which it starts at UINT32_MAX ("never signalled"). Read as a
@@ -50,6 +47,9 @@ static int zero_direct_records(int device, gpurma_dev_signal_slot_t *sig, unsign
     return rc;
 }
 
+/* Offsets of the regions for a team of n with nch channels (each region
+ * holds one copy per channel, channel after channel); 1 when the window
+ * would not fit in a size_t. */
 static int scratch_layout(int n, unsigned nch, size_t slot, size_t ll_slot, gpurma_dev_coll_t *h,
                           size_t *bytes)
 {
