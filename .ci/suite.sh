@@ -15,9 +15,11 @@
 #      .ci/work/san-src (a tree configured in place cannot host a VPATH
 #      build), then make check there with leak checking on. Its GPU code
 #      is compiled to PTX for one architecture only (CI has no GPU,
-#      nothing runs it, and step 2 compiled it in full), and
+#      nothing runs it, and step 2 compiled sm_90 machine code), and
 #      its multi-process tests skip their most oversubscribed rank count
-#      (make check MP_QUICK=1: every test still runs, at its other counts);
+#      (make check MP_QUICK=1: every test still runs, at its other counts),
+#      and the suite through the switch engine (its calls are the mem
+#      engine's code) skips;
 #   4. counts the results of both runs from Automake's .trs files.
 #
 # The last line printed is exactly "N passed, N failed" (skips are counted
@@ -207,8 +209,9 @@ san_build() {
     # the tests run here, are compiled as in the plain half.
     MAKE_ARGS=("NVCC_GENCODE=-gencode=arch=compute_80,code=compute_80")
     # hipcc does not take the sanitizers: the plain half compiled the HIP
-    # check for both its targets; one here.
-    export HIP_CHECK_ARCHS=gfx90a
+    # check for both its targets; one here. The switch engine's run of the
+    # suite is the mem engine's code (tests/mp/engines.sh): plain half only.
+    export HIP_CHECK_ARCHS=gfx90a GPURMA_ENGINES_NO_SWITCH=1
     step san-configure "$src/configure" --enable-asan --enable-ubsan &&
         step san-make make -j"$JOBS" "${MAKE_ARGS[@]}" &&
         step san-check-programs build_check_programs "$build" || return 1
