@@ -771,7 +771,6 @@ static int mode_start(const char *mode)
  * too). */
 static int direct_refusal_run(int absent)
 {
-    skip_without_gpu("test_gpu_coll");
     /* mismatch: a 30 s timeout, so that a quick failure is the fingerprint's;
      * absent: GPURMA_TIMEOUT_MS from the environment */
     if (absent)
@@ -847,7 +846,6 @@ __global__ void first_check(const int32_t *recv, size_t count, int n, unsigned l
  * which the check kernel, queued right behind the allreduce, counts. */
 static int first_direct_run(void)
 {
-    skip_without_gpu("test_gpu_coll");
     const char *rank_env = getenv("RANK") ? getenv("RANK") : getenv("OMPI_COMM_WORLD_RANK");
     const char *size_env =
         getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : getenv("OMPI_COMM_WORLD_SIZE");
