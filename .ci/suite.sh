@@ -27,7 +27,8 @@
 # Exit: 0 when nothing failed, 1 otherwise.
 #
 # Knobs (environment): JOBS (make -j, default nproc), GPURMA_CI_TEST_TIMEOUT
-# (seconds per test, default 150), GPURMA_CI_SKIP_SAN=1 (plain build only),
+# (seconds per test, default 150), GPURMA_CI_FAIL_LINES (lines of each
+# failed test's log printed, default 40), GPURMA_CI_SKIP_SAN=1 (plain build only),
 # GPURMA_CI_SKIP_PLAIN=1 (sanitizer build only), GPURMA_CI_NO_INSTALL=1
 # (never call apt-get).
 set -u
@@ -269,6 +270,15 @@ printf '   %s\n' "${STEP_SUMMARY[@]}"
 if [ ${#FAILED_TESTS[@]} -gt 0 ]; then
     echo "== failed tests"
     printf '   %s\n' "${FAILED_TESTS[@]}"
+    # Each failed test's last lines here, where whoever reads only CI's
+    # output (not its work tree) sees why.
+    for f in "${FAILED_TESTS[@]}"; do
+        log=${f##*(log: }
+        log=${log%)}
+        [ -f "$log" ] || continue
+        echo "== last lines of $log"
+        tail -n "${GPURMA_CI_FAIL_LINES:-40}" "$log" | cut -c1-400 | sed 's/^/   | /'
+    done
 fi
 FAILED=$((FAILED + STEP_FAILURES))
 echo "suite took $(($(date +%s) - SUITE_T0))s; $SKIPPED skipped; $STEP_FAILURES build/check step(s) failed"
