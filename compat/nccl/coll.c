@@ -433,45 +433,119 @@ static gpurma_status_t rooted_exchange(const nccl_op_t *a, size_t es, void *stre
     return st;
 }
 
+static int reduces(nccl_op_kind_t kind)
+{
+    return kind == NCCL_OP_ALLREDUCE || kind == NCCL_OP_REDUCE_SCATTER || kind == NCCL_OP_REDUCE;
+}
+
+/* gpurma's operator for a's, and the PreMulSum a names (NULL for the
+ * built-in ones); 0, or -1 when a->op is neither. */
+static int map_op(const nccl_op_t *a, gpurma_redop_t *op, const nccl_user_op_t **user)
+{
+    static const gpurma_redop_t ops[ncclNumOps] = {[ncclSum] = GPURMA_SUM,
+                                                   [ncclProd] = GPURMA_PROD,
+                                                   [ncclMax] = GPURMA_MAX,
+                                                   [ncclMin] = GPURMA_MIN,
+                                                   [ncclAvg] = GPURMA_AVG};
+    *user = NULL;
+    *op = GPURMA_SUM;
+    if ((int)a->op < 0)
+        return -1;
+    if ((int)a->op < ncclNumOps) {
+        *op = ops[a->op];
+        return 0;
+    }
+    int i = (int)a->op - ncclNumOps;
+    if (i >= NCCL_MAX_USER_OPS || !a->comm->ops[i].live || a->comm->ops[i].dtype != a->dtype)
+        return -1;
+    *user = &a->comm->ops[i];
+    return 0;
+}
+
+/* Which buffers a call reads and writes on this rank when count > 0. */
+static void buffers_used(const nccl_op_t *a, int rank, int *reads, int *writes)
+{
+    int root = rank == a->root;
+    switch (a->kind) {
+    case NCCL_OP_BROADCAST: *reads = root, *writes = 1; break;
+    case NCCL_OP_REDUCE:
+    case NCCL_OP_GATHER:    *reads = 1, *writes = root; break;
+    case NCCL_OP_SCATTER:   *reads = root, *writes = 1; break;
+    case NCCL_OP_SEND:      *reads = 1, *writes = 0; break;
+    case NCCL_OP_RECV:      *reads = 0, *writes = 1; break;
+    default:                *reads = 1, *writes = 1; break;
+    }
+}
+
+ncclResult_t gpurma_nccl_check_op(const nccl_op_t *a)
+{
+    const char *name = gpurma_nccl_op_name(a->kind);
+    ncclComm_t comm = a->comm;
+    int size, rank, host = 0;
+    /* A communicator whose init the open group holds: its rank and size
+     * are known, the rest once the group ends (run_coll checks again). */
+    if (comm && comm->magic == GPURMA_NCCL_COMM_MAGIC &&
+        __atomic_load_n(&comm->init_state, __ATOMIC_ACQUIRE) == ncclInProgress &&
+        gpurma_nccl_group_holds(comm, NCCL_OP_INIT)) {
+        size = comm->init_size, rank = comm->init_rank;
+    } else {
+        ncclResult_t res = gpurma_nccl_check_comm(comm, name);
+        if (res != ncclSuccess)
+            return res;
+        size = comm->size, rank = comm->rank, host = !comm->gpu;
+    }
+    size_t es = gpurma_nccl_dtype_size(a->dtype), bytes, total;
+    if (!es)
+        return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: unknown datatype %d", name,
+                                (int)a->dtype);
+    gpurma_redop_t op;
+    const nccl_user_op_t *user;
+    if (reduces(a->kind) && map_op(a, &op, &user))
+        return gpurma_nccl_fail(comm, ncclInvalidArgument,
+                                "%s: operator %d is neither a built-in one nor a live PreMulSum "
+                                "of datatype %d", name, (int)a->op, (int)a->dtype);
+    int rooted = a->kind == NCCL_OP_BROADCAST || a->kind == NCCL_OP_REDUCE ||
+                 a->kind == NCCL_OP_GATHER || a->kind == NCCL_OP_SCATTER ||
+                 a->kind == NCCL_OP_SEND || a->kind == NCCL_OP_RECV;
+    if (rooted && (a->root < 0 || a->root >= size))
+        return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: %s %d is not a rank of %d", name,
+                                a->kind == NCCL_OP_SEND || a->kind == NCCL_OP_RECV ? "peer"
+                                                                                   : "root",
+                                a->root, size);
+    /* every buffer size the calls compute fits a size_t */
+    if (__builtin_mul_overflow(a->count, es, &bytes) ||
+        __builtin_mul_overflow(bytes, (size_t)size, &total))
+        return gpurma_nccl_fail(comm, ncclInvalidArgument,
+                                "%s: count %zu of %zu-byte elements for %d ranks overflows", name,
+                                a->count, es, size);
+    int reads, writes;
+    buffers_used(a, rank, &reads, &writes);
+    if (bytes && ((reads && !a->send) || (writes && !a->recv)))
+        return gpurma_nccl_fail(comm, ncclInvalidArgument,
+                                "%s: %s buffer is NULL with count %zu", name,
+                                reads && !a->send ? "send" : "recv", a->count);
+    if (host && a->stream)
+        return gpurma_nccl_fail(comm, ncclInvalidUsage,
+                                "%s: this communicator runs on gpurma's host backend (no GPU): "
+                                "pass stream NULL and host buffers", name);
+    return ncclSuccess;
+}
+
+/* After gpurma_nccl_check_op. */
 static ncclResult_t run_checked(const nccl_op_t *a)
 {
     ncclComm_t comm = a->comm;
     size_t es = gpurma_nccl_dtype_size(a->dtype);
-    if (!es)
-        return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: unknown datatype %d",
-                                gpurma_nccl_op_name(a->kind), (int)a->dtype);
-    if (!comm->gpu && a->stream)
-        return gpurma_nccl_fail(comm, ncclInvalidUsage,
-                                "%s: this communicator runs on gpurma's host backend (no GPU): "
-                                "pass stream NULL and host buffers",
-                                gpurma_nccl_op_name(a->kind));
     void *stream = gpurma_nccl_stream(comm, a->stream);
-    int reduces = a->kind == NCCL_OP_ALLREDUCE || a->kind == NCCL_OP_REDUCE_SCATTER ||
-                  a->kind == NCCL_OP_REDUCE;
     gpurma_redop_t op = GPURMA_SUM;
     const nccl_user_op_t *user = NULL;
-    if (reduces) {
-        if ((int)a->op >= ncclNumOps) {
-            int i = (int)a->op - ncclNumOps;
-            if (i >= NCCL_MAX_USER_OPS || !comm->ops[i].live || comm->ops[i].dtype != a->dtype)
-                return gpurma_nccl_fail(comm, ncclInvalidArgument,
-                                        "%s: operator %d is not a live PreMulSum of datatype %d",
-                                        gpurma_nccl_op_name(a->kind), (int)a->op, (int)a->dtype);
-            user = &comm->ops[i];
-            op = GPURMA_SUM;
-        } else if ((int)a->op < 0) {
-            return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: unknown operator %d",
-                                    gpurma_nccl_op_name(a->kind), (int)a->op);
-        } else {
-            static const gpurma_redop_t ops[ncclNumOps] = {
-                [ncclSum] = GPURMA_SUM, [ncclProd] = GPURMA_PROD, [ncclMax] = GPURMA_MAX,
-                [ncclMin] = GPURMA_MIN, [ncclAvg] = GPURMA_AVG};
-            op = ops[a->op];
-        }
+    if (reduces(a->kind)) {
+        map_op(a, &op, &user);
         if (gpurma_nccl_is_fp8(a->dtype))
             return run_fp8(a, op, user, stream);
     }
-    gpurma_dtype_t dt = reduces ? (gpurma_dtype_t)gpurma_dtype(a->dtype) : copy_dtype(a->dtype);
+    gpurma_dtype_t dt =
+        reduces(a->kind) ? (gpurma_dtype_t)gpurma_dtype(a->dtype) : copy_dtype(a->dtype);
     gpurma_team_t team = comm->team;
     gpurma_status_t st = GPURMA_SUCCESS;
     const void *send = a->send;
@@ -517,9 +591,6 @@ static ncclResult_t run_checked(const nccl_op_t *a)
         break;
     case NCCL_OP_GATHER:
     case NCCL_OP_SCATTER:
-        if (a->root < 0 || a->root >= comm->size)
-            return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: root %d of %d ranks",
-                                    gpurma_nccl_op_name(a->kind), a->root, comm->size);
         st = rooted_exchange(a, es, stream);
         break;
     default:
@@ -534,28 +605,23 @@ static ncclResult_t run_checked(const nccl_op_t *a)
 
 ncclResult_t gpurma_nccl_run_coll(const nccl_op_t *a)
 {
-    ncclResult_t res = gpurma_nccl_check_comm(a->comm, gpurma_nccl_op_name(a->kind));
-    if (res != ncclSuccess)
-        return res;
-    /* Every buffer size the calls below compute fits a size_t. */
-    size_t es = gpurma_nccl_dtype_size(a->dtype), total;
-    if (es && (__builtin_mul_overflow(a->count, es, &total) ||
-               __builtin_mul_overflow(total, (size_t)a->comm->size, &total)))
-        return gpurma_nccl_fail(a->comm, ncclInvalidArgument,
-                                "%s: count %zu of %zu-byte elements for %d ranks overflows",
-                                gpurma_nccl_op_name(a->kind), a->count, es, a->comm->size);
-    return run_checked(a);
+    ncclResult_t res = gpurma_nccl_check_op(a);
+    return res != ncclSuccess ? res : run_checked(a);
 }
 
-/* Queued inside a group, run now outside one. */
+/* Checked, then queued inside a group or run now outside one. */
 static ncclResult_t submit(const nccl_op_t *op)
 {
-    ncclResult_t res;
+    ncclResult_t res = gpurma_nccl_check_op(op);
+    if (res != ncclSuccess) {
+        gpurma_nccl_group_refuse(res);
+        return res;
+    }
     if (gpurma_nccl_group_enqueue(op, &res))
         return res;
     if (op->kind == NCCL_OP_SEND || op->kind == NCCL_OP_RECV)
         return gpurma_nccl_p2p_run(op->comm, op, 1);
-    return gpurma_nccl_run_coll(op);
+    return run_checked(op);
 }
 
 NCCL_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,

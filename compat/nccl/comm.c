@@ -348,12 +348,27 @@ static void join_init(ncclComm_t comm)
     }
 }
 
+/* The open group's calls on comm (its init among them) would run on a
+ * communicator that is gone: finalize and destroy wait for ncclGroupEnd. */
+static ncclResult_t refuse_if_queued(ncclComm_t comm, const char *call)
+{
+    if (!gpurma_nccl_group_holds(comm, NCCL_OP_KINDS))
+        return ncclSuccess;
+    return gpurma_nccl_fail(comm->init_state == ncclSuccess ? comm : NULL, ncclInvalidUsage,
+                            "%s: the open group (ncclGroupStart without its ncclGroupEnd yet) "
+                            "holds calls on this communicator: end the group first",
+                            call);
+}
+
 /* Operations are complete when their calls return (host) or when their
  * streams get past them (GPU): nothing is left in flight in the library. */
 NCCL_API ncclResult_t ncclCommFinalize(ncclComm_t comm)
 {
     if (!comm || comm->magic != GPURMA_NCCL_COMM_MAGIC)
         return gpurma_nccl_fail(NULL, ncclInvalidArgument, "ncclCommFinalize: not a live comm");
+    ncclResult_t res = refuse_if_queued(comm, "ncclCommFinalize");
+    if (res != ncclSuccess)
+        return res;
     join_init(comm);
     comm->finalized = 1;
     return ncclSuccess;
@@ -459,6 +474,9 @@ NCCL_API ncclResult_t ncclCommDestroy(ncclComm_t comm)
     if (comm->magic != GPURMA_NCCL_COMM_MAGIC)
         return gpurma_nccl_fail(NULL, ncclInvalidArgument,
                                 "ncclCommDestroy: %p is not a live communicator", (void *)comm);
+    ncclResult_t res = refuse_if_queued(comm, "ncclCommDestroy");
+    if (res != ncclSuccess)
+        return res;
     join_init(comm);
     if (comm->aborted)
         return ncclSuccess;
@@ -520,6 +538,11 @@ NCCL_API ncclResult_t ncclCommAbort(ncclComm_t comm)
     if (comm->magic != GPURMA_NCCL_COMM_MAGIC)
         return gpurma_nccl_fail(NULL, ncclInvalidArgument,
                                 "ncclCommAbort: %p is not a live communicator", (void *)comm);
+    /* This thread's open group runs none of its calls; an init it held
+     * never runs. */
+    if (gpurma_nccl_group_holds(comm, NCCL_OP_INIT))
+        __atomic_store_n(&comm->init_state, ncclInvalidUsage, __ATOMIC_RELEASE);
+    gpurma_nccl_group_drop(comm);
     if (!__atomic_exchange_n(&comm->aborted, 1, __ATOMIC_ACQ_REL)) {
         struct aborted *a = malloc(sizeof *a);
         if (a) {

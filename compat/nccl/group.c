@@ -5,7 +5,10 @@
  * so pairs that send to each other do not wait on each other. Calls on
  * several communicators (several ranks in one process, as nccl-tests -g
  * and ncclCommInitAll make) run on one thread per communicator, since each
- * waits for its peers.
+ * waits for its peers. A call is checked when it is made (coll.c,
+ * gpurma_nccl_check_op): a bad one returns its error there, and the group
+ * it was made in then runs none of its calls but the communicator inits,
+ * and ends with that error.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,29 @@ int gpurma_nccl_group_enqueue(const nccl_op_t *op, ncclResult_t *result)
     group.ops[group.n++] = *op;
     *result = ncclSuccess;
     return 1;
+}
+
+int gpurma_nccl_group_holds(ncclComm_t comm, nccl_op_kind_t kind)
+{
+    for (int i = 0; i < group.n; i++)
+        if (group.ops[i].comm == comm && (kind == NCCL_OP_KINDS || group.ops[i].kind == kind))
+            return 1;
+    return 0;
+}
+
+void gpurma_nccl_group_refuse(ncclResult_t result)
+{
+    if (group.depth > 0 && group.error == ncclSuccess)
+        group.error = result;
+}
+
+void gpurma_nccl_group_drop(ncclComm_t comm)
+{
+    int k = 0;
+    for (int i = 0; i < group.n; i++)
+        if (group.ops[i].comm != comm)
+            group.ops[k++] = group.ops[i];
+    group.n = k;
 }
 
 NCCL_API ncclResult_t ncclGroupStart(void)
@@ -169,7 +195,10 @@ static ncclResult_t end_group(int simulate)
     group.ops = NULL;
     group.n = group.cap = 0;
     group.error = ncclSuccess;
-    if (simulate) { /* only the inits happen; the rest is estimated */
+    /* Only the inits happen when simulating (the rest is estimated) and
+     * after a call the group refused: nothing else of such a group runs,
+     * but the peers' inits wait for this rank's. */
+    if (simulate || queued != ncclSuccess) {
         int k = 0;
         for (int i = 0; i < n; i++)
             if (ops[i].kind == NCCL_OP_INIT)
@@ -178,7 +207,12 @@ static ncclResult_t end_group(int simulate)
     }
     ncclResult_t res = run_group(ops, n);
     free(ops);
-    return queued != ncclSuccess ? queued : res;
+    if (queued != ncclSuccess)
+        return gpurma_nccl_fail(NULL, queued,
+                                "ncclGroupEnd: a call of this group was refused when it was made "
+                                "(%s); none of the group's calls ran but communicator inits",
+                                ncclGetErrorString(queued));
+    return res;
 }
 
 NCCL_API ncclResult_t ncclGroupEnd(void) { return end_group(0); }

@@ -119,6 +119,10 @@ typedef struct {
 } nccl_op_t;
 
 const char *gpurma_nccl_op_name(nccl_op_kind_t kind);
+/* Every check a call passes before anything of it runs or is queued: a
+ * live communicator (or one whose init the open group holds), datatype,
+ * operator, root or peer, sizes that fit a size_t, buffers. */
+ncclResult_t gpurma_nccl_check_op(const nccl_op_t *op);
 /* Checks and runs one collective now. */
 ncclResult_t gpurma_nccl_run_coll(const nccl_op_t *op);
 size_t gpurma_nccl_dtype_size(ncclDataType_t dtype);
@@ -146,6 +150,14 @@ ncclResult_t gpurma_nccl_p2p_share_id(ncclComm_t comm, const int *alive, gpurma_
 /* ----------------------------------------------------------- group.c */
 /* Queues op when a group is open (returns 1), else 0. */
 int gpurma_nccl_group_enqueue(const nccl_op_t *op, ncclResult_t *result);
+/* Whether this thread's open group holds a call of kind on comm
+ * (NCCL_OP_KINDS: a call of any kind). */
+int gpurma_nccl_group_holds(ncclComm_t comm, nccl_op_kind_t kind);
+/* A call refused inside an open group: the group runs none of its calls
+ * (but the inits) and ncclGroupEnd returns the first such result. */
+void gpurma_nccl_group_refuse(ncclResult_t result);
+/* Drops the open group's calls on comm (ncclCommAbort). */
+void gpurma_nccl_group_drop(ncclComm_t comm);
 
 /* --------------------------------------------------------- fallback.c */
 /* The real NCCL, loaded once (NULL when GPURMA_NCCL_FALLBACK is unset or

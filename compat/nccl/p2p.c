@@ -224,36 +224,13 @@ static gpurma_status_t recv_chunk(ncclComm_t comm, queue_t *q)
     return rc;
 }
 
-static ncclResult_t check_op(ncclComm_t comm, const nccl_op_t *op)
-{
-    const char *name = gpurma_nccl_op_name(op->kind);
-    size_t es = gpurma_nccl_dtype_size(op->dtype), bytes;
-    if (!es)
-        return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: unknown datatype %d", name,
-                                (int)op->dtype);
-    if (op->root < 0 || op->root >= comm->size)
-        return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: peer %d is not a rank of %d",
-                                name, op->root, comm->size);
-    if (__builtin_mul_overflow(op->count, es, &bytes))
-        return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: count %zu overflows", name,
-                                op->count);
-    if (bytes && !(op->kind == NCCL_OP_SEND ? (const void *)op->send : (const void *)op->recv))
-        return gpurma_nccl_fail(comm, ncclInvalidArgument, "%s: NULL buffer with count %zu",
-                                name, op->count);
-    if (!comm->gpu && op->stream)
-        return gpurma_nccl_fail(comm, ncclInvalidUsage,
-                                "%s: this communicator runs on gpurma's host backend (no GPU): "
-                                "pass stream NULL and host buffers", name);
-    return ncclSuccess;
-}
-
 ncclResult_t gpurma_nccl_p2p_run(ncclComm_t comm, const nccl_op_t *ops, int n)
 {
     ncclResult_t res = gpurma_nccl_check_comm(comm, n ? gpurma_nccl_op_name(ops[0].kind) : "p2p");
     if (res != ncclSuccess)
         return res;
     for (int i = 0; i < n; i++)
-        if ((res = check_op(comm, &ops[i])) != ncclSuccess)
+        if ((res = gpurma_nccl_check_op(&ops[i])) != ncclSuccess)
             return res;
     /* Queues: one per (direction, peer) that the batch uses. */
     queue_t *queues = calloc((size_t)2 * comm->size, sizeof *queues);

@@ -806,6 +806,59 @@ static void test_errors(ncclComm_t comm, ncclUniqueId id)
     T_ASSERT(dev == -1, "host backend communicator on device %d", dev);
 }
 
+/* Calls are checked when they are made: a bad one inside a group returns
+ * its error there, and the group then runs none of its calls and ends with
+ * that error, so a good call queued before it writes nothing either. Every
+ * rank makes the same calls, so no peer waits on a call that never runs. */
+static void test_group_errors(ncclComm_t comm)
+{
+    int32_t good[8], out[8], guard[8];
+    t_fill(good, sizeof good, t_seed(41, (uint64_t)t_rank, 0));
+    memset(out, T_POISON, sizeof out);
+    memset(guard, T_POISON, sizeof guard);
+    /* FP8 and PreMulSum reductions read and write through the layer's own
+     * scratch: NULL buffers are refused before it */
+    NEXPECT(ncclInvalidArgument, ncclAllReduce(NULL, out, 4, ncclFloat8e4m3, ncclSum, comm, NULL));
+    NEXPECT(ncclInvalidArgument, ncclAllReduce(good, NULL, 4, ncclFloat8e5m2, ncclMax, comm, NULL));
+    NEXPECT(ncclInvalidArgument,
+            ncclReduceScatter(NULL, out, 1, ncclFloat8e4m3, ncclSum, comm, NULL));
+    float scalar = 0.5f;
+    ncclRedOp_t premul;
+    NCHECK(ncclRedOpCreatePreMulSum(&premul, &scalar, ncclFloat32, ncclScalarHostImmediate, comm));
+    NEXPECT(ncclInvalidArgument, ncclAllReduce(NULL, out, 4, ncclFloat32, premul, comm, NULL));
+    NEXPECT(ncclInvalidArgument, ncclReduceScatter(NULL, out, 1, ncclFloat32, premul, comm, NULL));
+    NCHECK(ncclRedOpDestroy(premul, comm));
+    /* a good call, then a bad one, in one group */
+    NCHECK(ncclGroupStart());
+    NCHECK(ncclAllReduce(good, out, 8, ncclInt32, ncclSum, comm, NULL));
+    NEXPECT(ncclInvalidArgument, ncclAllReduce(good, out, 8, (ncclDataType_t)99, ncclSum, comm,
+                                               NULL));
+    NEXPECT(ncclInvalidArgument, ncclGroupEnd());
+    NCHECK(ncclGroupStart());
+    NCHECK(ncclAllReduce(good, out, 8, ncclInt32, ncclSum, comm, NULL));
+    NEXPECT(ncclInvalidArgument, ncclAllReduce(good, out, 8, ncclInt32, ncclSum, NULL, NULL));
+    NEXPECT(ncclInvalidArgument, ncclSend(good, 8, ncclInt32, t_size, comm, NULL));
+    NEXPECT(ncclInvalidArgument, ncclGroupEnd());
+    t_verify(out, guard, sizeof out, "recv of a group that held a refused call", -1, 0);
+    /* a communicator whose init or calls a group holds cannot go before
+     * the group ends; an abort drops them */
+    ncclUniqueId id = shared_id();
+    ncclComm_t c = NULL;
+    NCHECK(ncclGroupStart());
+    NCHECK(ncclCommInitRank(&c, t_size, id, t_rank));
+    NEXPECT(ncclInvalidUsage, ncclCommDestroy(c));
+    NEXPECT(ncclInvalidUsage, ncclCommFinalize(c));
+    NCHECK(ncclGroupEnd());
+    NCHECK(ncclGroupStart());
+    NCHECK(ncclAllReduce(good, out, 8, ncclInt32, ncclSum, c, NULL));
+    NEXPECT(ncclInvalidUsage, ncclCommDestroy(c));
+    NCHECK(ncclCommAbort(c));
+    NCHECK(ncclGroupEnd());
+    t_verify(out, guard, sizeof out, "recv of a call on a communicator aborted in its group", -1,
+             0);
+    NCHECK(ncclCommDestroy(c));
+}
+
 /* A thread with no error of its own reads the process's last one (torch
  * asks from its watchdog thread); once it has its own, that one. */
 static void *last_error_reader(void *arg)
@@ -937,6 +990,7 @@ int main(int argc, char **argv)
     ncclComm_t comm;
     NCHECK(ncclCommInitRank(&comm, t_size, id, t_rank));
     test_errors(comm, id);
+    test_group_errors(comm);
     test_last_error_threads(comm);
     test_device_api(comm);
     test_reductions(comm);
