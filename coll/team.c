@@ -269,15 +269,18 @@ void gpurma_team_destroy(struct gpurma_team_s *t)
 
 typedef struct split_entry {
     int32_t color, key;
+    int32_t refused; /* this rank's arguments are bad: every rank refuses */
 } split_entry_t;
 
+/* out may be NULL (the public call's bad argument): the rank still takes
+ * part in the exchange, so that every rank refuses the split together and
+ * the parent stays in step for its next call. */
 int gpurma_team_split_internal(struct gpurma_team_s *parent, int color, int key, int builtin,
                                struct gpurma_team_s **out)
 {
-    *out = NULL;
-    if (color < 0 && color != GPURMA_TEAM_UNDEFINED)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "team_split: color %d is negative", color);
-    split_entry_t mine = {color, key};
+    if (out)
+        *out = NULL;
+    split_entry_t mine = {color, key, !out || (color < 0 && color != GPURMA_TEAM_UNDEFINED)};
     split_entry_t *all = malloc((size_t)parent->size * sizeof(*all));
     int *members = malloc((size_t)parent->size * sizeof(int));
     int *world = malloc((size_t)parent->size * sizeof(int));
@@ -289,6 +292,14 @@ int gpurma_team_split_internal(struct gpurma_team_s *parent, int color, int key,
     }
     /* Colors must be agreed on even by ranks that fail later. */
     int rc = gpurma_team_allgather(parent, &mine, all, sizeof(mine));
+    for (int i = 0; !rc && i < parent->size; i++)
+        if (all[i].refused)
+            rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                  "team_split: team rank %d%s passed %s; every rank refuses", i,
+                                  i == parent->rank ? " (this rank)" : "",
+                                  all[i].color < 0 && all[i].color != GPURMA_TEAM_UNDEFINED
+                                      ? "a negative color"
+                                      : "out NULL");
     if (!rc && color != GPURMA_TEAM_UNDEFINED) {
         int n = 0, me = -1;
         /* Insertion by (key, parent rank): stable and small. */
@@ -334,8 +345,6 @@ GPURMA_API gpurma_status_t gpurma_team_split(gpurma_team_t parent, int color, in
     int rc = gpurma_team_check(parent);
     if (rc)
         return rc;
-    if (!out)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "team_split: out is NULL");
     return gpurma_team_split_internal(parent, color, key, 0, out);
 }
 

@@ -169,5 +169,19 @@ int main(void)
         CHECK(gpurma_team_free(&t1));
     }
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_team_split(t_world, -7, 0, &t1));
+    /* One rank's bad arguments: every rank refuses the split, and the
+     * parent stays in step (a rank that refused alone left its peers
+     * waiting, and the world team's next collectives failed). */
+    t1 = (gpurma_team_t)&t1;
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
+               gpurma_team_split(t_world, t_rank == n - 1 ? -7 : 3, 0, &t1));
+    T_ASSERT(t1 == NULL, "a refused split left *out set");
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
+               gpurma_team_split(t_world, 3, 0, t_rank == 0 ? NULL : &t1));
+    CHECK(gpurma_team_split(t_world, 3, -t_rank, &t1));
+    for (int i = 0; i < n; i++)
+        color[i] = 3, key[i] = -i;
+    check_team(t1, t_world, n, color, key, t_rank, "split after a refused one");
+    CHECK(gpurma_team_free(&t1));
     return t_finish(NULL);
 }
