@@ -81,15 +81,37 @@ GPURMA_API gpurma_status_t gpurma_dev_host_call(const gpurma_dev_win_t *dw, int 
     int rc = gpurma_win_check(w);
     if (rc)
         return rc;
+    /* The inline device code checks before it calls (and lends only the
+     * host window, dev_host.h), but this entry point is exported: what
+     * reaches it is checked again, and nothing moves for a peer, range,
+     * buffer or alignment that is wrong. */
+    static const char *const names[] = {[GPURMA_DEV_OP_PUT] = "put", [GPURMA_DEV_OP_GET] = "get",
+                                        [GPURMA_DEV_OP_FETCH_ADD] = "fetch_add",
+                                        [GPURMA_DEV_OP_SWAP] = "swap", [GPURMA_DEV_OP_CAS] = "cas"};
+    if (op < 0 || op >= (int)(sizeof names / sizeof names[0]) || !names[op])
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "unknown host call %d", op);
+    int atomic = op != GPURMA_DEV_OP_PUT && op != GPURMA_DEV_OP_GET;
+    rc = atomic ? gpurma_check_range(w, names[op], peer, off, sizeof(uint64_t), old)
+                : gpurma_check_range(w, names[op], peer, off, bytes, buf);
+    if (rc)
+        return rc;
+    if (!w->atomic_locks || !w->atomic_locks[peer]) /* set for private memory alone */
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: host %s to peer %d: the window's memory there is "
+                                "mapped; host calls reach private memory only",
+                                w->ctx->rank, names[op], peer);
+    if (atomic && off % sizeof(uint64_t))
+        return gpurma_set_error(GPURMA_ERR_MISALIGNED,
+                                "rank %d: %s at offset %zu on peer %d: must be 8-byte aligned",
+                                w->ctx->rank, names[op], off, peer);
     switch (op) {
     case GPURMA_DEV_OP_PUT: return gpurma_cma_xfer(w, peer, 1, off, buf, bytes);
     case GPURMA_DEV_OP_GET: return gpurma_cma_xfer(w, peer, 0, off, buf, bytes);
     case GPURMA_DEV_OP_FETCH_ADD:
         return gpurma_cma_atomic(w, peer, GPURMA_ATOMIC_FETCH_ADD, off, a, b, old);
     case GPURMA_DEV_OP_SWAP: return gpurma_cma_atomic(w, peer, GPURMA_ATOMIC_SWAP, off, a, b, old);
-    case GPURMA_DEV_OP_CAS: return gpurma_cma_atomic(w, peer, GPURMA_ATOMIC_CAS, off, a, b, old);
+    default: return gpurma_cma_atomic(w, peer, GPURMA_ATOMIC_CAS, off, a, b, old);
     }
-    return gpurma_set_error(GPURMA_ERR_INVALID_ARG, "unknown host call %d", op);
 }
 
 /* Cross-memory attach may be forbidden (ptrace scope, seccomp); find out at
