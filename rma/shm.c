@@ -20,6 +20,36 @@
 
 #include "rma.h"
 
+/* Segments are mapped at 2 MiB boundaries, as the GPU's large
+ * allocations are: every rank's window then starts at an address aligned
+ * alike, so that one offset is aligned on every rank up to that (the
+ * NVSHMEM layer's nvshmem_align relies on it), and huge pages fit. */
+#define SHM_MAP_ALIGN ((size_t)2 << 20)
+
+static void *map_aligned(int fd, size_t len)
+{
+    size_t span = len + SHM_MAP_ALIGN;
+    if (span < len)
+        return MAP_FAILED;
+    char *area = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED)
+        return MAP_FAILED;
+    char *at = (char *)(((uintptr_t)area + SHM_MAP_ALIGN - 1) & ~(uintptr_t)(SHM_MAP_ALIGN - 1));
+    void *p = mmap(at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (p == MAP_FAILED) {
+        munmap(area, span);
+        return MAP_FAILED;
+    }
+    /* the reservation's slack before and after the mapping */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t end = (size_t)(at - area) + (len + page - 1) / page * page;
+    if (at > area)
+        munmap(area, (size_t)(at - area));
+    if (end < span)
+        munmap(area + end, span - end);
+    return p;
+}
+
 static int random_name(char name[GPURMA_SHM_NAME_MAX])
 {
     uint64_t r[2];
@@ -46,7 +76,7 @@ int gpurma_shm_create(size_t len, char name[GPURMA_SHM_NAME_MAX], void **addr)
                                 "cannot reserve %zu bytes of shared memory in /dev/shm: %s", len,
                                 strerror(err));
     }
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = map_aligned(fd, len);
     close(fd);
     if (p == MAP_FAILED) {
         shm_unlink(name);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "gpurma_coll.h"
 #include "nvshmem_internal.h"
 
 static int blocks_reserve(size_t n)
@@ -39,9 +40,33 @@ static int blocks_reserve(size_t n)
     return 0;
 }
 
+/* The largest power of two modulo which every PE's base is the same
+ * (collective over the world team, as every caller is): an object at an
+ * offset aligned to at most that in bases aligned the same way is aligned
+ * on every PE. Page-aligned shared memory gives 4 KiB at least, cudaMalloc's
+ * large allocations 2 MiB; the minimum alignment if the exchange fails. */
+static size_t shared_alignment(const char *base)
+{
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    uint64_t mine = (uint64_t)(uintptr_t)base, differ = 0;
+    uint64_t *all = calloc((size_t)L->st.n_pes, sizeof *all);
+    if (!all || gpurma_allgather(L->teams[NVSHMEM_TEAM_WORLD], &mine, all, 1, GPURMA_UINT64,
+                                 NULL) != GPURMA_SUCCESS) {
+        free(all);
+        return GPURMA_NVSHMEMI_MIN_ALIGN;
+    }
+    for (int i = 0; i < L->st.n_pes; i++)
+        differ |= all[i] ^ mine;
+    free(all);
+    /* the lowest bit in which some base differs from the others */
+    return differ ? (size_t)(differ & -differ) : (SIZE_MAX >> 1) + 1;
+}
+
 int gpurma_nvshmemi_heap_setup(size_t user_bytes)
 {
     gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    memset(L->seg_align, 0, sizeof L->seg_align);
+    L->seg_align[0] = shared_alignment(L->st.heap_base);
     L->nblocks = 0;
     if (blocks_reserve(1))
         return -1;
@@ -81,13 +106,20 @@ static int split_block(size_t i, size_t off)
     return 0;
 }
 
-/* Where an object aligned to align may start in block b: an offset that
- * is a multiple of align, the same on every PE (each window's base is
- * aligned at least as the heap's: page-aligned shared memory, cudaMalloc's
- * 2 MiB-aligned large allocations). */
+/* Where an object aligned to align may start in block b: the first offset
+ * whose address is a multiple of align, the same on every PE as long as
+ * the PEs' bases agree modulo align (seg_align); -1 where they do not. */
 static int block_start(gpurma_nvshmemi_block_t b, size_t align, size_t *start)
 {
-    return gpurma_size_round_up(b.off, align, start);
+    gpurma_nvshmemi_lib_t *L = &gpurma_nvshmemi_lib;
+    if (align > L->seg_align[b.seg])
+        return -1;
+    uintptr_t base = (uintptr_t)(b.seg ? L->st.segments[b.seg - 1].base : L->st.heap_base);
+    size_t at;
+    if (gpurma_size_add((size_t)base, b.off, &at) || gpurma_size_round_up(at, align, &at))
+        return -1;
+    *start = at - (size_t)base;
+    return 0;
 }
 
 /* First fit of size bytes at a multiple of align; the offset in segment
@@ -224,7 +256,9 @@ static int heap_grow(const char *call, size_t align, size_t size)
                 gpurma_last_error_message(L->ctx));
         return -1;
     }
+    size_t shared = shared_alignment(base);
     pthread_mutex_lock(&L->lock);
+    L->seg_align[k + 1] = shared;
     gpurma_status_t rc = publish_segment(k, win, base, bytes);
     if (rc == GPURMA_SUCCESS) /* a segment's blocks stay together: it is never freed */
         L->blocks[L->nblocks++] = (gpurma_nvshmemi_block_t){0, bytes, k + 1, 0};
@@ -257,6 +291,11 @@ static void *collective_alloc(const char *call, size_t align, size_t size)
         pthread_mutex_lock(&L->lock);
         off = heap_alloc(align, size, &seg);
         pthread_mutex_unlock(&L->lock);
+        if (off == SIZE_MAX) /* the new segment's bases differ below align */
+            fprintf(stderr, "gpurma NVSHMEM layer: PE %d: %s of %zu bytes aligned to %zu returns "
+                            "NULL: the PEs' heap windows are not placed alike modulo %zu (the "
+                            "heap's are modulo %zu)\n",
+                    L->st.my_pe, call, size, align, align, L->seg_align[0]);
     }
     gpurma_nvshmemi_check_rc(call, gpurma_barrier(L->teams[NVSHMEM_TEAM_WORLD]));
     if (off == SIZE_MAX)

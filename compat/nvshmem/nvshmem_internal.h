@@ -38,6 +38,10 @@ typedef struct {
      * the allocator made. */
     gpurma_win_t    seg_wins[GPURMA_NVSHMEMI_MAX_SEGMENTS];
     int             seg_registered[GPURMA_NVSHMEMI_MAX_SEGMENTS];
+    /* [0] the heap, [k + 1] segment k: the largest power of two modulo
+     * which every PE's base is the same (heap.c: objects aligned to at most
+     * that have one offset on every PE) */
+    size_t          seg_align[GPURMA_NVSHMEMI_MAX_SEGMENTS + 1];
     /* gpurma teams behind the handles (NULL: free slot); world, node and
      * shared are slots 0-2 and owned by the context. */
     gpurma_team_t   teams[GPURMA_NVSHMEMI_MAX_TEAMS];

@@ -60,22 +60,29 @@ void gpurma_nvshmemi_require_init(const char *call)
                                              : "called before nvshmem_init");
 }
 
+/* As prims.h's gpurma_nvshmemi__find, on the host's state: a region that
+ * holds addr wins over one that ends there (the heap's end, or a segment's,
+ * takes a zero-byte access). */
 int gpurma_nvshmemi_find_segment(const void *addr, size_t *off)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_lib.st;
-    uintptr_t a = (uintptr_t)addr, base = (uintptr_t)s->heap_base;
-    if (a >= base && a - base <= s->heap_size) {
-        *off = (size_t)(a - base);
-        return 0;
-    }
-    for (uint32_t k = 0; k < s->nsegments; k++) {
-        base = (uintptr_t)s->segments[k].base;
-        if (base && a >= base && a - base <= s->segments[k].size) {
+    const uintptr_t a = (uintptr_t)addr;
+    int ends_here = -1;
+    for (uint32_t k = 0; k <= s->nsegments && k <= GPURMA_NVSHMEMI_MAX_SEGMENTS; k++) {
+        uintptr_t base = (uintptr_t)(k ? s->segments[k - 1].base : s->heap_base);
+        uint64_t size = k ? s->segments[k - 1].size : s->heap_size;
+        if (!base || a < base || a - base > size)
+            continue;
+        if (a - base < size) {
             *off = (size_t)(a - base);
-            return (int)k + 1;
+            return (int)k;
+        }
+        if (ends_here < 0) {
+            *off = (size_t)size;
+            ends_here = (int)k;
         }
     }
-    return -1;
+    return ends_here;
 }
 
 size_t gpurma_nvshmemi_heap_offset(const char *call, const void *addr, size_t bytes,

@@ -8,8 +8,9 @@
  * and team syncs after many allocations, free and reuse. Then a buffer the
  * program allocated itself, registered with
  * nvshmemx_buffer_register_symmetric, takes puts and atomics from the
- * other PEs until it is unregistered. Random data, poisoned destinations,
- * exact checks; 1 to 4 PEs.
+ * other PEs until it is unregistered, also beside another one that ends
+ * where it starts; nvshmem_align gives aligned addresses up to 2 MiB.
+ * Random data, poisoned destinations, exact checks; 1 to 4 PEs.
  */
 #include "nvtest.h"
 
@@ -186,6 +187,56 @@ static void check_registered(void)
     free(mine), free(want), free(own);
 }
 
+/* nvshmem_align: the address is aligned on every PE (the heap's windows
+ * are placed alike modulo 2 MiB), up to 2 MiB, also for an object that
+ * needs a new segment; a put to the next PE lands in its copy. */
+static void check_aligned(void)
+{
+    const int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    const int next = (me + 1) % n, prev = (me + n - 1) % n;
+    const size_t aligns[] = {4096, 65536, MIB, 2 * MIB, MIB};
+    const size_t sizes[] = {64, 4097, 100, 64, 3 * MIB + 5};
+    for (int i = 0; i < 5; i++) {
+        unsigned char *p = (unsigned char *)nvshmem_align(aligns[i], sizes[i]);
+        NV_ASSERT(p && (uintptr_t)p % aligns[i] == 0,
+                  "nvshmem_align(%zu, %zu) gave %p", aligns[i], sizes[i], (void *)p);
+        uint64_t mine = nv_seed(15, me, (uint64_t)i), *last = (uint64_t *)(p + sizes[i] - 8 -
+                                                                     (sizes[i] % 8));
+        *last = 0;
+        nvshmem_barrier_all();
+        nvshmem_uint64_p(last, mine, next);
+        nvshmem_barrier_all();
+        NV_ASSERT(*last == nv_seed(15, prev, (uint64_t)i), "p into an object aligned to %zu",
+                  aligns[i]);
+        nvshmem_free(p);
+    }
+}
+
+/* Two buffers registered side by side: the first byte of the second is
+ * the second's, not one past the first's end. */
+static void check_adjacent(void)
+{
+    const int me = nvshmem_my_pe(), n = nvshmem_n_pes();
+    const int next = (me + 1) % n, prev = (me + n - 1) % n;
+    unsigned char *own = aligned_alloc(4096, 8192);
+    NV_ASSERT(own, "out of memory");
+    memset(own, NV_POISON, 8192);
+    NV_ASSERT(nvshmemx_buffer_register_symmetric(own, 4096, 0) == own, "register the first");
+    NV_ASSERT(nvshmemx_buffer_register_symmetric(own + 4096, 4096, 0) == own + 4096,
+              "register the second, right after the first");
+    NV_ASSERT(nvshmem_ptr(own + 4096, me) == own + 4096, "nvshmem_ptr of the second's first byte");
+    uint64_t mine = nv_seed(16, me, 0);
+    nvshmem_barrier_all();
+    nvshmem_putmem(own + 4096, &mine, 8, next);
+    nvshmem_barrier_all();
+    uint64_t got;
+    memcpy(&got, own + 4096, 8);
+    NV_ASSERT(got == nv_seed(16, prev, 0), "put at the second buffer's first byte");
+    NV_ASSERT(nvshmemx_buffer_unregister_symmetric(own + 4096, 4096) == 0, "unregister");
+    NV_ASSERT(nvshmemx_buffer_unregister_symmetric(own, 4096) == 0, "unregister");
+    free(own);
+}
+
 int main(void)
 {
     setenv("NVSHMEM_SYMMETRIC_SIZE", "4M", 1);
@@ -224,6 +275,8 @@ int main(void)
     check_registered();
     for (int i = 0; i < n_objects; i++)
         nvshmem_free(objs[i]);
+    check_aligned();
+    check_adjacent();
     nv_finish();
     return 0;
 }

@@ -68,31 +68,43 @@ GPURMA_NVSHMEMI_D void gpurma_nvshmemi__check(const char *call, gpurma_status_t 
 
 /* The segment k + 1 of segments[k] that holds a, or -1 (out of line; it
  * returns no offset through memory, which would put the caller's on the
- * stack). */
+ * stack). A segment that holds a wins over one that ends at a: two
+ * buffers registered side by side meet there, and the address is the
+ * second's first byte. */
 GPURMA_NVSHMEMI_COLD int gpurma_nvshmemi__find_segment(uintptr_t a)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
+    int ends_here = -1;
     for (uint32_t k = 0; k < s->nsegments && k < GPURMA_NVSHMEMI_MAX_SEGMENTS; k++) {
         uintptr_t base = (uintptr_t)s->segments[k].base;
-        if (base && a >= base && a - base <= s->segments[k].size)
+        if (!base || a < base || a - base > s->segments[k].size)
+            continue;
+        if (a - base < s->segments[k].size)
             return (int)k + 1;
+        if (ends_here < 0)
+            ends_here = (int)k + 1;
     }
-    return -1;
+    return ends_here;
 }
 /* The segment (0: the heap; k: segments[k - 1]) whose memory holds addr,
  * with addr's offset in it, or -1. An address at a segment's end belongs
- * to it (a zero-byte access there is fine). */
+ * to it (a zero-byte access there is fine) unless another holds it. */
 GPURMA_NVSHMEMI_D int gpurma_nvshmemi__find(const void *addr, size_t *off)
 {
     const gpurma_nvshmemi_state_t *s = &gpurma_nvshmemi_st;
     uintptr_t a = (uintptr_t)addr, base = (uintptr_t)s->heap_base;
-    if (a >= base && a - base <= s->heap_size) {
+    if (a >= base && a - base < s->heap_size) {
         *off = (size_t)(a - base);
         return 0;
     }
     int k = gpurma_nvshmemi__find_segment(a); /* heaps that grew, registered buffers */
+    size_t in_k = k > 0 ? (size_t)(a - (uintptr_t)s->segments[k - 1].base) : 0;
+    if (a >= base && a - base == s->heap_size && (k < 0 || in_k == s->segments[k - 1].size)) {
+        *off = (size_t)s->heap_size; /* the heap's end, inside no segment */
+        return 0;
+    }
     if (k > 0)
-        *off = (size_t)(a - (uintptr_t)s->segments[k - 1].base);
+        *off = in_k;
     return k;
 }
 
