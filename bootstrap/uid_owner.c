@@ -120,11 +120,13 @@ typedef struct {
 typedef int (*line_match_t)(const tcp_line_t *line, const void *arg);
 
 /* The owner of the first socket of the file that match accepts: 1 and *uid. */
+/* 1 and *uid for the first line that matches, 0 when none does, -1 when
+ * the table cannot be read. */
 static int find_owner(const char *path, line_match_t match, const void *arg, unsigned long *uid)
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return 0;
+        return -1;
     char text[512];
     tcp_line_t line;
     int found = 0;
@@ -155,8 +157,9 @@ int gpurma_sock_local_peer_uid(int fd, unsigned long *uid)
     struct sockaddr_storage peer, me;
     socklen_t plen = sizeof(peer), mlen = sizeof(me);
     if (getpeername(fd, (struct sockaddr *)&peer, &plen) ||
-        getsockname(fd, (struct sockaddr *)&me, &mlen) ||
-        (peer.ss_family != AF_INET && peer.ss_family != AF_INET6))
+        getsockname(fd, (struct sockaddr *)&me, &mlen))
+        return -1; /* reset or closed already: nobody to vouch for */
+    if (peer.ss_family != AF_INET && peer.ss_family != AF_INET6)
         return 0;
     unmap_v4(&peer);
     unmap_v4(&me);
@@ -168,16 +171,19 @@ int gpurma_sock_local_peer_uid(int fd, unsigned long *uid)
     tuple_text_t want;
     proc_net_addr(&peer, want.local, sizeof(want.local));
     proc_net_addr(&me, want.remote, sizeof(want.remote));
-    if (find_owner(peer.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6",
-                   is_connection, &want, uid))
-        return 1;
-    if (peer.ss_family != AF_INET)
-        return 0;
+    int found = find_owner(peer.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6",
+                           is_connection, &want, uid);
+    if (found > 0 || peer.ss_family != AF_INET)
+        return found < 0 ? 0 : found ? 1 : -1;
     map_v4(&peer);
     map_v4(&me);
     proc_net_addr(&peer, want.local, sizeof(want.local));
     proc_net_addr(&me, want.remote, sizeof(want.remote));
-    return find_owner("/proc/net/tcp6", is_connection, &want, uid);
+    int mapped = find_owner("/proc/net/tcp6", is_connection, &want, uid);
+    if (mapped > 0)
+        return 1;
+    /* neither table readable: the OS does not say (as in some containers) */
+    return found < 0 && mapped < 0 ? 0 : -1;
 }
 
 static int is_listener_on(const tcp_line_t *line, const void *arg)
@@ -195,6 +201,6 @@ int gpurma_sock_port_listener_uid(const char *port, unsigned long *uid)
         return 0;
     char port_hex[8];
     snprintf(port_hex, sizeof(port_hex), ":%04lX", (unsigned long)p);
-    return find_owner("/proc/net/tcp", is_listener_on, port_hex, uid) ||
-           find_owner("/proc/net/tcp6", is_listener_on, port_hex, uid);
+    return find_owner("/proc/net/tcp", is_listener_on, port_hex, uid) > 0 ||
+           find_owner("/proc/net/tcp6", is_listener_on, port_hex, uid) > 0;
 }

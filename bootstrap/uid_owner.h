@@ -8,9 +8,10 @@
 #define GPURMA_UID_OWNER_H
 
 /* The user owning the other end of the connected TCP socket fd, when that
- * end is on this host (a loopback address or one of this host's) and the
- * OS says: 1 and *uid; 0 when the other end is elsewhere or its owner
- * cannot be told. */
+ * end is on this host (a loopback address or one of this host's): 1 and
+ * *uid; 0 when the other end is elsewhere, or the OS's tables cannot be
+ * read; -1 when the connection is gone (reset, closed) or the tables,
+ * readable, list no such connection: nobody vouches for that end. */
 int gpurma_sock_local_peer_uid(int fd, unsigned long *uid);
 
 /* The user owning a socket that listens on TCP port (decimal text) on any

@@ -151,11 +151,15 @@ static void reply_hello(int fd, uint32_t verdict)
 
 /* A process of another user on this host, where the OS can tell: it could
  * not map this job's shared memory (0600) anyway, and it has no business
- * in the job even when it knows the token. */
+ * in the job even when it knows the token. A connection from this host
+ * whose owner the OS's readable tables do not list (one reset right after
+ * its hello, say) is refused too: admitted, it would hold the rank it
+ * claimed and lock out the real one. */
 static int other_user(int fd)
 {
     unsigned long uid;
-    return gpurma_sock_local_peer_uid(fd, &uid) && uid != (unsigned long)geteuid();
+    int known = gpurma_sock_local_peer_uid(fd, &uid);
+    return known < 0 || (known > 0 && uid != (unsigned long)geteuid());
 }
 
 /* Checks a complete hello; admits the connection as a rank's or rejects
@@ -348,7 +352,7 @@ out:
 static int listener_of_other_user(int fd, int rank, int *warned, char *why, size_t why_len)
 {
     unsigned long owner, me = (unsigned long)geteuid();
-    if (!gpurma_sock_local_peer_uid(fd, &owner) || owner == me)
+    if (gpurma_sock_local_peer_uid(fd, &owner) <= 0 || owner == me)
         return 0;
     snprintf(why, why_len, "the process listening there belongs to user %lu, not to this "
              "rank's user %lu: not this job's rank 0, so the hello with the job's token was "
@@ -357,6 +361,20 @@ static int listener_of_other_user(int fd, int rank, int *warned, char *why, size
         GPURMA_WARN(GPURMA_SUB_BOOT, "uid bootstrap: rank %d: %s; retrying until the timeout "
                     "(the port may be freed for rank 0)", rank, why);
     return 1;
+}
+
+/* A connect to a port of this host that nothing listens on can meet
+ * itself: when the kernel picks that very port as the source, the socket
+ * is connected to itself, and would read its own hello back as rank 0's
+ * verdict. */
+static int connected_to_itself(int fd)
+{
+    struct sockaddr_storage a, b;
+    socklen_t alen = sizeof(a), blen = sizeof(b);
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    return !getsockname(fd, (struct sockaddr *)&a, &alen) &&
+           !getpeername(fd, (struct sockaddr *)&b, &blen) && alen == blen && !memcmp(&a, &b, alen);
 }
 
 /* One attempt: connect, say hello, read the verdict. Returns 0 (admitted,
@@ -369,6 +387,15 @@ static int try_join(const struct addrinfo *ai, const uint8_t *hello, int rank, u
     int rc = gpurma_sock_connect(ai, deadline, &fd, why, why_len);
     if (rc)
         return rc;
+    if (connected_to_itself(fd)) {
+        snprintf(why, why_len, "connected to itself (TCP simultaneous open while nothing "
+                               "listened on the port)");
+        /* closed at once, with no TIME_WAIT: the port is rank 0's to take */
+        struct linger now = {1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
+        close(fd);
+        return GPURMA_ERR_AGAIN;
+    }
     if (listener_of_other_user(fd, rank, warned, why, why_len)) {
         close(fd);
         return GPURMA_ERR_AGAIN;

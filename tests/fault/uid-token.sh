@@ -10,7 +10,8 @@
 #   other user  a rank started as user nobody, with the right token, sees
 #               that rank 0 is root's and sends it nothing; a hostile
 #               process of nobody that replays a real rank's hello is
-#               refused by rank 0, which then admits the real rank (skipped
+#               refused by rank 0, which then admits the real rank, also
+#               when it resets the connection right after its hello (skipped
 #               where runuser is missing, we are not root, or nobody cannot
 #               run the programs)
 #   warning     a job on two (simulated) hosts without a token: rank 0 warns
@@ -119,6 +120,31 @@ if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null 2>&1 &&
     else
         fl_fail "replayed hello: '$verdict' (want verdict 5), job exit $r0_rc/$r1_rc"
         fl_show "$FL_WORK/rec" "$FL_WORK/rec1" "$FL_WORK/r0" "$FL_WORK/r1"
+    fi
+
+    # The same hello from user nobody, reset at once (before rank 0 can ask
+    # the OS who sent it): rank 0 must not admit a connection nobody vouches
+    # for, which held rank 1 and locked the real one out.
+    uid_new_job
+    start x0 0 0 2 GPURMA_TIMEOUT_MS=15000
+    sent=
+    for ((i = 0; i < 50; i++)); do
+        sent=$(runuser -u nobody -- "$SQUAT" --replay-reset 127.0.0.1 "$PORT" - \
+            <"$FL_WORK/hello" 2>/dev/null)
+        [ "$sent" = "uid_squat: sent and reset" ] && break
+        sleep 0.1
+    done
+    sleep 0.3
+    start x1 1 1 2 GPURMA_TIMEOUT_MS=15000
+    finish 0
+    x0_rc=$RC
+    finish 1
+    x1_rc=$RC
+    if [ "$sent" = "uid_squat: sent and reset" ] && [ "$x0_rc" = 0 ] && [ "$x1_rc" = 0 ]; then
+        fl_ok "a hello sent and reset by user nobody was not admitted; the real rank 1 joined"
+    else
+        fl_fail "hello sent and reset: '$sent', job exit $x0_rc/$x1_rc"
+        fl_show "$FL_WORK/x0" "$FL_WORK/x1"
     fi
 else
     echo "note: not root, no runuser, or user nobody cannot run the programs: other-user cases skipped"

@@ -6,6 +6,7 @@
  *
  *   uid_squat HOST PORT SECONDS [FILE]
  *   uid_squat --replay HOST PORT FILE
+ *   uid_squat --replay-reset HOST PORT FILE
  *
  * Listens on HOST:PORT for SECONDS. Every connection's bytes are counted;
  * one that sends a whole hello of the uid protocol (48 bytes starting with
@@ -18,7 +19,9 @@
  * standard input, which a process of another user can be handed) to the
  * rank 0 at HOST:PORT, as whoever saw one can (the token travels in clear
  * text), and prints "uid_squat: verdict V" (0 admitted; UID_HELLO_* in
- * bootstrap/uid_wire.h), or "uid_squat: no verdict".
+ * bootstrap/uid_wire.h), or "uid_squat: no verdict". --replay-reset sends
+ * the hello and resets the connection at once, before rank 0 can look at
+ * who sent it, and prints "uid_squat: sent and reset".
  * Exit: 0, 1 when it cannot listen or connect, 2 on bad arguments.
  */
 #define _GNU_SOURCE
@@ -61,7 +64,7 @@ static int listen_on(const char *host, const char *port)
 }
 
 /* Sends a recorded hello to a rank 0 and prints its verdict. */
-static int replay(const char *host, const char *port, const char *file)
+static int replay(const char *host, const char *port, const char *file, int reset)
 {
     unsigned char hello[HELLO_BYTES], reply[12];
     FILE *f = strcmp(file, "-") ? fopen(file, "rb") : stdin;
@@ -86,6 +89,14 @@ static int replay(const char *host, const char *port, const char *file)
         perror("uid_squat: connect");
         return 1;
     }
+    if (reset) {
+        struct linger now = {1, 0};
+        int sent = send(fd, hello, sizeof(hello), MSG_NOSIGNAL) == (ssize_t)sizeof(hello);
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
+        close(fd);
+        printf(sent ? "uid_squat: sent and reset\n" : "uid_squat: no hello sent\n");
+        return 0;
+    }
     struct timeval tv = {5, 0}; /* a rank 0 answers at once */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     size_t got = 0;
@@ -104,11 +115,12 @@ static int replay(const char *host, const char *port, const char *file)
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && !strcmp(argv[1], "--replay"))
-        return replay(argv[2], argv[3], argv[4]);
+    if (argc == 5 && (!strcmp(argv[1], "--replay") || !strcmp(argv[1], "--replay-reset")))
+        return replay(argv[2], argv[3], argv[4], !strcmp(argv[1], "--replay-reset"));
     if ((argc != 4 && argc != 5) || atof(argv[3]) <= 0) {
         fprintf(stderr, "usage: uid_squat HOST PORT SECONDS [FILE]\n"
-                        "       uid_squat --replay HOST PORT FILE\n");
+                        "       uid_squat --replay HOST PORT FILE\n"
+                        "       uid_squat --replay-reset HOST PORT FILE\n");
         return 2;
     }
     const char *record = argc == 5 ? argv[4] : NULL;
