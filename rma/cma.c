@@ -95,15 +95,16 @@ GPURMA_API gpurma_status_t gpurma_dev_host_call(const gpurma_dev_win_t *dw, int 
                 : gpurma_check_range(w, names[op], peer, off, bytes, buf);
     if (rc)
         return rc;
-    if (!w->atomic_locks || !w->atomic_locks[peer]) /* set for private memory alone */
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: host %s to peer %d: the window's memory there is "
-                                "mapped; host calls reach private memory only",
-                                w->ctx->rank, names[op], peer);
     if (atomic && off % sizeof(uint64_t))
         return gpurma_set_error(GPURMA_ERR_MISALIGNED,
                                 "rank %d: %s at offset %zu on peer %d: must be 8-byte aligned",
                                 w->ctx->rank, names[op], off, peer);
+    if (!w->atomic_locks || !w->atomic_locks[peer]) /* set for private memory alone */
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: host %s to peer %d: the window's memory there is "
+                                "mapped or reached through the port engine; host calls reach "
+                                "private memory only",
+                                w->ctx->rank, names[op], peer);
     switch (op) {
     case GPURMA_DEV_OP_PUT: return gpurma_cma_xfer(w, peer, 1, off, buf, bytes);
     case GPURMA_DEV_OP_GET: return gpurma_cma_xfer(w, peer, 0, off, buf, bytes);

@@ -237,12 +237,13 @@ static void bad_windows(void)
 /* gpurma_dev_host_call, which the inline device code calls for windows on
  * private memory (win_create on malloc'd memory), is exported: it refuses
  * what the API refuses, with nothing written past the window. */
-static void host_call(gpurma_win_t mapped, int next, const unsigned char *src)
+static void host_call(gpurma_win_t mapped, const unsigned char *src)
 {
+    const int me = t_rank; /* reached by host calls also where peers are other nodes */
     gpurma_dev_win_t dm;
     CHECK(gpurma_win_device(mapped, &dm));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
-               gpurma_dev_host_call(&dm, GPURMA_DEV_OP_PUT, next, 0, (void *)src, 8, 0, 0, NULL));
+               gpurma_dev_host_call(&dm, GPURMA_DEV_OP_PUT, me, 0, (void *)src, 8, 0, 0, NULL));
     unsigned char *mem = t_malloc(128);
     memset(mem, T_POISON, 128);
     gpurma_win_t w;
@@ -255,19 +256,19 @@ static void host_call(gpurma_win_t mapped, int next, const unsigned char *src)
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
                gpurma_dev_host_call(&dw, GPURMA_DEV_OP_PUT, INT_MIN, 0, (void *)src, 8, 0, 0, NULL));
     EXPECT_ERR(GPURMA_ERR_OUT_OF_BOUNDS,
-               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_PUT, next, 60, (void *)src, 8, 0, 0, NULL));
-    EXPECT_ERR(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_dev_host_call(&dw, GPURMA_DEV_OP_GET, next,
+               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_PUT, me, 60, (void *)src, 8, 0, 0, NULL));
+    EXPECT_ERR(GPURMA_ERR_OUT_OF_BOUNDS, gpurma_dev_host_call(&dw, GPURMA_DEV_OP_GET, me,
                                                               SIZE_MAX - 3, mem + 64, 8, 0, 0, NULL));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
-               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_PUT, next, 0, NULL, 8, 0, 0, NULL));
+               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_PUT, me, 0, NULL, 8, 0, 0, NULL));
     EXPECT_ERR(GPURMA_ERR_MISALIGNED,
-               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_FETCH_ADD, next, 4, NULL, 8, 1, 0, &old));
+               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_FETCH_ADD, me, 4, NULL, 8, 1, 0, &old));
     EXPECT_ERR(GPURMA_ERR_OUT_OF_BOUNDS,
-               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_SWAP, next, 64, NULL, 8, 1, 0, &old));
+               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_SWAP, me, 64, NULL, 8, 1, 0, &old));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
-               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_CAS, next, 0, NULL, 8, 1, 0, NULL));
+               gpurma_dev_host_call(&dw, GPURMA_DEV_OP_CAS, me, 0, NULL, 8, 1, 0, NULL));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
-               gpurma_dev_host_call(&dw, 99, next, 0, (void *)src, 8, 0, 0, NULL));
+               gpurma_dev_host_call(&dw, 99, me, 0, (void *)src, 8, 0, 0, NULL));
     CHECK(gpurma_barrier(t_world));
     t_verify_fill(mem, T_POISON, 128, "private window after refused host calls", t_rank, 0);
     CHECK(gpurma_win_free(&w));
@@ -316,7 +317,7 @@ int main(void)
     bad_pointers_and_values(w, next, src);
     freed_window(next, src);
     bad_windows();
-    host_call(w, next, src);
+    host_call(w, src);
     timeouts(w, timeout_ms);
 
     /* Nothing of the above reached any window, signal or counter. */
