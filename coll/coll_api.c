@@ -159,9 +159,10 @@ static int run_error(const coll_call_t *a, gpurma_coll_algo_t algo, int rc,
         return gpurma_set_error(rc,
                                 "rank %d: %s (%s): refused: a peer passed another collective, "
                                 "count, dtype, op or root, or runs another algorithm "
-                                "(GPURMA_COLL_ALGO), or another collective runs on this "
-                                "team at the same time (another thread or stream); the team's "
-                                "collectives may fail from now on%s",
+                                "(GPURMA_COLL_ALGO), or a peer gave up this call (it failed "
+                                "or timed out there before this rank came), or another "
+                                "collective runs on this team at the same time (another thread "
+                                "or stream); the team's collectives may fail from now on%s",
                                 ctx->rank, kind_names[a->kind], gpurma_coll_algo_name(algo), cause);
     if (rc == GPURMA_ERR_TIMEOUT)
         return gpurma_set_error(rc,

@@ -57,6 +57,7 @@ case $name in
     test_coll_reg_race) ranks="2 3 8" ;;
     test_coll_v_agree | test_coll_algo_mismatch | test_coll_step_mismatch) ranks="2 3 5" ;; # each case waits out one timeout
     test_coll_slot_mismatch) ranks="2 3 5" ;;
+    test_coll_abandoned) ranks="2 3" ;; # each case waits out one timeout
     *) ranks="1 2 3 4 8" ;;
 esac
 if test -n "$GPURMA_TEST_RANKS"; then

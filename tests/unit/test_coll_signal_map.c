@@ -70,6 +70,10 @@ static void check(int n, int nch)
             take(used, total, c.sig_base + (uint32_t)(n + src), "ack", n, nch, part, src);
             take(used, total, gpurma_dcoll__ll16_sig(&c, src), "ll16", n, nch, part, src);
             take(used, total, gpurma_dcoll__barrier_sig(&c, src), "barrier", n, nch, part, src);
+            take(used, total, gpurma_dcoll__abandon_sig(&c, 0, src), "abandoned", n, nch, part,
+                 src);
+            take(used, total, gpurma_dcoll__abandon_sig(&c, 1, src), "abandoned LL16", n, nch,
+                 part, src);
         }
     }
     /* The records: one per member and call, whichever channel runs it. */

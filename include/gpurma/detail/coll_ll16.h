@@ -216,8 +216,12 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_host_meet(const gpurma_dev_coll
     for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++)
         rc = gpurma_dev_signal(c->win, (me + k) % n, gpurma_dcoll__ll16_sig(c, me),
                                GPURMA_SIGNAL_SET, e);
-    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++)
-        rc = gpurma_dcoll__wait(c, gpurma_dcoll__ll16_sig(c, (me + n - k) % n), e);
+    for (int k = 1; k < n && g->tid == 0 && rc == GPURMA_SUCCESS; k++) {
+        const int src = (me + n - k) % n;
+        rc = gpurma_dcoll__wait(c, gpurma_dcoll__ll16_sig(c, src), e);
+        if (rc == GPURMA_SUCCESS)
+            rc = gpurma_dcoll__check_abandoned(c, 1, src, e);
+    }
     rc = gpurma_dcoll__agree(g, rc);
 #else
     (void)c, (void)g, (void)e;
@@ -501,10 +505,13 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_take(const gpurma_dev_coll_t *c
 
 /* Gives the region back at epoch e. A failed call moves on too: its
  * packets may be out, and the next call must not take their flag for its
- * own. */
-GPURMA_DEVICE void gpurma_dcoll__ll16_give(const gpurma_dcoll__grp_t *g, uint64_t *word,
-                                           uint64_t e)
+ * own; on CPU threads its peers learn it was abandoned (coll_proto.h). */
+GPURMA_DEVICE void gpurma_dcoll__ll16_give(const gpurma_dev_coll_t *c,
+                                           const gpurma_dcoll__grp_t *g, uint64_t *word,
+                                           uint64_t e, gpurma_status_t rc)
 {
+    if (rc != GPURMA_SUCCESS)
+        gpurma_dcoll__abandon(c, g, 1, e);
     if (g->tid == 0)
         *(volatile uint64_t *)word = e << 1;
     gpurma_dcoll__sync(g);
@@ -559,7 +566,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_staged(const gpurma_dev_col
         return rc;
     rc = gpurma_dcoll__ll16_run(c, b, g, kind, recv, send, count, lo, len, dtype, op, root, e,
                                 pre, stage, stride);
-    gpurma_dcoll__ll16_give(g, word, e);
+    gpurma_dcoll__ll16_give(c, g, word, e, rc);
     return rc;
 }
 

@@ -184,7 +184,7 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__run_ll16_v_bases(const gpurma_dev_co
     if (rc != GPURMA_SUCCESS)
         return rc;
     rc = gpurma_dcoll__ll16_run_v(c, b, g, recv, send, l, es, e);
-    gpurma_dcoll__ll16_give(g, word, e);
+    gpurma_dcoll__ll16_give(c, g, word, e, rc);
     return rc;
 }
 

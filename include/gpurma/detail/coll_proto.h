@@ -85,13 +85,17 @@ typedef struct gpurma_dcoll__state {
  *   [2 nch + 1, 3 nch + 1)  LL16's on CPU threads, 1 a channel (coll_ll16.h)
  *   [3 nch + 1, 4 nch + 1)  the barrier's, 1 a channel (below)
  *   4 nch + 1, 4 nch + 2    the zero-copy record's slots 1 and 2
+ *   [4 nch + 3, 6 nch + 3)  abandoned calls on CPU threads, 2 a channel:
+ *                        the shared protocol's, then LL16's (below)
  * coll_scratch.c makes the window with GPURMA_DCOLL__SIGNALS of them. */
 #define GPURMA_DCOLL__RANGE_DATA(part)     (2u * (uint32_t)(part))
 #define GPURMA_DCOLL__RANGE_DIRECT0(nch)   (2u * (uint32_t)(nch))
 #define GPURMA_DCOLL__RANGE_LL16(nch)      (2u * (uint32_t)(nch) + 1u)
 #define GPURMA_DCOLL__RANGE_BARRIER(nch)   (3u * (uint32_t)(nch) + 1u)
 #define GPURMA_DCOLL__RANGE_DIRECT(nch, k) (4u * (uint32_t)(nch) + (uint32_t)(k))
-#define GPURMA_DCOLL__SIGNALS(nch, n)      ((4u * (uint32_t)(nch) + 3u) * (uint32_t)(n))
+#define GPURMA_DCOLL__RANGE_ABANDON(nch, part, ll16) \
+    (4u * (uint32_t)(nch) + 3u + 2u * (uint32_t)(part) + (uint32_t)(ll16))
+#define GPURMA_DCOLL__SIGNALS(nch, n)      ((6u * (uint32_t)(nch) + 3u) * (uint32_t)(n))
 
 /* The epoch in an algorithm's own epoch word (the low bit: in use). */
 GPURMA_HOST_DEVICE uint64_t gpurma_dcoll__own_epoch(uint64_t word)
@@ -351,6 +355,52 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__wait(const gpurma_dev_coll_t *c, uin
 #endif
 }
 
+/* Abandoned calls (CPU threads). A member whose call failed moves its
+ * epoch on, but the pieces it sent stay in its peers' windows. A peer that
+ * comes to that call late, or refused it alone for its own arguments and
+ * so did not move on, would take them for its next call's and return
+ * SUCCESS with data of a call its peers gave up. So a member whose call
+ * failed tells every peer the call's last epoch (one signal per source in
+ * each epoch domain: the shared protocol's, ll16 0, and LL16's, ll16 1),
+ * and a receiver refuses a source's piece of an epoch at or below what the
+ * source abandoned. On a GPU a failed call traps its kernel: nothing comes
+ * after it. */
+GPURMA_HOST_DEVICE uint32_t gpurma_dcoll__abandon_sig(const gpurma_dev_coll_t *c, int ll16,
+                                                      int src)
+{
+    return GPURMA_DCOLL__RANGE_ABANDON(c->nchannels, c->part, ll16) * (uint32_t)c->size +
+           (uint32_t)src;
+}
+
+/* Tells every peer that this member's call of last epoch e failed. */
+GPURMA_DEVICE void gpurma_dcoll__abandon(const gpurma_dev_coll_t *c, const gpurma_dcoll__grp_t *g,
+                                         int ll16, uint64_t e)
+{
+#if !GPURMA_DEV_GPU
+    for (int k = 1; k < c->size && g->tid == 0; k++)
+        (void)gpurma_dev_signal(c->win, (c->rank + k) % c->size,
+                                gpurma_dcoll__abandon_sig(c, ll16, c->rank), GPURMA_SIGNAL_SET, e);
+#else
+    (void)c, (void)g, (void)ll16, (void)e;
+#endif
+}
+
+/* INVALID_ARG when src gave up its call of epoch e (its piece there is of
+ * a call that failed), else SUCCESS. Thread 0 only, after the piece came. */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__check_abandoned(const gpurma_dev_coll_t *c, int ll16,
+                                                            int src, uint64_t e)
+{
+#if !GPURMA_DEV_GPU
+    uint64_t gave_up = 0;
+    gpurma_status_t rc = gpurma_signal_read((gpurma_win_t)c->win.host_win,
+                                            gpurma_dcoll__abandon_sig(c, ll16, src), &gave_up);
+    return rc != GPURMA_SUCCESS ? rc : gave_up >= e ? GPURMA_ERR_INVALID_ARG : GPURMA_SUCCESS;
+#else
+    (void)c, (void)ll16, (void)src, (void)e;
+    return GPURMA_SUCCESS;
+#endif
+}
+
 /* Sends bytes at src to peer's slot of this member for epoch e: after the
  * peer acknowledged the last epoch written to that parity. ll: as LL
  * packets (the flag is the epoch), else a put and the data signal. An
@@ -460,6 +510,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
          * that a dead sender is noticed here rather than by a timeout. */
         if (g->tid == 0)
             rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)src, e);
+        if (rc == GPURMA_SUCCESS && g->tid == 0)
+            rc = gpurma_dcoll__check_abandoned(c, 0, src, e);
         rc = gpurma_dcoll__agree(g, rc);
         if (rc != GPURMA_SUCCESS)
             return rc;
@@ -478,6 +530,8 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__recv(const gpurma_dev_coll_t *c,
             rc = gpurma_dcoll__wait(c, c->sig_base + (uint32_t)src, e);
         if (rc == GPURMA_SUCCESS && g->tid == 0)
             rc = gpurma_dcoll__check_print(c, at, e, 0);
+        if (rc == GPURMA_SUCCESS && g->tid == 0)
+            rc = gpurma_dcoll__check_abandoned(c, 0, src, e);
         *data = base + at;
     }
     return gpurma_dcoll__agree(g, rc);
@@ -542,12 +596,14 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__begin(const gpurma_dev_coll_t *c,
 }
 
 /* Every thread has read the old epoch before thread 0 stores the new one
- * and gives the channel back. */
+ * and gives the channel back; a failed call is abandoned (above). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__finish(const gpurma_dev_coll_t *c,
                                                    const gpurma_dcoll__grp_t *g, uint64_t e,
                                                    gpurma_status_t rc)
 {
     rc = gpurma_dcoll__agree(g, rc);
+    if (rc != GPURMA_SUCCESS)
+        gpurma_dcoll__abandon(c, g, 0, e);
     if (g->tid == 0) {
         gpurma_dcoll__state(c)->epoch = e;
         gpurma_sh_store_release_u64(&gpurma_dcoll__state(c)->reserved[GPURMA_DCOLL__BUSY], 0);
