@@ -32,11 +32,14 @@ NOBODY=$(id -u nobody)
 # returns once it listens (pid in FL_PIDS[9], output in $FL_WORK/squat)
 squat() {
     uid_new_job
+    # the last squatter's "listening" must not pass for this one's (the
+    # redirection below truncates the file only once the child runs)
+    rm -f "$FL_WORK/squat"
     runuser -u nobody -- timeout -k 5 30 "$SQUAT" 127.0.0.1 "$PORT" "$1" >"$FL_WORK/squat" 2>&1 &
     FL_PIDS[9]=$!
     local i
     for ((i = 0; i < 100; i++)); do
-        grep -q 'listening' "$FL_WORK/squat" && return 0
+        grep -q 'listening' "$FL_WORK/squat" 2>/dev/null && return 0
         sleep 0.1
     done
     return 1
