@@ -107,20 +107,26 @@ static int move_rows(gpurma_win_t w, int peer, int is_put, size_t off, char *buf
     return GPURMA_SUCCESS;
 }
 
+/* Checked under the name of the call the user made (iput and iget come
+ * here too), then moved. */
+static int subarray(gpurma_win_t w, const char *op, int is_put, int peer, size_t off, char *buf,
+                    const gpurma_subarray_t *s)
+{
+    size_t extent;
+    int rc = gpurma_check_shape(w, op, peer, off, buf, s, is_put, &extent);
+    return rc || !extent ? rc : move_rows(w, peer, is_put, off, buf, s);
+}
+
 GPURMA_API gpurma_status_t gpurma_put_subarray(gpurma_win_t w, int peer, size_t off,
                                                const void *src, const gpurma_subarray_t *s)
 {
-    size_t extent;
-    int rc = gpurma_check_shape(w, "put_subarray", peer, off, src, s, 1, &extent);
-    return rc || !extent ? rc : move_rows(w, peer, 1, off, (char *)src, s);
+    return subarray(w, "put_subarray", 1, peer, off, (char *)src, s);
 }
 
 GPURMA_API gpurma_status_t gpurma_get_subarray(gpurma_win_t w, int peer, void *dst, size_t off,
                                                const gpurma_subarray_t *s)
 {
-    size_t extent;
-    int rc = gpurma_check_shape(w, "get_subarray", peer, off, dst, s, 0, &extent);
-    return rc || !extent ? rc : move_rows(w, peer, 0, off, dst, s);
+    return subarray(w, "get_subarray", 0, peer, off, dst, s);
 }
 
 /* The rows, then the signal through the same engine: the ordering rule
@@ -161,7 +167,7 @@ GPURMA_API gpurma_status_t gpurma_iput(gpurma_win_t w, int peer, size_t dst_off,
 {
     gpurma_subarray_t s;
     int rc = strided_shape(w, "iput", dst_stride, src_stride, elem_bytes, nelems, &s);
-    return rc ? rc : gpurma_put_subarray(w, peer, dst_off, src, &s);
+    return rc ? rc : subarray(w, "iput", 1, peer, dst_off, (char *)src, &s);
 }
 
 GPURMA_API gpurma_status_t gpurma_iget(gpurma_win_t w, int peer, void *dst, size_t dst_stride,
@@ -170,5 +176,5 @@ GPURMA_API gpurma_status_t gpurma_iget(gpurma_win_t w, int peer, void *dst, size
 {
     gpurma_subarray_t s;
     int rc = strided_shape(w, "iget", dst_stride, src_stride, elem_bytes, nelems, &s);
-    return rc ? rc : gpurma_get_subarray(w, peer, dst, src_off, &s);
+    return rc ? rc : subarray(w, "iget", 0, peer, src_off, dst, &s);
 }

@@ -458,8 +458,13 @@ int gpurma_win_build(struct gpurma_team_s *team, const gpurma_exchange_t *ex,
                      wire[i].kind != kind)
                 rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                       "window parameters differ: team rank %d has %u signals, "
-                                      "engine %d; this rank has %u, engine %d",
-                                      i, wire[i].num_signals, wire[i].engine, nsig, engine);
+                                      "engine %d, from %s; this rank has %u, engine %d, from %s",
+                                      i, wire[i].num_signals, wire[i].engine,
+                                      wire[i].kind == GPURMA_WIN_ALLOCATED ? "win_allocate"
+                                                                           : "win_create",
+                                      nsig, engine,
+                                      kind == GPURMA_WIN_ALLOCATED ? "win_allocate"
+                                                                   : "win_create");
             else if (wire[i].on_gpu != on_gpu)
                 rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                       "window memory differs: team rank %d has %s memory, this "
