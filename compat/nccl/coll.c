@@ -22,6 +22,7 @@ static const char *const op_names[NCCL_OP_KINDS] = {
     [NCCL_OP_REDUCE] = "ncclReduce", [NCCL_OP_ALLTOALL] = "ncclAlltoAll",
     [NCCL_OP_GATHER] = "ncclGather", [NCCL_OP_SCATTER] = "ncclScatter",
     [NCCL_OP_SEND] = "ncclSend", [NCCL_OP_RECV] = "ncclRecv", [NCCL_OP_INIT] = "ncclCommInit",
+    [NCCL_OP_SPLIT] = "ncclCommSplit",
 };
 
 const char *gpurma_nccl_op_name(nccl_op_kind_t kind)
@@ -628,7 +629,8 @@ NCCL_API ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t
                                     ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                     cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_ALLREDUCE, comm, sendbuff, recvbuff, count, datatype, op, 0, stream};
+    nccl_op_t a = {.kind = NCCL_OP_ALLREDUCE, .comm = comm, .send = sendbuff, .recv = recvbuff,
+                   .count = count, .dtype = datatype, .op = op, .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclAllReduce)
@@ -636,8 +638,8 @@ NCCL_PROFILING_ALIAS(ncclAllReduce)
 NCCL_API ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                                     ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_ALLGATHER, comm, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0,
-                   stream};
+    nccl_op_t a = {.kind = NCCL_OP_ALLGATHER, .comm = comm, .send = sendbuff, .recv = recvbuff,
+                   .count = sendcount, .dtype = datatype, .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclAllGather)
@@ -646,8 +648,9 @@ NCCL_API ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, si
                                         ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                         cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_REDUCE_SCATTER, comm, sendbuff, recvbuff, recvcount, datatype, op, 0,
-                   stream};
+    nccl_op_t a = {.kind = NCCL_OP_REDUCE_SCATTER, .comm = comm, .send = sendbuff,
+                   .recv = recvbuff, .count = recvcount, .dtype = datatype, .op = op,
+                   .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclReduceScatter)
@@ -656,8 +659,8 @@ NCCL_API ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t
                                     ncclDataType_t datatype, int root, ncclComm_t comm,
                                     cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_BROADCAST, comm, sendbuff, recvbuff, count, datatype, ncclSum, root,
-                   stream};
+    nccl_op_t a = {.kind = NCCL_OP_BROADCAST, .comm = comm, .send = sendbuff, .recv = recvbuff,
+                   .count = count, .dtype = datatype, .root = root, .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclBroadcast)
@@ -673,7 +676,9 @@ NCCL_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t co
                                  ncclDataType_t datatype, ncclRedOp_t op, int root,
                                  ncclComm_t comm, cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_REDUCE, comm, sendbuff, recvbuff, count, datatype, op, root, stream};
+    nccl_op_t a = {.kind = NCCL_OP_REDUCE, .comm = comm, .send = sendbuff, .recv = recvbuff,
+                   .count = count, .dtype = datatype, .op = op, .root = root,
+                   .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclReduce)
@@ -681,8 +686,8 @@ NCCL_PROFILING_ALIAS(ncclReduce)
 NCCL_API ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
                                    ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_ALLTOALL, comm, sendbuff, recvbuff, count, datatype, ncclSum, 0,
-                   stream};
+    nccl_op_t a = {.kind = NCCL_OP_ALLTOALL, .comm = comm, .send = sendbuff, .recv = recvbuff,
+                   .count = count, .dtype = datatype, .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclAlltoAll)
@@ -691,8 +696,8 @@ NCCL_API ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t co
                                  ncclDataType_t datatype, int root, ncclComm_t comm,
                                  cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_GATHER, comm, sendbuff, recvbuff, count, datatype, ncclSum, root,
-                   stream};
+    nccl_op_t a = {.kind = NCCL_OP_GATHER, .comm = comm, .send = sendbuff, .recv = recvbuff,
+                   .count = count, .dtype = datatype, .root = root, .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclGather)
@@ -701,8 +706,8 @@ NCCL_API ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t c
                                   ncclDataType_t datatype, int root, ncclComm_t comm,
                                   cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_SCATTER, comm, sendbuff, recvbuff, count, datatype, ncclSum, root,
-                   stream};
+    nccl_op_t a = {.kind = NCCL_OP_SCATTER, .comm = comm, .send = sendbuff, .recv = recvbuff,
+                   .count = count, .dtype = datatype, .root = root, .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclScatter)
@@ -710,7 +715,8 @@ NCCL_PROFILING_ALIAS(ncclScatter)
 NCCL_API ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype,
                                int peer, ncclComm_t comm, cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_SEND, comm, sendbuff, NULL, count, datatype, ncclSum, peer, stream};
+    nccl_op_t a = {.kind = NCCL_OP_SEND, .comm = comm, .send = sendbuff, .recv = NULL,
+                   .count = count, .dtype = datatype, .root = peer, .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclSend)
@@ -718,7 +724,8 @@ NCCL_PROFILING_ALIAS(ncclSend)
 NCCL_API ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
                                ncclComm_t comm, cudaStream_t stream)
 {
-    nccl_op_t a = {NCCL_OP_RECV, comm, NULL, recvbuff, count, datatype, ncclSum, peer, stream};
+    nccl_op_t a = {.kind = NCCL_OP_RECV, .comm = comm, .send = NULL, .recv = recvbuff,
+                   .count = count, .dtype = datatype, .root = peer, .stream = stream};
     return submit(&a);
 }
 NCCL_PROFILING_ALIAS(ncclRecv)

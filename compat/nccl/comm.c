@@ -236,47 +236,88 @@ NCCL_API ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *de
 }
 NCCL_PROFILING_ALIAS(ncclCommInitAll)
 
+/* The split itself (collective over the parent's team): child, made by
+ * ncclCommSplit (NULL for NCCL_SPLIT_NOCOLOR), gets its team and what a
+ * communicator holds; on failure its init state says so. */
+static ncclResult_t split_now(ncclComm_t comm, int color, int key, ncclComm_t child)
+{
+    gpurma_team_t team = NULL;
+    gpurma_status_t rc = gpurma_team_split(
+        comm->team, color == NCCL_SPLIT_NOCOLOR ? GPURMA_TEAM_UNDEFINED : color, key, &team);
+    ncclResult_t res = rc ? gpurma_nccl_fail_rc(comm, rc, "ncclCommSplit") : ncclSuccess;
+    if (res == ncclSuccess && child) {
+        __atomic_add_fetch(&comm->ctx->refs, 1, __ATOMIC_ACQ_REL);
+        child->ctx = comm->ctx;
+        child->team = team;
+        child->own_team = 1;
+        child->device = comm->device;
+        res = comm_setup(child);
+        if (res != ncclSuccess) {
+            gpurma_team_free(&team);
+            release_ctx(child->ctx, 1);
+            child->ctx = NULL;
+        }
+    }
+    if (child)
+        __atomic_store_n(&child->init_state, res, __ATOMIC_RELEASE);
+    return res;
+}
+
+ncclResult_t gpurma_nccl_comm_split_now(const nccl_op_t *op)
+{
+    ncclResult_t res = gpurma_nccl_check_comm(op->comm, "ncclCommSplit");
+    if (res != ncclSuccess) {
+        if (op->child)
+            __atomic_store_n(&op->child->init_state, res, __ATOMIC_RELEASE);
+        return res;
+    }
+    return split_now(op->comm, op->root, op->key, op->child);
+}
+
+/* Inside a group the split is queued, as NCCL does: *newcomm is set now
+ * and usable once ncclGroupEnd returns (one thread can then split the
+ * communicators of several ranks of its process together). */
 NCCL_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
                                     ncclConfig_t *config)
 {
     ncclResult_t res = gpurma_nccl_check_comm(comm, "ncclCommSplit");
-    if (res != ncclSuccess)
+    if (res == ncclSuccess && !newcomm)
+        res = gpurma_nccl_fail(comm, ncclInvalidArgument, "ncclCommSplit: newcomm is NULL");
+    if (res == ncclSuccess && color < 0 && color != NCCL_SPLIT_NOCOLOR)
+        res = gpurma_nccl_fail(comm, ncclInvalidArgument,
+                               "ncclCommSplit: color %d: expected >= 0 or NCCL_SPLIT_NOCOLOR",
+                               color);
+    if (res != ncclSuccess) {
+        gpurma_nccl_group_refuse(res);
         return res;
-    if (!newcomm)
-        return gpurma_nccl_fail(comm, ncclInvalidArgument, "ncclCommSplit: newcomm is NULL");
+    }
     *newcomm = NULL;
-    if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
-        return gpurma_nccl_fail(comm, ncclInvalidArgument,
-                                "ncclCommSplit: color %d: expected >= 0 or NCCL_SPLIT_NOCOLOR",
-                                color);
-    ncclComm_t child = comm_new();
-    if (!child)
-        return gpurma_nccl_fail(comm, ncclSystemError, "ncclCommSplit: out of memory");
-    res = read_config(config, child);
-    if (res != ncclSuccess) {
-        free(child);
+    ncclComm_t child = NULL;
+    if (color != NCCL_SPLIT_NOCOLOR) {
+        if (!(child = comm_new()))
+            return gpurma_nccl_fail(comm, ncclSystemError, "ncclCommSplit: out of memory");
+        if ((res = read_config(config, child)) != ncclSuccess) {
+            free(child);
+            return res;
+        }
+    }
+    nccl_op_t op = {.kind = NCCL_OP_SPLIT, .comm = comm, .root = color, .key = key,
+                    .child = child};
+    if (gpurma_nccl_group_enqueue(&op, &res)) {
+        if (res == ncclSuccess)
+            *newcomm = child;
+        else
+            free(child);
         return res;
     }
-    gpurma_team_t team = NULL;
-    gpurma_status_t rc = gpurma_team_split(
-        comm->team, color == NCCL_SPLIT_NOCOLOR ? GPURMA_TEAM_UNDEFINED : color, key, &team);
-    if (rc != GPURMA_SUCCESS || !team) {
-        free(child);
-        return rc ? gpurma_nccl_fail_rc(comm, rc, "ncclCommSplit") : ncclSuccess;
-    }
-    __atomic_add_fetch(&comm->ctx->refs, 1, __ATOMIC_ACQ_REL);
-    child->ctx = comm->ctx;
-    child->team = team;
-    child->own_team = 1;
-    child->device = comm->device;
-    res = comm_setup(child);
+    res = split_now(comm, color, key, child);
     if (res != ncclSuccess) {
-        gpurma_team_free(&team);
-        release_ctx(child->ctx, 1);
-        free(child);
+        if (child) {
+            pthread_mutex_destroy(&child->lock);
+            free(child);
+        }
         return res;
     }
-    child->init_state = ncclSuccess;
     *newcomm = child;
     return ncclSuccess;
 }

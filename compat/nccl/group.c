@@ -49,7 +49,8 @@ int gpurma_nccl_group_enqueue(const nccl_op_t *op, ncclResult_t *result)
 int gpurma_nccl_group_holds(ncclComm_t comm, nccl_op_kind_t kind)
 {
     for (int i = 0; i < group.n; i++)
-        if (group.ops[i].comm == comm && (kind == NCCL_OP_KINDS || group.ops[i].kind == kind))
+        if ((group.ops[i].comm == comm || group.ops[i].child == comm) &&
+            (kind == NCCL_OP_KINDS || group.ops[i].kind == kind))
             return 1;
     return 0;
 }
@@ -66,6 +67,8 @@ void gpurma_nccl_group_drop(ncclComm_t comm)
     for (int i = 0; i < group.n; i++)
         if (group.ops[i].comm != comm)
             group.ops[k++] = group.ops[i];
+        else if (group.ops[i].child)
+            __atomic_store_n(&group.ops[i].child->init_state, ncclInvalidUsage, __ATOMIC_RELEASE);
     group.n = k;
 }
 
@@ -93,6 +96,9 @@ static ncclResult_t run_ops(ncclComm_t comm, nccl_op_t *ops, int n)
         ncclResult_t res;
         if (ops[i].kind == NCCL_OP_INIT) {
             res = gpurma_nccl_comm_init_now(comm);
+            i++;
+        } else if (ops[i].kind == NCCL_OP_SPLIT) {
+            res = gpurma_nccl_comm_split_now(&ops[i]);
             i++;
         } else if (ops[i].kind == NCCL_OP_SEND || ops[i].kind == NCCL_OP_RECV) {
             int j = i;
@@ -195,13 +201,13 @@ static ncclResult_t end_group(int simulate)
     group.ops = NULL;
     group.n = group.cap = 0;
     group.error = ncclSuccess;
-    /* Only the inits happen when simulating (the rest is estimated) and
-     * after a call the group refused: nothing else of such a group runs,
-     * but the peers' inits wait for this rank's. */
+    /* Only the inits and splits happen when simulating (the rest is
+     * estimated) and after a call the group refused: nothing else of such a
+     * group runs, but the peers' inits and splits wait for this rank's. */
     if (simulate || queued != ncclSuccess) {
         int k = 0;
         for (int i = 0; i < n; i++)
-            if (ops[i].kind == NCCL_OP_INIT)
+            if (ops[i].kind == NCCL_OP_INIT || ops[i].kind == NCCL_OP_SPLIT)
                 ops[k++] = ops[i];
         n = k;
     }
@@ -230,7 +236,7 @@ NCCL_API ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo)
     double us = 0;
     for (int i = 0; i < group.n; i++) {
         const nccl_op_t *op = &group.ops[i];
-        if (op->kind == NCCL_OP_INIT)
+        if (op->kind == NCCL_OP_INIT || op->kind == NCCL_OP_SPLIT)
             continue;
         double bytes = (double)op->count * (double)gpurma_nccl_dtype_size(op->dtype);
         us += 5.0 + bytes / 20e3;

@@ -103,7 +103,7 @@ ncclResult_t gpurma_nccl_comm_init_now(ncclComm_t comm);
 typedef enum {
     NCCL_OP_ALLREDUCE, NCCL_OP_ALLGATHER, NCCL_OP_REDUCE_SCATTER, NCCL_OP_BROADCAST,
     NCCL_OP_REDUCE, NCCL_OP_ALLTOALL, NCCL_OP_GATHER, NCCL_OP_SCATTER, NCCL_OP_SEND,
-    NCCL_OP_RECV, NCCL_OP_INIT, NCCL_OP_KINDS
+    NCCL_OP_RECV, NCCL_OP_INIT, NCCL_OP_SPLIT, NCCL_OP_KINDS
 } nccl_op_kind_t;
 
 typedef struct {
@@ -114,11 +114,18 @@ typedef struct {
     size_t         count;
     ncclDataType_t dtype;
     ncclRedOp_t    op;
-    int            root; /* or peer */
+    int            root; /* or peer, or a split's color */
     void          *stream;
+    /* NCCL_OP_SPLIT: the key, and the child (NULL for NCCL_SPLIT_NOCOLOR) */
+    int            key;
+    ncclComm_t     child;
 } nccl_op_t;
 
 const char *gpurma_nccl_op_name(nccl_op_kind_t kind);
+/* comm.c: runs a split queued in a group (collective over op->comm):
+ * op->child, made when ncclCommSplit was called, gets its team, or its
+ * init fails. */
+ncclResult_t gpurma_nccl_comm_split_now(const nccl_op_t *op);
 /* Every check a call passes before anything of it runs or is queued: a
  * live communicator (or one whose init the open group holds), datatype,
  * operator, root or peer, sizes that fit a size_t, buffers. */
@@ -150,13 +157,14 @@ ncclResult_t gpurma_nccl_p2p_share_id(ncclComm_t comm, const int *alive, gpurma_
 /* ----------------------------------------------------------- group.c */
 /* Queues op when a group is open (returns 1), else 0. */
 int gpurma_nccl_group_enqueue(const nccl_op_t *op, ncclResult_t *result);
-/* Whether this thread's open group holds a call of kind on comm
- * (NCCL_OP_KINDS: a call of any kind). */
+/* Whether this thread's open group holds a call of kind on comm, or a
+ * split that makes comm (NCCL_OP_KINDS: a call of any kind). */
 int gpurma_nccl_group_holds(ncclComm_t comm, nccl_op_kind_t kind);
 /* A call refused inside an open group: the group runs none of its calls
  * (but the inits) and ncclGroupEnd returns the first such result. */
 void gpurma_nccl_group_refuse(ncclResult_t result);
-/* Drops the open group's calls on comm (ncclCommAbort). */
+/* Drops the open group's calls on comm (ncclCommAbort); a split's child
+ * then never gets its team. */
 void gpurma_nccl_group_drop(ncclComm_t comm);
 
 /* --------------------------------------------------------- fallback.c */

@@ -721,6 +721,31 @@ static void test_two_per_process(void)
     NCHECK(ncclGroupEnd());
     t_verify(ra, b, sizeof ra, "pair recv 0", 1, 0);
     t_verify(rb, a, sizeof rb, "pair recv 1", 0, 0);
+    /* both ranks split in one group on this thread (NCCL queues the
+     * splits to ncclGroupEnd; run at the call, the first waited for the
+     * second, which this thread had not made yet) */
+    ncclComm_t half[2] = {NULL, NULL};
+    NCHECK(ncclGroupStart());
+    for (int k = 0; k < 2; k++)
+        NCHECK(ncclCommSplit(pair[k], 5, 1 - k, &half[k], NULL));
+    NEXPECT(ncclInvalidUsage, ncclCommDestroy(half[0]));
+    NCHECK(ncclGroupEnd());
+    NCHECK(ncclGroupStart());
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 257; i++)
+            v[k][i] = (k + 3) * (i + t_rank);
+        NCHECK(ncclAllReduce(v[k], v[k], 257, ncclInt32, ncclSum, half[k], NULL));
+    }
+    NCHECK(ncclGroupEnd());
+    for (int k = 0; k < 2; k++) {
+        int r = -1;
+        NCHECK(ncclCommUserRank(half[k], &r));
+        T_ASSERT(r == 1 - k, "split by key: rank %d has rank %d", k, r);
+        for (int i = 0; i < 257; i++)
+            T_ASSERT(v[k][i] == 7 * (i + t_rank), "split pair %d element %d: %d", k, i, v[k][i]);
+    }
+    NCHECK(ncclCommDestroy(half[0]));
+    NCHECK(ncclCommDestroy(half[1]));
     /* one after the other on one thread, as nccl-tests does */
     NCHECK(ncclCommDestroy(pair[0]));
     NCHECK(ncclCommDestroy(pair[1]));
