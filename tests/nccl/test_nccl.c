@@ -695,21 +695,29 @@ static void test_nonblocking(ncclUniqueId id)
 
 /* Two ranks in this process, as ncclCommInitAll and nccl-tests -g 2 make
  * them: each rank of the job runs a pair. */
-static void test_two_per_process(void)
+/* An allreduce on both communicators of the pair, in one group: rank k
+ * gives (k + base) * (i + t_rank) at element i. */
+static void pair_allreduce(ncclComm_t pair[2], int base, const char *what)
 {
-    ncclComm_t pair[2];
-    NCHECK(ncclCommInitAll(pair, 2, NULL));
     int32_t v[2][257];
     NCHECK(ncclGroupStart());
     for (int k = 0; k < 2; k++) {
         for (int i = 0; i < 257; i++)
-            v[k][i] = (k + 1) * (i + t_rank);
+            v[k][i] = (k + base) * (i + t_rank);
         NCHECK(ncclAllReduce(v[k], v[k], 257, ncclInt32, ncclSum, pair[k], NULL));
     }
     NCHECK(ncclGroupEnd());
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < 257; i++)
-            T_ASSERT(v[k][i] == 3 * (i + t_rank), "pair %d element %d: %d", k, i, v[k][i]);
+            T_ASSERT(v[k][i] == (2 * base + 1) * (i + t_rank), "%s %d element %d: %d", what, k,
+                     i, v[k][i]);
+}
+
+static void test_two_per_process(void)
+{
+    ncclComm_t pair[2];
+    NCHECK(ncclCommInitAll(pair, 2, NULL));
+    pair_allreduce(pair, 1, "pair");
     /* sends between the two ranks of this process, in one group */
     char a[100000], b[100000], ra[100000], rb[100000];
     t_fill(a, sizeof a, 1), t_fill(b, sizeof b, 2);
@@ -730,20 +738,12 @@ static void test_two_per_process(void)
         NCHECK(ncclCommSplit(pair[k], 5, 1 - k, &half[k], NULL));
     NEXPECT(ncclInvalidUsage, ncclCommDestroy(half[0]));
     NCHECK(ncclGroupEnd());
-    NCHECK(ncclGroupStart());
-    for (int k = 0; k < 2; k++) {
-        for (int i = 0; i < 257; i++)
-            v[k][i] = (k + 3) * (i + t_rank);
-        NCHECK(ncclAllReduce(v[k], v[k], 257, ncclInt32, ncclSum, half[k], NULL));
-    }
-    NCHECK(ncclGroupEnd());
     for (int k = 0; k < 2; k++) {
         int r = -1;
         NCHECK(ncclCommUserRank(half[k], &r));
         T_ASSERT(r == 1 - k, "split by key: rank %d has rank %d", k, r);
-        for (int i = 0; i < 257; i++)
-            T_ASSERT(v[k][i] == 7 * (i + t_rank), "split pair %d element %d: %d", k, i, v[k][i]);
     }
+    pair_allreduce(half, 3, "split pair");
     NCHECK(ncclCommDestroy(half[0]));
     NCHECK(ncclCommDestroy(half[1]));
     /* one after the other on one thread, as nccl-tests does */
