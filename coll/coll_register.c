@@ -66,14 +66,6 @@ GPURMA_API gpurma_status_t gpurma_coll_register(gpurma_team_t team, void *buf, s
     int rc = gpurma_team_check(team);
     if (rc)
         return (gpurma_status_t)rc;
-    if (!buf || !bytes)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: coll_register: buffer %p of %zu bytes (NULL or empty)",
-                                team->ctx->rank, buf, bytes);
-    if (gpurma_coll_wraps(buf, bytes))
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: coll_register: %p + %zu bytes wraps the address space",
-                                team->ctx->rank, buf, bytes);
     rc = gpurma_coll_team_enter(team, "coll_register");
     if (!rc)
         rc = gpurma_coll_team_leave(team, "coll_register", do_register(team, buf, bytes));
@@ -90,34 +82,81 @@ GPURMA_API gpurma_status_t gpurma_coll_deregister(gpurma_team_t team, void *buf)
     return (gpurma_status_t)rc;
 }
 
+/* Every member's verdict on a registration or deregistration, exchanged
+ * before anything changes: a member's refusal (its own arguments or list)
+ * is every member's, no member's list changes, and the team stays in step
+ * (a member that refused alone left its peers' lists changed and their
+ * calls returning SUCCESS). */
+typedef struct {
+    int32_t  status; /* this member's own check */
+    uint32_t what;   /* 1: register, 2: deregister */
+    uint64_t bytes;
+} reg_vote_t;
+
+static int agree(struct gpurma_team_s *team, const char *call, int mine, uint32_t what,
+                 uint64_t bytes)
+{
+    reg_vote_t vote = {mine, what, bytes}, *all = calloc((size_t)team->size, sizeof(*all));
+    if (!all)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "%s: out of memory", call);
+    int rc = gpurma_team_allgather(team, &vote, all, sizeof(vote));
+    for (int i = 0; !rc && i < team->size; i++)
+        if (all[i].status || all[i].what != what || all[i].bytes != bytes)
+            rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                  "rank %d: %s: team rank %d %s; every rank refuses",
+                                  team->ctx->rank, call, i,
+                                  all[i].status        ? "refused it (its own message says why)"
+                                  : all[i].what != what ? "made the other call (register or "
+                                                          "deregister)"
+                                                        : "passed another size");
+    free(all);
+    return mine ? mine : rc;
+}
+
+/* This member's checks of a registration: 0, or an error with a message;
+ * *seq the registration's number when they pass. */
+static int check_register(struct gpurma_team_s *team, coll_regs_t *regs, void *buf,
+                          size_t bytes, uint64_t *seq)
+{
+    if (!buf || !bytes)
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: coll_register: buffer %p of %zu bytes (NULL or empty)",
+                                team->ctx->rank, buf, bytes);
+    if (gpurma_coll_wraps(buf, bytes))
+        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                "rank %d: coll_register: %p + %zu bytes wraps the address space",
+                                team->ctx->rank, buf, bytes);
+    int rc = GPURMA_SUCCESS;
+    *seq = 1;
+    pthread_mutex_lock(&regs->lock);
+    for (coll_reg_t *o = regs->list; o && !rc; o = o->next) {
+        if (gpurma_coll_overlaps(o->buf, o->bytes, buf, bytes))
+            rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                  "rank %d: coll_register: %p (%zu bytes) overlaps %p, "
+                                  "registered already",
+                                  team->ctx->rank, buf, bytes, o->buf);
+        if (o->seq >= *seq)
+            *seq = o->seq + 1;
+    }
+    pthread_mutex_unlock(&regs->lock);
+    return rc;
+}
+
 static int do_register(struct gpurma_team_s *team, void *buf, size_t bytes)
 {
-    int rc;
     void *state;
-    rc = gpurma_team_slot(team, GPURMA_TEAM_SLOT_REGS, regs_create, NULL, regs_release, &state);
+    int rc = gpurma_team_slot(team, GPURMA_TEAM_SLOT_REGS, regs_create, NULL, regs_release, &state);
     if (rc)
         return rc;
     coll_regs_t *regs = state;
+    uint64_t seq = 0;
+    rc = agree(team, "coll_register", check_register(team, regs, buf, bytes, &seq), 1, bytes);
+    if (rc)
+        return rc;
     coll_reg_t *r = calloc(1, sizeof(*r));
     if (!r)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "coll_register: out of memory");
-    uint64_t seq = 1;
-    pthread_mutex_lock(&regs->lock);
-    for (coll_reg_t *o = regs->list; o; o = o->next) {
-        if (gpurma_coll_overlaps(o->buf, o->bytes, buf, bytes)) {
-            pthread_mutex_unlock(&regs->lock);
-            free(r);
-            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                    "rank %d: coll_register: %p (%zu bytes) overlaps %p, "
-                                    "registered already",
-                                    team->ctx->rank, buf, bytes, o->buf);
-        }
-        if (o->seq >= seq)
-            seq = o->seq + 1;
-    }
-    pthread_mutex_unlock(&regs->lock);
-    /* Collective: every member makes its window (or none) now. A member
-     * that refused above makes the others fail here, not hang. */
+    /* Collective: every member makes its window (or none) now. */
     rc = gpurma_coll_direct_register(team, buf, bytes, seq, &r->direct);
     if (rc) {
         free(r);
@@ -133,23 +172,30 @@ static int do_register(struct gpurma_team_s *team, void *buf, size_t bytes)
 
 static int do_deregister(struct gpurma_team_s *team, void *buf)
 {
-    int rc;
     coll_regs_t *regs = gpurma_team_slot_peek(team, GPURMA_TEAM_SLOT_REGS);
     coll_reg_t *found = NULL;
     if (regs) {
         pthread_mutex_lock(&regs->lock);
-        for (coll_reg_t **p = &regs->list; *p; p = &(*p)->next)
-            if ((*p)->buf == buf) {
-                found = *p;
-                *p = found->next;
-                break;
-            }
+        for (coll_reg_t *o = regs->list; o && !found; o = o->next)
+            if (o->buf == buf)
+                found = o;
         pthread_mutex_unlock(&regs->lock);
     }
-    if (!found)
-        return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
-                                "rank %d: coll_deregister: %p is not registered on this team",
-                                team->ctx->rank, buf);
+    int mine = found ? GPURMA_SUCCESS
+                     : gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                        "rank %d: coll_deregister: %p is not registered on this "
+                                        "team",
+                                        team->ctx->rank, buf);
+    int rc = agree(team, "coll_deregister", mine, 2, found ? found->bytes : 0);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&regs->lock);
+    for (coll_reg_t **p = &regs->list; *p; p = &(*p)->next)
+        if (*p == found) {
+            *p = found->next;
+            break;
+        }
+    pthread_mutex_unlock(&regs->lock);
     /* Every member's kernels that may map the buffer are done first. */
     rc = team->sync->barrier(team);
     gpurma_coll_direct_release(found->direct);

@@ -322,7 +322,18 @@ static void test_bad_input(void)
     /* Registration: a hint, checked. */
     CHECK(gpurma_coll_register(w, recv, rbytes));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_coll_register(w, recv + 1, 4));
+    /* One rank's refusal is every rank's, and no list changes: rank 0's
+     * range overlaps its registration, the others' is fresh (so fresh can
+     * be registered next, everywhere); rank 0 deregisters what it never
+     * registered, the others fresh (which then stays registered). */
+    int32_t *fresh = t_malloc(64);
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
+               gpurma_coll_register(w, t_rank == 0 ? recv + 1 : fresh, 16));
     CHECK(gpurma_coll_deregister(w, recv));
+    CHECK(gpurma_coll_register(w, fresh, 64));
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_coll_deregister(w, t_rank == 0 ? recv : fresh));
+    CHECK(gpurma_coll_deregister(w, fresh));
+    free(fresh);
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_coll_deregister(w, recv));
     free((unsigned char *)recv - GUARD);
 }
