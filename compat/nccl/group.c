@@ -5,10 +5,10 @@
  * so pairs that send to each other do not wait on each other. Calls on
  * several communicators (several ranks in one process, as nccl-tests -g
  * and ncclCommInitAll make) run on one thread per communicator, since each
- * waits for its peers. A call is checked when it is made (coll.c,
- * gpurma_nccl_check_op): a bad one returns its error there, and the group
- * it was made in then runs none of its calls but the communicator inits,
- * and ends with that error.
+ * waits for its peers; inits and splits are queued too. A call is checked
+ * when it is made (coll.c, gpurma_nccl_check_op): a bad one returns its
+ * error there, and the group it was made in then runs none of its calls
+ * but the inits and splits, and ends with that error.
  */
 #include <stdlib.h>
 #include <string.h>
