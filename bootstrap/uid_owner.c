@@ -119,9 +119,8 @@ typedef struct {
 
 typedef int (*line_match_t)(const tcp_line_t *line, const void *arg);
 
-/* The owner of the first socket of the file that match accepts: 1 and *uid. */
-/* 1 and *uid for the first line that matches, 0 when none does, -1 when
- * the table cannot be read. */
+/* The owner of the first socket of the file that match accepts: 1 and
+ * *uid; 0 when none matches, -1 when the table cannot be read. */
 static int find_owner(const char *path, line_match_t match, const void *arg, unsigned long *uid)
 {
     FILE *f = fopen(path, "r");
@@ -173,17 +172,16 @@ int gpurma_sock_local_peer_uid(int fd, unsigned long *uid)
     proc_net_addr(&me, want.remote, sizeof(want.remote));
     int found = find_owner(peer.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6",
                            is_connection, &want, uid);
-    if (found > 0 || peer.ss_family != AF_INET)
-        return found < 0 ? 0 : found ? 1 : -1;
-    map_v4(&peer);
-    map_v4(&me);
-    proc_net_addr(&peer, want.local, sizeof(want.local));
-    proc_net_addr(&me, want.remote, sizeof(want.remote));
-    int mapped = find_owner("/proc/net/tcp6", is_connection, &want, uid);
-    if (mapped > 0)
-        return 1;
-    /* neither table readable: the OS does not say (as in some containers) */
-    return found < 0 && mapped < 0 ? 0 : -1;
+    if (found <= 0 && peer.ss_family == AF_INET) {
+        map_v4(&peer);
+        map_v4(&me);
+        proc_net_addr(&peer, want.local, sizeof(want.local));
+        proc_net_addr(&me, want.remote, sizeof(want.remote));
+        int mapped = find_owner("/proc/net/tcp6", is_connection, &want, uid);
+        found = mapped > 0 ? 1 : found < 0 ? mapped : 0; /* -1: neither readable */
+    }
+    /* no table readable: the OS does not say (as in some containers) */
+    return found > 0 ? 1 : found < 0 ? 0 : -1;
 }
 
 static int is_listener_on(const tcp_line_t *line, const void *arg)

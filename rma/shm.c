@@ -20,9 +20,9 @@
 
 #include "rma.h"
 
-/* Segments are mapped at 2 MiB boundaries, as the GPU's large
- * allocations are: every rank's window then starts at an address aligned
- * alike, so that one offset is aligned on every rank up to that (the
+/* A rank maps the segments it creates (its own windows) at 2 MiB
+ * boundaries, as the GPU's large allocations are: every rank's window then
+ * starts at an address aligned alike, so that one offset is aligned on every rank up to that (the
  * NVSHMEM layer's nvshmem_align relies on it), and huge pages fit. */
 #define SHM_MAP_ALIGN ((size_t)2 << 20)
 

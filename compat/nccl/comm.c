@@ -63,6 +63,15 @@ static ncclComm_t comm_new(void)
     return comm;
 }
 
+/* A communicator from comm_new that never got a team (or NULL). */
+static void comm_discard(ncclComm_t comm)
+{
+    if (!comm)
+        return;
+    pthread_mutex_destroy(&comm->lock);
+    free(comm);
+}
+
 /* What a communicator holds beyond its team: the send/recv window and the
  * real NCCL's communicator. Collective over the team. */
 static ncclResult_t comm_setup(ncclComm_t comm)
@@ -159,7 +168,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const void *id, int r
         return gpurma_nccl_fail(NULL, ncclSystemError, "%s: out of memory", call);
     ncclResult_t res = read_config(config, comm);
     if (res != ncclSuccess) {
-        free(comm);
+        comm_discard(comm);
         return res;
     }
     memcpy(comm->init_id.internal, id, sizeof comm->init_id.internal);
@@ -179,8 +188,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const void *id, int r
     res = gpurma_nccl_comm_init_now(comm);
     if (res != ncclSuccess) { /* a blocking init that failed leaves nothing */
         *out = NULL;
-        pthread_mutex_destroy(&comm->lock);
-        free(comm);
+        comm_discard(comm);
     }
     return res;
 }
@@ -297,7 +305,7 @@ NCCL_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCom
         if (!(child = comm_new()))
             return gpurma_nccl_fail(comm, ncclSystemError, "ncclCommSplit: out of memory");
         if ((res = read_config(config, child)) != ncclSuccess) {
-            free(child);
+            comm_discard(child);
             return res;
         }
     }
@@ -307,15 +315,12 @@ NCCL_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCom
         if (res == ncclSuccess)
             *newcomm = child;
         else
-            free(child);
+            comm_discard(child);
         return res;
     }
     res = split_now(comm, color, key, child);
     if (res != ncclSuccess) {
-        if (child) {
-            pthread_mutex_destroy(&child->lock);
-            free(child);
-        }
+        comm_discard(child);
         return res;
     }
     *newcomm = child;
@@ -447,8 +452,7 @@ static void release(ncclComm_t comm)
     for (size_t i = 0; i < comm->graph_scratch_n; i++)
         gpurma_nccl_gpu_free(comm->graph_scratch[i]);
     free(comm->graph_scratch);
-    pthread_mutex_destroy(&comm->lock);
-    free(comm);
+    comm_discard(comm);
 }
 
 typedef struct {
@@ -579,11 +583,7 @@ NCCL_API ncclResult_t ncclCommAbort(ncclComm_t comm)
     if (comm->magic != GPURMA_NCCL_COMM_MAGIC)
         return gpurma_nccl_fail(NULL, ncclInvalidArgument,
                                 "ncclCommAbort: %p is not a live communicator", (void *)comm);
-    /* This thread's open group runs none of its calls; an init it held
-     * never runs. */
-    if (gpurma_nccl_group_holds(comm, NCCL_OP_INIT))
-        __atomic_store_n(&comm->init_state, ncclInvalidUsage, __ATOMIC_RELEASE);
-    gpurma_nccl_group_drop(comm);
+    gpurma_nccl_group_drop(comm); /* this thread's open group runs none of its calls */
     if (!__atomic_exchange_n(&comm->aborted, 1, __ATOMIC_ACQ_REL)) {
         struct aborted *a = malloc(sizeof *a);
         if (a) {

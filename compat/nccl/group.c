@@ -64,11 +64,16 @@ void gpurma_nccl_group_refuse(ncclResult_t result)
 void gpurma_nccl_group_drop(ncclComm_t comm)
 {
     int k = 0;
-    for (int i = 0; i < group.n; i++)
-        if (group.ops[i].comm != comm)
-            group.ops[k++] = group.ops[i];
-        else if (group.ops[i].child)
-            __atomic_store_n(&group.ops[i].child->init_state, ncclInvalidUsage, __ATOMIC_RELEASE);
+    for (int i = 0; i < group.n; i++) {
+        nccl_op_t *op = &group.ops[i];
+        /* an init or split dropped never runs: the communicator it makes
+         * says so */
+        ncclComm_t made = op->kind == NCCL_OP_INIT ? op->comm : op->child;
+        if (op->comm != comm)
+            group.ops[k++] = *op;
+        else if (made)
+            __atomic_store_n(&made->init_state, ncclInvalidUsage, __ATOMIC_RELEASE);
+    }
     group.n = k;
 }
 

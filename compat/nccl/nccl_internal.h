@@ -163,8 +163,8 @@ int gpurma_nccl_group_holds(ncclComm_t comm, nccl_op_kind_t kind);
 /* A call refused inside an open group: the group runs none of its calls
  * (but the inits) and ncclGroupEnd returns the first such result. */
 void gpurma_nccl_group_refuse(ncclResult_t result);
-/* Drops the open group's calls on comm (ncclCommAbort); a split's child
- * then never gets its team. */
+/* Drops the open group's calls on comm (ncclCommAbort); a communicator a
+ * dropped init or split would have made is marked failed. */
 void gpurma_nccl_group_drop(ncclComm_t comm);
 
 /* --------------------------------------------------------- fallback.c */
