@@ -86,29 +86,27 @@ GPURMA_API gpurma_status_t gpurma_coll_deregister(gpurma_team_t team, void *buf)
  * before anything changes: a member's refusal (its own arguments or list)
  * is every member's, no member's list changes, and the team stays in step
  * (a member that refused alone left its peers' lists changed and their
- * calls returning SUCCESS). */
+ * calls returning SUCCESS). The sizes are not compared: each member
+ * registers its own buffer, and an alltoallv's send buffers differ. */
 typedef struct {
     int32_t  status; /* this member's own check */
     uint32_t what;   /* 1: register, 2: deregister */
-    uint64_t bytes;
 } reg_vote_t;
 
-static int agree(struct gpurma_team_s *team, const char *call, int mine, uint32_t what,
-                 uint64_t bytes)
+static int agree(struct gpurma_team_s *team, const char *call, int mine, uint32_t what)
 {
-    reg_vote_t vote = {mine, what, bytes}, *all = calloc((size_t)team->size, sizeof(*all));
+    reg_vote_t vote = {mine, what}, *all = calloc((size_t)team->size, sizeof(*all));
     if (!all)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "%s: out of memory", call);
     int rc = gpurma_team_allgather(team, &vote, all, sizeof(vote));
     for (int i = 0; !rc && i < team->size; i++)
-        if (all[i].status || all[i].what != what || all[i].bytes != bytes)
+        if (all[i].status || all[i].what != what)
             rc = gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                   "rank %d: %s: team rank %d %s; every rank refuses",
                                   team->ctx->rank, call, i,
-                                  all[i].status        ? "refused it (its own message says why)"
-                                  : all[i].what != what ? "made the other call (register or "
-                                                          "deregister)"
-                                                        : "passed another size");
+                                  all[i].status ? "refused it (its own message says why)"
+                                                : "made the other call (register or "
+                                                  "deregister)");
     free(all);
     return mine ? mine : rc;
 }
@@ -150,7 +148,7 @@ static int do_register(struct gpurma_team_s *team, void *buf, size_t bytes)
         return rc;
     coll_regs_t *regs = state;
     uint64_t seq = 0;
-    rc = agree(team, "coll_register", check_register(team, regs, buf, bytes, &seq), 1, bytes);
+    rc = agree(team, "coll_register", check_register(team, regs, buf, bytes, &seq), 1);
     if (rc)
         return rc;
     coll_reg_t *r = calloc(1, sizeof(*r));
@@ -186,7 +184,7 @@ static int do_deregister(struct gpurma_team_s *team, void *buf)
                                         "rank %d: coll_deregister: %p is not registered on this "
                                         "team",
                                         team->ctx->rank, buf);
-    int rc = agree(team, "coll_deregister", mine, 2, found ? found->bytes : 0);
+    int rc = agree(team, "coll_deregister", mine, 2);
     if (rc)
         return rc;
     pthread_mutex_lock(&regs->lock);

@@ -330,7 +330,8 @@ static void test_bad_input(void)
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
                gpurma_coll_register(w, t_rank == 0 ? recv + 1 : fresh, 16));
     CHECK(gpurma_coll_deregister(w, recv));
-    CHECK(gpurma_coll_register(w, fresh, 64));
+    /* Each rank registers its own size (an alltoallv's send buffers differ). */
+    CHECK(gpurma_coll_register(w, fresh, 16 + 16 * (size_t)(t_rank % 4)));
     EXPECT_ERR(GPURMA_ERR_INVALID_ARG, gpurma_coll_deregister(w, t_rank == 0 ? recv : fresh));
     CHECK(gpurma_coll_deregister(w, fresh));
     free(fresh);
