@@ -30,10 +30,23 @@ extern "C" {
 #define GPURMA_COLL_THREADS 512
 
 /* A collective that failed on the GPU stops its kernel, after a message
- * (the stream then reports the error); `which` names the kernel family. */
+ * (the stream then reports the error); `which` names the kernel family.
+ * Except for a member's death that the host learned of (PEER_FAILED,
+ * gpurma_dcoll__wait_over): the kernel then ends without a trap. A trap
+ * breaks the CUDA context, and under MPS that of every process on the GPU,
+ * other jobs' too; the death is reported by the host instead (the team's
+ * calls, gpurma_team_check_peers, ncclCommGetAsyncError), as NCCL reports
+ * it, and the call's results are undefined. */
 static __device__ __forceinline__ void gpurma_k_coll_fail(int rank, const char *which, int kind,
                                                           gpurma_status_t rc)
 {
+    if (rc == GPURMA_ERR_PEER_FAILED) {
+        if (threadIdx.x == 0 && blockIdx.x == 0)
+            gpurma_sh_report("gpurma: rank %d: collective %d on a stream%s ended early: a member "
+                             "of the team died; its results are undefined\n",
+                             rank, kind, which);
+        return;
+    }
     if (threadIdx.x == 0)
         gpurma_sh_report("gpurma: rank %d: collective %d on a stream%s failed with status %d "
                          "(%s)\n",

@@ -258,6 +258,7 @@ static int scratch_create(struct gpurma_team_s *team, void *arg, void **state)
     s->handle.part = 0;
     s->handle.nparts = 1;
     s->handle.sig_base = 0;
+    s->handle.gone = team->gone;
     s->sharers = sharers;
     for (int q = 0; q < n && q < GPURMA_DCOLL_LL16_MAX_RANKS; q++)
         if (s->win->peers[q].path == GPURMA_DEV_PATH_LOADSTORE)
@@ -309,7 +310,8 @@ GPURMA_API gpurma_status_t gpurma_dev_host_coll_state(const gpurma_dev_coll_t *c
         c->nparts > c->nchannels || c->slot < 16 || c->slot % 16 || c->ll_slot > c->slot ||
         c->ll_slot < GPURMA_DCOLL__MIN_SLOT || c->ll_slot % 4 ||
         c->win.num_signals != GPURMA_DCOLL__SIGNALS(c->nchannels, n) ||
-        scratch_layout(n, c->nchannels, c->slot, c->ll_slot, &h, &bytes) || bytes != want)
+        scratch_layout(n, c->nchannels, c->slot, c->ll_slot, &h, &bytes) || bytes != want ||
+        c->gone != ((const struct gpurma_win_s *)c->win.host_win)->team->gone)
         return GPURMA_ERR_INVALID_ARG;
     /* h: channel 0's regions; c's must be those of its part's channel */
     h.part = 0, h.nparts = 1, h.sig_base = 0;

@@ -22,6 +22,7 @@
 
 #include "coll.h"
 #include "coll_internal.h"
+#include "gpu.h"  /* gpurma_gpu_host_alloc: the team's gone word */
 #include "port.h" /* gpurma_port_quiet_all */
 
 #define SYS_SLOT 2048
@@ -149,7 +150,11 @@ int gpurma_team_create(struct gpurma_ctx_s *ctx, const int *world_ranks, int n, 
     t->world_ranks = malloc((size_t)n * sizeof(int));
     t->gather_expect = calloc((size_t)n, sizeof(uint64_t));
     t->barrier_expect = calloc((size_t)n, sizeof(uint64_t));
-    if (!t->world_ranks || !t->gather_expect || !t->barrier_expect) {
+    t->gone = ctx->device >= 0 ? gpurma_gpu_host_alloc(sizeof(*t->gone))
+                               : calloc(1, sizeof(*t->gone));
+    if (t->gone)
+        *t->gone = 0;
+    if (!t->world_ranks || !t->gather_expect || !t->barrier_expect || !t->gone) {
         gpurma_team_destroy(t);
         free(t);
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "team: out of memory");
@@ -256,6 +261,11 @@ void gpurma_team_destroy(struct gpurma_team_s *t)
     free(t->world_ranks);
     free(t->gather_expect);
     free(t->barrier_expect);
+    if (t->ctx->device >= 0)
+        gpurma_gpu_host_free(t->gone);
+    else
+        free(t->gone);
+    t->gone = NULL;
     t->sys = NULL;
     t->world_ranks = NULL;
     t->gather_expect = t->barrier_expect = NULL;

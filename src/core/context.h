@@ -83,6 +83,10 @@ struct gpurma_team_s {
     uint64_t            *gather_expect;  /* [size] */
     uint64_t            *barrier_expect; /* [size] */
     struct gpurma_team_s *next_live; /* ctx->teams: split teams not freed */
+    /* Set to 1 once a member is known dead (gpurma_peer_failed); pinned
+     * host memory the GPU maps when the context has one: the team's
+     * collective kernels read it (gpurma_dev_coll_t.gone). */
+    uint64_t            *gone;
     int                  nwins;          /* user windows on it (ctx->lock)      */
     /* coll/coll_busy.c: 1 while a call of gpurma_coll.h (a collective,
      * coll_register, coll_deregister) runs on the team here; misused: 1

@@ -37,6 +37,17 @@ static int process_gone(pid_t pid)
     return errno == ESRCH;
 }
 
+/* A team that has the dead rank as a member says so to its kernels (its
+ * gone word), whose waits for the dead member then end. */
+static void mark_team(struct gpurma_team_s *t, int world_rank)
+{
+    for (int i = 0; t && t->gone && i < t->size; i++)
+        if (t->world_ranks[i] == world_rank) {
+            __atomic_store_n(t->gone, 1, __ATOMIC_RELEASE);
+            return;
+        }
+}
+
 void gpurma_peer_failed(struct gpurma_ctx_s *ctx, int world_rank, const char *how)
 {
     if (world_rank < 0 || world_rank >= ctx->size || world_rank == ctx->rank ||
@@ -44,6 +55,12 @@ void gpurma_peer_failed(struct gpurma_ctx_s *ctx, int world_rank, const char *ho
         return;
     __atomic_fetch_add(&ctx->ndead, 1, __ATOMIC_RELEASE);
     GPURMA_WARN(GPURMA_SUB_INIT, "rank %d: rank %d has failed (%s)", ctx->rank, world_rank, how);
+    pthread_mutex_lock(&ctx->lock);
+    mark_team(ctx->world, world_rank);
+    mark_team(ctx->node, world_rank);
+    for (struct gpurma_team_s *t = ctx->teams; t; t = t->next_live)
+        mark_team(t, world_rank);
+    pthread_mutex_unlock(&ctx->lock);
     int n = __atomic_load_n(&ctx->nhooks, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++)
         if (ctx->hooks[i]->peer_failed)

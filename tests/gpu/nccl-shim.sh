@@ -108,6 +108,8 @@ stop_all() {
     for p in $bg_pids; do kill "$p" 2>/dev/null; done
     [ $mps = yes ] && echo quit | nvidia-cuda-mps-control
     mps=no
+    # the server's log names the clients that faulted
+    cp -r "$CUDA_MPS_LOG_DIRECTORY" "$logs/mps-log" 2>/dev/null
 }
 trap stop_all EXIT
 # With several GPUs each rank takes its own (nccl-tests picks GPU local
@@ -247,13 +249,19 @@ nt_run() {
 # on one GPU, runs of 4 ranks or more go alone (2026-11-27, one H100 under
 # MPS: with 3 such runs at once beside torch every one of them failed, some
 # with errors, the rest by timeout; one at a time, on an H200, all passed).
+# (Until 2026-11-28 the torch runs' allowance undid "alone": runs of 4
+# ranks went 3 at a time.)
 launch() {
     order "$1"
     busy=$jobs
     [ "$ngpu" -lt 2 ] && [ "$2" -ge 4 ] && busy=1
-    [ -n "$torch_pid" ] && busy=$((jobs + 1)) # the torch runs, beside
+    [ -n "$torch_pid" ] && busy=$((busy + 1)) # the torch runs, beside
     while [ "$(jobs -rp | wc -l)" -ge $busy ]; do wait -n; done
-    nt_run "$@" &
+    if [ $busy -le 2 ] && [ "$ngpu" -lt 2 ] && [ "$2" -ge 4 ]; then
+        nt_run "$@" # alone: nothing starts beside it either
+    else
+        nt_run "$@" &
+    fi
 }
 
 if want nccl-tests && [ -x "$nt/all_reduce_perf" ]; then

@@ -10,7 +10,8 @@
 #
 # --quick: fewer rounds and sizes; --bench: build, then the benchmark only;
 # --focus: the fewest builds and runs that check the newest GPU code (the
-# RMA and signal tests, collectives, the NVSHMEM layer), for a short lease;
+# RMA and signal tests, collectives, a rank's death, the same under MPS,
+# the NVSHMEM layer), for a short lease;
 # --coll: build, then only the collective stress (below);
 # --nccl: after the build, only the NCCL layer (tests/gpu/nccl-shim.sh:
 # nccl-tests, PyTorch and the benchmark through libgpurma_nccl, within
@@ -329,7 +330,7 @@ run2() {
     wait
     rc0=$(cat "$out/$name.rc0") rc1=$(cat "$out/$name.rc1")
     rm -f "$out/$name.rc0" "$out/$name.rc1"
-    if [ "$rc0" = 0 ] && [ "$rc1" = 0 ]; then
+    if [ "$rc0" = 0 ] && [ "$rc1" = "${RUN2_RC1:-0}" ]; then
         verdict=PASS
     elif [ "$rc0" = 77 ] && [ "$rc1" = 77 ]; then
         verdict=SKIP
@@ -440,6 +441,18 @@ if test $focus = yes; then
     run2 coll 150 "$(prog test_gpu_coll)" 100
     RUN_ENV=GPURMA_COLL_ALGO=ce
     run2 coll_ce 150 "$(prog test_gpu_coll)" 20
+    RUN_ENV=GPURMA_TIMEOUT_MS=60000 RUN2_RC1=137
+    run2 peer_death 90 "$(prog test_gpu_coll)" peer-death
+    RUN2_RC1=
+    mps_start
+    if [ $mps_on = yes ]; then
+        RUN_ENV="CUDA_VISIBLE_DEVICES=0 GPURMA_TIMEOUT_MS=60000" RUN2_RC1=137
+        run2 peer_death_mps 90 "$(prog test_gpu_coll)" peer-death
+        RUN2_RC1=
+        RUN_ENV=CUDA_VISIBLE_DEVICES=0
+        run2 coll_mps_shared_gpu 150 "$(prog test_gpu_coll)" 100
+    fi
+    mps_stop
     RUN_ENV=
     run_nvshmem_gpu
     tests=no bench=no
@@ -470,6 +483,11 @@ RUN_ENV=
 # A new team's first zero-copy call with the last rank slow (one block):
 # no member may end it before the slow one is done with its recv.
 run2 direct_first 120 "$(prog test_gpu_coll)" direct-first
+# A rank dies (its peers' collectives end without a trap, well within
+# the timeout, once their host knows; test_gpu_coll.cu says why).
+RUN_ENV=GPURMA_TIMEOUT_MS=60000 RUN2_RC1=137 # rank 1 kills itself
+run2 peer_death 90 "$(prog test_gpu_coll)" peer-death
+RUN_ENV= RUN2_RC1=
 # A stream wait nobody satisfies: a CUDA error on the stream after the
 # timeout (here 1.5 s), not a hang, and a message that names the wait.
 # With one GPU only one rank runs it: two processes trapping a kernel at
@@ -525,6 +543,11 @@ if [ $mps_on = yes ]; then
     RUN_ENV=CUDA_VISIBLE_DEVICES=0
     run2 coll_mps_shared_gpu 300 "$(prog test_gpu_coll)" 200
     run2 direct_first_mps 120 "$(prog test_gpu_coll)" direct-first
+    # A rank dies: the other's stream collectives end without a trap once
+    # its host knows (under MPS a trap ends every process on the GPU).
+    RUN_ENV="CUDA_VISIBLE_DEVICES=0 GPURMA_TIMEOUT_MS=60000" RUN2_RC1=137
+    run2 peer_death_mps 90 "$(prog test_gpu_coll)" peer-death
+    RUN2_RC1=
     # issue 19's target: a strided column >= 0.9x a packed put on one GPU
     run2 strided_mps_shared_gpu 120 "$(prog test_gpu_strided)"
     note "$(grep -h -m1 'of packed' "$out"/strided_mps_shared_gpu.rank0.log)"

@@ -32,14 +32,18 @@
  *    pulls its blocks from the peers' send buffers), plainly and in a graph.
  * Runs with any number of ranks, several per GPU included.
  *
- *   test_gpu_coll direct-mismatch | direct-absent   (2 ranks or more)
+ *   test_gpu_coll direct-mismatch | direct-absent | peer-death   (2 ranks or more)
  *
  * 6. a zero-copy call some rank does not agree to: another offset
  *    (refused by the fingerprint, quickly) or buffers not registered
- *    (refused by the timeout); every rank must end with an error.
+ *    (refused by the timeout); every rank must end with an error;
+ * 7. peer-death: a rank dies; the others' collectives on a stream end
+ *    without a trap once their host knows it, and their contexts live on.
  */
 #include <algorithm>
 #include <ctime>
+#include <csignal>
+#include <unistd.h>
 
 #include "gpu_common.h"
 #include "gpurma_coll.h"
@@ -894,6 +898,80 @@ static int first_direct_run(void)
     return failures ? 1 : 0;
 }
 
+/* "test_gpu_coll peer-death" (2 ranks or more, started without a launcher
+ * that ends the job when a rank dies, e.g. the uid bootstrap; run with a
+ * long GPURMA_TIMEOUT_MS): after one good allreduce the last rank kills
+ * itself, a second later, while every other rank's next allreduce (an
+ * LL16 count) waits for it on the stream. The host learns of the death
+ * (gpurma_team_check_peers, which ncclCommGetAsyncError calls for torch's
+ * watchdog); the kernel must then end without a trap, long before the
+ * timeout, the CUDA context stay usable, and the team's later calls (past
+ * LL16, zero-copy) be refused with PEER_FAILED before any kernel. A trap
+ * breaks the context, and under MPS every process's on the GPU (on
+ * 2026-11-28 a killed torch rank's peer trapped after the timeout and ended
+ * the nccl-tests runs beside it). */
+static int peer_death_run(void)
+{
+    GK(gpurma_init(NULL, &g_ctx));
+    const int started = mode_start("peer-death");
+    if (started)
+        return started;
+    const size_t big = (2u << 20) / 4 + 37, bytes = big * 4;
+    dbuf sendb(bytes), recvb(bytes), regs(bytes), regr(bytes);
+    std::vector<unsigned char> in(bytes);
+    for (size_t i = 0; i < bytes; i++)
+        in[i] = pattern_byte(0xdea7 + (uint64_t)me, i);
+    CK(cudaMemcpy(sendb.p, in.data(), bytes, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(regs.p, in.data(), bytes, cudaMemcpyHostToDevice));
+    GK(gpurma_coll_register(world, regs.p, bytes));
+    GK(gpurma_coll_register(world, regr.p, bytes));
+    GK(gpurma_allreduce(world, sendb.p, recvb.p, 1000, GPURMA_INT32, GPURMA_SUM, stream));
+    CK(cudaStreamSynchronize(stream));
+    GK(gpurma_barrier(world));
+    if (me == nranks - 1) { /* as torch's killed rank (exit status 137) */
+        usleep(1000 * 1000);
+        printf("rank %d: killing itself\n", me);
+        fflush(stdout);
+        raise(SIGKILL);
+    }
+    const double t0 = now_s();
+    GK(gpurma_allreduce(world, sendb.p, recvb.p, 37, GPURMA_INT32, GPURMA_SUM, stream));
+    int known;
+    while (!(known = gpurma_team_check_peers(world) == GPURMA_ERR_PEER_FAILED) &&
+           now_s() - t0 < 30)
+        usleep(1000);
+    const double t_known = now_s() - t0;
+    EXPECT(known, "the death went unnoticed for %.1f s", t_known);
+    cudaError_t e;
+    while ((e = cudaStreamQuery(stream)) == cudaErrorNotReady && now_s() - t0 < 40)
+        usleep(1000);
+    const double t_done = now_s() - t0;
+    EXPECT(e == cudaSuccess, "the stream after the death: %s after %.1f s (a trap, or still "
+                             "waiting)", cudaGetErrorString(e), t_done);
+    const struct {
+        const char *what;
+        void *send, *recv;
+    } later[] = {{"stepped", sendb.p, recvb.p}, {"zero-copy", regs.p, regr.p}};
+    for (const auto &c : later) {
+        const int rc = gpurma_allreduce(world, c.send, c.recv, big, GPURMA_INT32, GPURMA_SUM,
+                                        stream);
+        EXPECT(rc == GPURMA_ERR_PEER_FAILED && strstr(gpurma_last_error_message(g_ctx), "died"),
+               "%s allreduce after the death: %d (%s)", c.what, rc,
+               gpurma_last_error_message(g_ctx));
+    }
+    /* the context is whole: a copy on it works */
+    if (e == cudaSuccess) {
+        CK(cudaMemsetAsync(recvb.p, 0x5a, 64, stream));
+        CK(cudaStreamSynchronize(stream));
+        EXPECT(recvb.all()[GUARD] == 0x5a, "a memset after the death did not land");
+    }
+    printf("rank %d: death known after %.2f s, stream drained after %.2f s (%s)\n", me, t_known,
+           t_done, cudaGetErrorString(e));
+    (void)gpurma_finalize(g_ctx); /* PEER_FAILED expected */
+    printf("rank %d: peer-death %s\n", me, failures ? "FAILED" : "passed");
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     skip_without_gpu("test_gpu_coll");
@@ -903,18 +981,21 @@ int main(int argc, char **argv)
         return direct_refusal_run(1);
     if (argc > 1 && !strcmp(argv[1], "direct-first"))
         return first_direct_run();
+    if (argc > 1 && !strcmp(argv[1], "peer-death"))
+        return peer_death_run();
     int replays = 1000, quick = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: test_gpu_coll [REPLAYS] [--quick]\n"
-                   "       test_gpu_coll direct-mismatch|direct-absent|direct-first\n"
+                   "       test_gpu_coll direct-mismatch|direct-absent|direct-first|peer-death\n"
                    "  REPLAYS  graph replays per size (default 1000)\n"
                    "  --quick  int8, int32, float32 and float64 only, in the per-call matrix\n"
                    "  direct-mismatch, direct-absent: a zero-copy call one rank does not agree\n"
                    "           to or misses (refused, the kernels trapped)\n"
-                   "  direct-first: a new team's first zero-copy call, the last rank slow\n");
+                   "  direct-first: a new team's first zero-copy call, the last rank slow\n"
+                   "  peer-death: the last rank dies; the others' collectives end, no trap\n");
             return 0;
         } else
             replays = atoi(argv[i]);

@@ -150,8 +150,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__direct_await(const gpurma_dev_coll_t
         if (arrival ? gpurma_dcoll__direct_read(c, from, &arrived, print, id) && arrived >= e
                     : gpurma_sh_load_acquire_u64(met) >= e)
             return arrival && arrived != e ? GPURMA_ERR_INVALID_ARG : GPURMA_SUCCESS;
-        if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
-            return GPURMA_ERR_TIMEOUT;
+        const gpurma_status_t over = gpurma_dcoll__wait_over(c, iter, &start);
+        if (over != GPURMA_SUCCESS)
+            return over;
         gpurma_sh_pause_n(iter);
     }
 }

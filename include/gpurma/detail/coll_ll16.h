@@ -125,8 +125,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__ll16_read(const gpurma_dev_coll_t *c
     uint64_t start = 0;
     for (uint64_t iter = 0;
          v[1] != flag || v[3] != flag || (hh && (hv[1] != flag || hv[3] != flag)); iter++) {
-        if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
-            return GPURMA_ERR_TIMEOUT;
+        const gpurma_status_t over = gpurma_dcoll__wait_over(c, iter, &start);
+        if (over != GPURMA_SUCCESS)
+            return over;
         if (head && (iter & 255) == 255) {
             uint32_t h[4];
             gpurma_sh_load_packet16(head, h);

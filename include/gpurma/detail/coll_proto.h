@@ -46,6 +46,13 @@ typedef struct gpurma_dev_coll {
      * the 32-bit print cannot keep apart every pair of calls that differ
      * in count and another field at once (see gpurma_dcoll__print). */
     uint64_t         count;
+    /* Nonzero once this process learned that a member of the team died
+     * (the host's liveness checks set it: a wait of a host call,
+     * gpurma_team_check_peers, ncclCommGetAsyncError); in memory the GPU
+     * maps. The collectives' waits read it with their clock, and end with
+     * GPURMA_ERR_PEER_FAILED rather than waiting out the timeout. NULL:
+     * never set. */
+    const uint64_t  *gone;
 } gpurma_dev_coll_t;
 
 #if !GPURMA_DEV_GPU
@@ -63,6 +70,19 @@ GPURMA_API gpurma_status_t gpurma_dev_host_coll_state(const gpurma_dev_coll_t *c
 }
 #endif
 #endif
+
+/* Whether a collective's wait must end: GPURMA_ERR_PEER_FAILED once a
+ * member of the team is known dead (c->gone, read with the clock, every
+ * 256 polls: a mapped host word costs a trip over the bus), TIMEOUT past
+ * the window's timeout, else GPURMA_SUCCESS (wait on). */
+GPURMA_DEVICE gpurma_status_t gpurma_dcoll__wait_over(const gpurma_dev_coll_t *c, uint64_t iter,
+                                                      uint64_t *start)
+{
+    if ((iter & 255) == 255 && c->gone && gpurma_sh_load_relaxed_u64(c->gone))
+        return GPURMA_ERR_PEER_FAILED;
+    return gpurma_dev__expired(iter, start, c->win.timeout_ns) ? GPURMA_ERR_TIMEOUT
+                                                                : GPURMA_SUCCESS;
+}
 
 /* What this member keeps at the start of each channel's state region in
  * its own scratch window. */
@@ -341,17 +361,29 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__put_trailer(const gpurma_dev_coll_t 
 /* Waits until this member's signal sig reaches v. On CPU threads through
  * the host call gpurma_wait_until: it spins while each rank has a core,
  * then yields, and notices a dead member (GPURMA_ERR_PEER_FAILED, with a
- * message naming it) instead of only timing out. */
+ * message naming it) instead of only timing out. On a GPU it also ends
+ * once the host knows a member dead (gpurma_dcoll__wait_over). */
 GPURMA_DEVICE gpurma_status_t gpurma_dcoll__wait(const gpurma_dev_coll_t *c, uint32_t sig,
                                                  uint64_t v)
 {
-#if !GPURMA_DEV_GPU
     gpurma_status_t rc = gpurma_dev__check_win(&c->win);
     if (rc != GPURMA_SUCCESS)
         return rc;
+#if !GPURMA_DEV_GPU
     return gpurma_wait_until((gpurma_win_t)c->win.host_win, sig, GPURMA_CMP_GE, v);
 #else
-    return gpurma_dev_wait_until(c->win, sig, GPURMA_CMP_GE, v);
+    if (sig >= c->win.num_signals)
+        return GPURMA_ERR_INVALID_ARG;
+    const uint64_t *word = &c->win.signals[sig].value;
+    uint64_t start = 0;
+    for (uint64_t iter = 0;; iter++) {
+        if (gpurma_sh_load_acquire_u64(word) >= v)
+            return GPURMA_SUCCESS;
+        const gpurma_status_t over = gpurma_dcoll__wait_over(c, iter, &start);
+        if (over != GPURMA_SUCCESS)
+            return over;
+        gpurma_sh_pause_n(iter);
+    }
 #endif
 }
 
@@ -761,8 +793,9 @@ GPURMA_DEVICE gpurma_status_t gpurma_dcoll__barrier_wait(const gpurma_dev_coll_t
          * arrival's detection, and a mismatch needs no speed. */
         if ((iter & 63) == 63 && gpurma_dcoll__step_seen(c, src, e))
             return GPURMA_ERR_INVALID_ARG;
-        if (gpurma_dev__expired(iter, &start, c->win.timeout_ns))
-            return GPURMA_ERR_TIMEOUT;
+        const gpurma_status_t over = gpurma_dcoll__wait_over(c, iter, &start);
+        if (over != GPURMA_SUCCESS)
+            return over;
         gpurma_sh_pause_n(iter);
     }
 #else
