@@ -31,26 +31,29 @@ extern "C" {
 
 /* A collective that failed on the GPU stops its kernel, after a message
  * (the stream then reports the error); `which` names the kernel family.
- * Except for a member's death that the host learned of (PEER_FAILED,
- * gpurma_dcoll__wait_over): the kernel then ends without a trap. A trap
- * breaks the CUDA context, and under MPS that of every process on the GPU,
- * other jobs' too; the death is reported by the host instead (the team's
- * calls, gpurma_team_check_peers, ncclCommGetAsyncError), as NCCL reports
- * it, and the call's results are undefined. */
-static __device__ __forceinline__ void gpurma_k_coll_fail(int rank, const char *which, int kind,
+ * Except once the host knows a member of the team dead (c.gone, which made
+ * some thread's wait end with PEER_FAILED; the others of its block, which
+ * only saw the block fail, may hold another status): the kernel then ends
+ * without a trap. A trap breaks the CUDA context, and under MPS that of
+ * every process on the GPU, other jobs' too; the death is reported by the
+ * host instead (the team's calls, gpurma_team_check_peers,
+ * ncclCommGetAsyncError), as NCCL reports it, and the call's results are
+ * undefined. */
+static __device__ __forceinline__ void gpurma_k_coll_fail(const gpurma_dev_coll_t &c,
+                                                          const char *which, int kind,
                                                           gpurma_status_t rc)
 {
-    if (rc == GPURMA_ERR_PEER_FAILED) {
+    if (rc == GPURMA_ERR_PEER_FAILED || (c.gone && gpurma_sh_load_relaxed_u64(c.gone))) {
         if (threadIdx.x == 0 && blockIdx.x == 0)
             gpurma_sh_report("gpurma: rank %d: collective %d on a stream%s ended early: a member "
                              "of the team died; its results are undefined\n",
-                             rank, kind, which);
+                             c.rank, kind, which);
         return;
     }
     if (threadIdx.x == 0)
         gpurma_sh_report("gpurma: rank %d: collective %d on a stream%s failed with status %d "
                          "(%s)\n",
-                         rank, kind, which, (int)rc,
+                         c.rank, kind, which, (int)rc,
                          rc == GPURMA_ERR_INVALID_ARG
                              ? "a peer passed another collective, count, dtype, op or root, or "
                                "another collective ran on this team at the same time"
@@ -98,7 +101,7 @@ gpurma_k_coll(gpurma_dev_coll_t c, void *recv, const void *send, size_t count, i
         break;
     }
     if (rc != GPURMA_SUCCESS)
-        gpurma_k_coll_fail(c.rank, "", KIND, rc);
+        gpurma_k_coll_fail(c, "", KIND, rc);
 }
 
 /* What a generic kernel's file gives coll_kernels.cu's table: its launch

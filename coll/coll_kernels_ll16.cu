@@ -41,7 +41,7 @@ gpurma_k_coll_ll16(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__ll
     if (rc == GPURMA_DCOLL__DECLINED)
         rc = GPURMA_ERR_INTERNAL;
     if (rc != GPURMA_SUCCESS)
-        gpurma_k_coll_fail(c.rank, " (ll16)", KIND, rc);
+        gpurma_k_coll_fail(c, " (ll16)", KIND, rc);
 }
 
 extern "C" int gpurma_coll_preload_ll16(void)

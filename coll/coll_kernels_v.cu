@@ -30,7 +30,7 @@ gpurma_k_coll_v(gpurma_dev_coll_t c, void *recv, const void *send, coll_v_table<
     gpurma_status_t rc = gpurma_dev_coll_alltoallv_algo_block(
         c, recv, v + 2 * n, v + 3 * n, send, v, v + n, max_count, (gpurma_dtype_t)dtype, algo);
     if (rc != GPURMA_SUCCESS)
-        gpurma_k_coll_fail(c.rank, " (alltoallv)", GPURMA_COLL_ALLTOALLV, rc);
+        gpurma_k_coll_fail(c, " (alltoallv)", GPURMA_COLL_ALLTOALLV, rc);
 }
 
 /* LL16 (coll_ll16_v.h), for teams of at most GPURMA_DCOLL_LL16_MAX_RANKS:
@@ -57,7 +57,7 @@ gpurma_k_coll_ll16_v(gpurma_dev_coll_t c, const __grid_constant__ gpurma_dcoll__
     if (rc == GPURMA_DCOLL__DECLINED)
         rc = GPURMA_ERR_INTERNAL; /* the host saw it fit */
     if (rc != GPURMA_SUCCESS)
-        gpurma_k_coll_fail(c.rank, " (ll16)", GPURMA_COLL_ALLTOALLV, rc);
+        gpurma_k_coll_fail(c, " (ll16)", GPURMA_COLL_ALLTOALLV, rc);
 }
 
 template <int CAP>
