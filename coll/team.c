@@ -3,7 +3,7 @@
  * window.
  *
  * Every team owns a small internal window: one slot of SYS_SLOT bytes per
- * member for allgather data, and two signals per member (allgather and
+ * member for allgather data (each piece headed by the call's length), and two signals per member (allgather and
  * barrier arrivals, counted per origin). Running collectives over ordinary
  * window operations means they work over every engine and notice dead
  * peers like any other wait. A split builds the new team's window with an
@@ -26,6 +26,12 @@
 #include "port.h" /* gpurma_port_quiet_all */
 
 #define SYS_SLOT 2048
+/* Each piece of an allgather carries, before its bytes, the call's whole
+ * length (SYS_HEAD bytes), so that members whose calls are different
+ * exchanges (one rank's split beside another's collective, say) find it
+ * at the first piece instead of taking each other's bytes. */
+#define SYS_HEAD 8
+#define SYS_DATA (SYS_SLOT - SYS_HEAD)
 
 static int sys_barrier(struct gpurma_team_s *owner, const int *members, int n, int me);
 
@@ -63,27 +69,36 @@ static int sys_barrier(struct gpurma_team_s *owner, const int *members, int n, i
     return GPURMA_SUCCESS;
 }
 
+/* When the members' lengths are not all alike, each member's differs from
+ * some peer's, so every member refuses at the first piece, after taking
+ * that piece from every peer and before the barrier: all stay in step. */
 static int sys_allgather(struct gpurma_team_s *owner, const int *members, int n, int me,
                          const void *mine, void *all, size_t len)
 {
     struct gpurma_win_s *w = owner->sys;
     const char *src = mine;
     char *dst = all;
+    const uint64_t total = len;
+    unsigned char piece[SYS_SLOT];
+    memcpy(piece, &total, SYS_HEAD);
     size_t chunk_off = 0;
     do {
-        size_t clen = len - chunk_off < SYS_SLOT ? len - chunk_off : SYS_SLOT;
+        size_t clen = len - chunk_off < SYS_DATA ? len - chunk_off : SYS_DATA;
         size_t my_slot = (size_t)w->rank * SYS_SLOT;
+        memcpy(piece + SYS_HEAD, src + chunk_off, clen);
         for (int j = 0; j < n; j++) {
             int peer = member(members, j);
             if (j == me)
                 continue;
-            int rc = w->engines[peer]->put_signal(w, peer, my_slot, src + chunk_off, clen,
+            int rc = w->engines[peer]->put_signal(w, peer, my_slot, piece, SYS_HEAD + clen,
                                                   (uint32_t)w->rank, GPURMA_SIGNAL_ADD, 1,
                                                   GPURMA_NO_COUNTER);
             if (rc)
                 return rc;
         }
         memcpy(dst + (size_t)me * len + chunk_off, src + chunk_off, clen);
+        int other = -1;
+        uint64_t theirs = 0;
         for (int j = 0; j < n; j++) {
             int peer = member(members, j);
             if (j == me)
@@ -92,9 +107,23 @@ static int sys_allgather(struct gpurma_team_s *owner, const int *members, int n,
                               "allgather");
             if (rc)
                 return rc;
-            memcpy(dst + (size_t)j * len + chunk_off, (char *)w->base + (size_t)peer * SYS_SLOT,
-                   clen);
+            const char *slot = (const char *)w->base + (size_t)peer * SYS_SLOT;
+            uint64_t head;
+            memcpy(&head, slot, SYS_HEAD);
+            if (head != total) {
+                if (other < 0)
+                    other = peer, theirs = head;
+                continue;
+            }
+            memcpy(dst + (size_t)j * len + chunk_off, slot + SYS_HEAD, clen);
         }
+        if (other >= 0)
+            return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
+                                    "rank %d: team rank %d made another collective call at the "
+                                    "same time (an exchange of %llu bytes, this rank's %zu; a "
+                                    "split, a window or a collective call on one rank beside "
+                                    "another on the others?); every rank's call fails",
+                                    owner->ctx->rank, other, (unsigned long long)theirs, len);
         /* Slots are reused by the next chunk or call: all must have read. */
         int rc = sys_barrier(owner, members, n, me);
         if (rc)

@@ -9,6 +9,7 @@
  * world rank (the payload names its world origin).
  */
 #include "common.h"
+#include "gpurma_coll.h"
 
 enum { TEAM_DATA = 70 };
 
@@ -183,5 +184,23 @@ int main(void)
         color[i] = 3, key[i] = -i;
     check_team(t1, t_world, n, color, key, t_rank, "split after a refused one");
     CHECK(gpurma_team_free(&t1));
+    /* A split on rank 0 beside another collective call on the others (a
+     * registration, whose agreement is an exchange of another length):
+     * every rank refuses at the first exchange instead of taking the other
+     * call's bytes, and the team stays in step. Color 0 and key 1 make the
+     * split's entry begin as a valid vote of the registration ({0, 1}), and
+     * the votes read as valid entries: before the exchanges carried their
+     * length, both calls went on, each with the other's bytes. */
+    if (n > 1) {
+        static char reg[64];
+        t1 = (gpurma_team_t)&t1;
+        EXPECT_ERR(GPURMA_ERR_INVALID_ARG, t_rank == 0
+                                               ? gpurma_team_split(t_world, 0, 1, &t1)
+                                               : gpurma_coll_register(t_world, reg, sizeof reg));
+        T_ASSERT(t_rank != 0 || t1 == NULL, "a refused split left *out set");
+        CHECK(gpurma_barrier(t_world));
+        CHECK(gpurma_team_split(t_world, 5, t_rank, &t1));
+        CHECK(gpurma_team_free(&t1));
+    }
     return t_finish(NULL);
 }
