@@ -6,8 +6,11 @@
  * halo column), so nothing is packed or staged. Peers of the port engine
  * get the whole shape as one descriptor (port_engine.c), which the proxy
  * executes with its transport's 2-D/3-D copy. Every other peer gets one
- * engine put (or get) per row. The shape is checked whole first.
+ * engine put (or get) per row. The shape is checked whole first. A rank's
+ * transfer to itself whose sides overlap is staged (move_staged).
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "port.h"
@@ -78,11 +81,63 @@ static void copy_mapped(char *dst, const size_t dp[2], const char *src, const si
 }
 #undef COPY_ROWS
 
+/* Whether a transfer from a rank to itself has its local buffer's extent
+ * overlap the window range it writes or reads (host memory). */
+static int self_overlap(gpurma_win_t w, int peer, size_t off, const char *buf,
+                        const gpurma_subarray_t *s, const size_t *win_pitch,
+                        const size_t *buf_pitch)
+{
+    size_t wext, bext;
+    if (peer != w->rank || w->gpu || gpurma_dev__shape_extent(s, win_pitch, &wext) ||
+        gpurma_dev__shape_extent(s, buf_pitch, &bext) || !wext || !bext)
+        return 0;
+    const uintptr_t a = (uintptr_t)w->base + off, b = (uintptr_t)buf;
+    return a - b < bext || b - a < wext;
+}
+
+static int move_rows(gpurma_win_t w, int peer, int is_put, size_t off, char *buf,
+                     const gpurma_subarray_t *s);
+
+/* Such a transfer moves as memmove does (README: a put or get from a rank
+ * to itself whose sides overlap): the source is read whole into a packed
+ * buffer first, then written out, on whatever engine serves the rank
+ * itself. Row by row, later rows read bytes that earlier rows wrote. */
+static int move_staged(gpurma_win_t w, int peer, int is_put, size_t off, char *buf,
+                       const gpurma_subarray_t *s)
+{
+    const size_t row = s->count[0] * s->elem_bytes, packed[2] = {row, row * s->count[1]};
+    char *tmp = malloc(packed[1] * s->count[2]); /* within the checked extents */
+    if (!tmp)
+        return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "rank %d: subarray to itself: out of "
+                                "memory for the %zu bytes it stages",
+                                w->ctx->rank, packed[1] * s->count[2]);
+    gpurma_subarray_t p = *s;
+    int rc;
+    if (is_put) {
+        copy_mapped(tmp, packed, buf, s->src_pitch, s);
+        memcpy(p.src_pitch, packed, sizeof(packed));
+        rc = move_rows(w, peer, 1, off, tmp, &p);
+        if (!rc) /* the engine may still read tmp */
+            rc = w->engines[peer]->flush(w, peer);
+    } else {
+        memcpy(p.dst_pitch, packed, sizeof(packed));
+        rc = move_rows(w, peer, 0, off, tmp, &p);
+        if (!rc)
+            rc = w->engines[peer]->flush(w, peer);
+        if (!rc)
+            copy_mapped(buf, s->dst_pitch, tmp, packed, s);
+    }
+    free(tmp);
+    return rc;
+}
+
 static int move_rows(gpurma_win_t w, int peer, int is_put, size_t off, char *buf,
                      const gpurma_subarray_t *s)
 {
     const size_t *win_pitch = is_put ? s->dst_pitch : s->src_pitch;
     const size_t *buf_pitch = is_put ? s->src_pitch : s->dst_pitch;
+    if (self_overlap(w, peer, off, buf, s, win_pitch, buf_pitch))
+        return move_staged(w, peer, is_put, off, buf, s);
     char *base = mapped(w, peer);
     if (base) {
         if (is_put)
@@ -142,7 +197,8 @@ GPURMA_API gpurma_status_t gpurma_put_subarray_signal(gpurma_win_t w, int peer, 
     int rc = gpurma_check_shape(w, "put_subarray_signal", peer, off, src, s, 1, &extent);
     if (!rc)
         rc = gpurma_check_signal_op(w, "put_subarray_signal", sig, op);
-    if (!rc && extent && w->engines[peer]->kind == GPURMA_ENGINE_PORT)
+    if (!rc && extent && w->engines[peer]->kind == GPURMA_ENGINE_PORT &&
+        !self_overlap(w, peer, off, src, s, s->dst_pitch, s->src_pitch))
         return gpurma_port_subarray(w, peer, 1, off, (void *)src, s, 1, sig, op, value);
     if (!rc && extent)
         rc = move_rows(w, peer, 1, off, (char *)src, s);

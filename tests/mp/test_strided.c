@@ -387,6 +387,36 @@ int main(void)
         CHECK(gpurma_barrier(t_world));
         t_verify(base, before, 64, "window after refused strided calls", t_rank, 0);
     }
+    /* A subarray from a rank to itself whose source lies in the
+     * destination's range (rows 24 bytes apart written 12 bytes past rows
+     * 20 apart): as memmove, the result is that of reading the source whole
+     * first; row by row, later rows would read bytes earlier rows wrote.
+     * put_subarray, put_subarray_signal and get_subarray, in my own area of
+     * my window, which no peer writes. */
+    {
+        const gpurma_subarray_t ov = {4, {5, 9, 2}, {24, 24 * 9 + 8}, {20, 20 * 9 + 4}};
+        unsigned char *mine = base + (size_t)t_rank * AREA;
+        const size_t area = (size_t)t_rank * AREA;
+        CHECK(gpurma_barrier(t_world));
+        for (int form = 0; form < 3; form++) {
+            t_fill(mine, AREA, t_seed(PURPOSE + 6, (uint64_t)t_rank, (uint64_t)form));
+            memcpy(img, mine, AREA);
+            memcpy(got, mine, AREA);
+            apply(got, 12, img, &ov);
+            if (form == 0)
+                CHECK(gpurma_put_subarray(w, t_rank, area + 12, mine, &ov));
+            else if (form == 1)
+                CHECK(gpurma_put_subarray_signal(w, t_rank, area + 12, mine, &ov, SIG,
+                                                 GPURMA_SIGNAL_ADD, 0));
+            else
+                CHECK(gpurma_get_subarray(w, t_rank, mine + 12, area, &ov));
+            CHECK(gpurma_flush(w, t_rank));
+            t_verify(mine, got, AREA, form == 2 ? "overlapping get_subarray to itself"
+                                                : "overlapping put_subarray to itself",
+                     t_rank, area);
+        }
+        CHECK(gpurma_barrier(t_world));
+    }
     CHECK(gpurma_win_free(&w));
     free(src);
     free(img);
