@@ -209,6 +209,27 @@ static int link_failed(uid_state_t *st, uid_link_t *l, int rc, const char *what)
 
 /* Acts on a control frame whose header is already read; reads its text.
  * Returns 0 for BYE (a normal goodbye) or the failure status. */
+/* What a peer's control frame says is checked before it is used: its
+ * text reaches logs and messages with control characters (escape
+ * sequences, line breaks that would forge log lines) shown as '?', a rank
+ * outside the job is "unknown" (-1), and a status that is not one of
+ * gpurma's errors is GPURMA_ERR_BOOTSTRAP. */
+static void clean_text(char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+            text[i] = '?';
+}
+static int frame_rank(const uid_state_t *st, int32_t rank)
+{
+    return rank >= 0 && rank < st->bs->size ? rank : -1;
+}
+static int frame_status(int32_t code)
+{
+    return code <= GPURMA_ERR_INVALID_ARG && code >= GPURMA_ERR_MISALIGNED ? code
+                                                                          : GPURMA_ERR_BOOTSTRAP;
+}
+
 static int handle_control(uid_state_t *st, uid_link_t *l, const gpurma_uid_frame_t *f, const char *what)
 {
     char text[UID_TEXT_MAX + 1] = "";
@@ -217,6 +238,7 @@ static int handle_control(uid_state_t *st, uid_link_t *l, const gpurma_uid_frame
         if (rc)
             return link_failed(st, l, rc, what);
         text[f->len] = '\0';
+        clean_text(text, f->len);
     }
     int me = st->bs->rank;
     switch (f->type) {
@@ -226,7 +248,7 @@ static int handle_control(uid_state_t *st, uid_link_t *l, const gpurma_uid_frame
         return 0;
     case UID_FRAME_ABORT: {
         /* From rank 0 the frame names who aborted; from others, the sender. */
-        int who = me == 0 ? l->peer : f->rank;
+        int who = me == 0 ? l->peer : frame_rank(st, f->rank);
         return fail_job(st, who, GPURMA_ERR_PEER_FAILED,
                         "rank %d aborted the job (code %d): %s", who, f->code, text);
     }
@@ -235,9 +257,10 @@ static int handle_control(uid_state_t *st, uid_link_t *l, const gpurma_uid_frame
             return fail_job(st, l->peer, GPURMA_ERR_BOOTSTRAP,
                             "rank %d sent rank 0 an unexpected FAIL frame", l->peer);
         if (f->code == GPURMA_ERR_PEER_FAILED)
-            return fail_job(st, f->rank, GPURMA_ERR_PEER_FAILED,
-                            "rank %d failed (reported by rank 0: %s)", f->rank, text);
-        return fail_job(st, f->rank, f->code < 0 ? f->code : GPURMA_ERR_BOOTSTRAP,
+            return fail_job(st, frame_rank(st, f->rank), GPURMA_ERR_PEER_FAILED,
+                            "rank %d failed (reported by rank 0: %s)", frame_rank(st, f->rank),
+                            text);
+        return fail_job(st, frame_rank(st, f->rank), frame_status(f->code),
                         "rank 0 reported: %s", text);
     }
     return fail_job(st, l->peer, GPURMA_ERR_BOOTSTRAP, "bad frame from rank %d",

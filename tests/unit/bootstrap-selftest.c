@@ -198,7 +198,7 @@ int main(int argc, char **argv)
             if (bs->rank == victim && !strcmp(mode, "abort")) {
                 printf("rank %d: aborting\n", bs->rank);
                 fflush(stdout);
-                bs->ops->abort(bs, 7, "selftest abort");
+                bs->ops->abort(bs, 7, "selftest abort\x1b[2J\nforged line");
                 raise(SIGKILL); /* what gpurma_abort does after the bootstrap's abort */
             }
             if (bs->rank == victim)
