@@ -272,7 +272,7 @@ NCCL_PROFILING_ALIAS(ncclRedOpCreatePreMulSum)
 
 NCCL_API ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
 {
-    ncclResult_t res = gpurma_nccl_check_comm(comm, "ncclRedOpDestroy");
+    ncclResult_t res = gpurma_nccl_check_comm_cleanup(comm, "ncclRedOpDestroy");
     if (res != ncclSuccess)
         return res;
     int i = (int)op - ncclNumOps;

@@ -90,7 +90,7 @@ void gpurma_nccl_log(const char *fmt, ...)
     fprintf(stderr, "gpurma-nccl: %s\n", msg);
 }
 
-ncclResult_t gpurma_nccl_check_comm(ncclComm_t comm, const char *call)
+static ncclResult_t check_comm(ncclComm_t comm, const char *call, int cleanup)
 {
     if (!comm)
         return gpurma_nccl_fail(NULL, ncclInvalidArgument, "%s: comm is NULL", call);
@@ -109,13 +109,26 @@ ncclResult_t gpurma_nccl_check_comm(ncclComm_t comm, const char *call)
     if (__atomic_load_n(&comm->aborted, __ATOMIC_ACQUIRE))
         return gpurma_nccl_fail(comm, ncclInvalidUsage, "%s: the communicator was aborted",
                                 call);
-    if (comm->finalized)
+    if (comm->finalized && !cleanup)
         return gpurma_nccl_fail(comm, ncclInvalidUsage, "%s: the communicator was finalized",
                                 call);
     if (__atomic_load_n(&comm->revoked, __ATOMIC_ACQUIRE))
         return gpurma_nccl_fail(comm, ncclInvalidUsage, "%s: the communicator was revoked",
                                 call);
     return ncclSuccess;
+}
+
+ncclResult_t gpurma_nccl_check_comm(ncclComm_t comm, const char *call)
+{
+    return check_comm(comm, call, 0);
+}
+
+/* Cleanup (deregistrations, ncclRedOpDestroy) stays allowed between
+ * ncclCommFinalize and ncclCommDestroy, where programs release what they
+ * made with the communicator. */
+ncclResult_t gpurma_nccl_check_comm_cleanup(ncclComm_t comm, const char *call)
+{
+    return check_comm(comm, call, 1);
 }
 
 NCCL_API const char *ncclGetErrorString(ncclResult_t result)

@@ -94,6 +94,8 @@ void gpurma_nccl_set_async(ncclComm_t comm, ncclResult_t result);
 void gpurma_nccl_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Checks comm is live and usable (not aborted, initialized). */
 ncclResult_t gpurma_nccl_check_comm(ncclComm_t comm, const char *call);
+/* The same, but a finalized communicator passes: for what releases what it made. */
+ncclResult_t gpurma_nccl_check_comm_cleanup(ncclComm_t comm, const char *call);
 
 /* ------------------------------------------------------------ comm.c */
 /* Runs a communicator's init recorded by ncclCommInitRank* (collective). */

@@ -58,7 +58,7 @@ static ncclResult_t do_register(ncclComm_t comm, void *buff, size_t size, void *
 
 static ncclResult_t do_deregister(ncclComm_t comm, void *handle, const char *call)
 {
-    ncclResult_t res = gpurma_nccl_check_comm(comm, call);
+    ncclResult_t res = gpurma_nccl_check_comm_cleanup(comm, call);
     if (res != ncclSuccess)
         return res;
     registration_t *r = handle;

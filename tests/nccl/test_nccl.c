@@ -688,8 +688,19 @@ static void test_nonblocking(ncclUniqueId id)
         NCHECK(ncclCommGetAsyncError(comm, &st));
     T_ASSERT(st == ncclSuccess, "non-blocking init ended with %d", (int)st);
     allreduce_check(comm, "non-blocking comm", 10);
+    /* What the communicator made is released between finalize and destroy
+     * (torch deregisters there); new work is refused. */
+    static char reg[256];
+    void *h = NULL;
+    float two = 2;
+    ncclRedOp_t pm;
+    NCHECK(ncclCommRegister(comm, reg, sizeof reg, &h));
+    NCHECK(ncclRedOpCreatePreMulSum(&pm, &two, ncclFloat32, ncclScalarHostImmediate, comm));
     NCHECK(ncclCommFinalize(comm));
     NEXPECT(ncclInvalidUsage, ncclAllReduce(&st, &st, 1, ncclInt32, ncclSum, comm, NULL));
+    NEXPECT(ncclInvalidUsage, ncclCommRegister(comm, reg, sizeof reg, &h));
+    NCHECK(ncclCommDeregister(comm, h));
+    NCHECK(ncclRedOpDestroy(pm, comm));
     NCHECK(ncclCommDestroy(comm));
 }
 
