@@ -3,8 +3,9 @@
  * window.
  *
  * Every team owns a small internal window: one slot of SYS_SLOT bytes per
- * member for allgather data (each piece headed by the call's length), and two signals per member (allgather and
- * barrier arrivals, counted per origin). Running collectives over ordinary
+ * member for allgather data (each piece headed by the call's length), and
+ * two signals per member (allgather and barrier arrivals, counted per
+ * origin). Running collectives over ordinary
  * window operations means they work over every engine and notice dead
  * peers like any other wait. A split builds the new team's window with an
  * allgather over a subset of the parent's members, so ranks of other colors
