@@ -364,28 +364,46 @@ static int extent(const size_t *counts, const size_t *displs, int n, size_t es, 
 /* Orders blocks [start, end) by start. */
 static int block_cmp(const void *x, const void *y)
 {
-    const size_t *a = x, *b = y;
+    const uintptr_t *a = x, *b = y;
     return a[0] < b[0] ? -1 : a[0] > b[0];
 }
 
-/* 1 when two of the n non-empty blocks (counts/displs, es-byte elements;
- * extent checked their ends) share a byte: two peers would write the same
- * recv bytes, and which one lands last would be a race. -1 on no memory. */
-static int blocks_overlap(const size_t *counts, const size_t *displs, int n, size_t es)
+/* alltoallv's non-empty blocks, send's and recv's (counts/displs, es-byte
+ * elements; extent and wraps checked their ends): RECV_TWICE when two of
+ * recv's share a byte (two peers would write the same bytes, and which one
+ * lands last would be a race), CROSSED when a send block shares one with a
+ * recv block (alltoallv has no in-place form), 0 when neither: send and
+ * recv blocks may interleave in one buffer. -1 on no memory. */
+enum { RECV_TWICE = 1, CROSSED = 2 };
+static int blocks_clash(const char *send, const size_t *sc, const size_t *sd, const char *recv,
+                        const size_t *rc, const size_t *rd, int n, size_t es)
 {
-    size_t (*b)[2] = calloc((size_t)n, sizeof *b), k = 0;
+    uintptr_t (*b)[3] = calloc(2 * (size_t)n, sizeof *b); /* start, end, is_recv */
+    size_t k = 0;
     if (!b)
         return -1;
-    for (int r = 0; r < n; r++)
-        if (counts[r]) {
-            b[k][0] = displs[r] * es;
-            b[k][1] = (displs[r] + counts[r]) * es;
-            k++;
-        }
+    for (int r = 0; r < n; r++) {
+        if (sc[r])
+            b[k][0] = (uintptr_t)send + sd[r] * es, b[k][1] = b[k][0] + sc[r] * es,
+            b[k++][2] = 0;
+        if (rc[r])
+            b[k][0] = (uintptr_t)recv + rd[r] * es, b[k][1] = b[k][0] + rc[r] * es,
+            b[k++][2] = 1;
+    }
     qsort(b, k, sizeof *b, block_cmp);
+    /* In order of start, each block against the furthest end of each kind
+     * so far: every overlapping pair is found at its later block. */
+    uintptr_t end[2] = {0, 0};
     int hit = 0;
-    for (size_t i = 1; i < k && !hit; i++)
-        hit = b[i][0] < b[i - 1][1];
+    for (size_t i = 0; i < k && !hit; i++) {
+        const int is_recv = (int)b[i][2];
+        if (b[i][0] < end[!is_recv])
+            hit = CROSSED;
+        else if (is_recv && b[i][0] < end[1])
+            hit = RECV_TWICE;
+        if (b[i][1] > end[is_recv])
+            end[is_recv] = b[i][1];
+    }
     free(b);
     return hit;
 }
@@ -533,14 +551,16 @@ GPURMA_API gpurma_status_t gpurma_alltoallv(gpurma_team_t team, const void *send
         return (gpurma_status_t)bad(&a, "recv is NULL with counts > 0", NULL);
     if (gpurma_coll_wraps(send, send_end) || gpurma_coll_wraps(recv, recv_end))
         return (gpurma_status_t)bad(&a, "a buffer runs past the end of the address space", NULL);
-    if (gpurma_coll_overlaps(send, send_end, recv, recv_end))
-        return (gpurma_status_t)bad(&a, "send and recv overlap (alltoallv has no in-place form)",
-                                    NULL);
-    int twice = blocks_overlap(recv_counts, recv_displs, team->size, es);
-    if (twice < 0)
+    int clash = blocks_clash(send, send_counts, send_displs, recv, recv_counts, recv_displs,
+                             team->size, es);
+    if (clash < 0)
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "rank %d: alltoallv: out of memory",
                                 team->ctx->rank);
-    if (twice)
+    if (clash == CROSSED)
+        return (gpurma_status_t)bad(&a, "a send block overlaps a recv block (alltoallv has no "
+                                        "in-place form)",
+                                    NULL);
+    if (clash == RECV_TWICE)
         return (gpurma_status_t)bad(&a, "two peers' blocks overlap in recv (recv_counts and "
                                         "recv_displs)",
                                     NULL);

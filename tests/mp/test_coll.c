@@ -256,6 +256,50 @@ static void test_alltoallv(gpurma_dtype_t t, size_t scale)
     free(recv - GUARD);
 }
 
+/* alltoallv with send and recv blocks interleaved in one buffer (each
+ * peer's send block, then its recv block, one element of poison after
+ * each): disjoint blocks are no overlap. A send block that shares an
+ * element with a recv block is refused, and nothing is written. */
+static void test_alltoallv_interleaved(void)
+{
+    const size_t n = (size_t)t_size, es = 4;
+    uint64_t rd = ++round_no;
+    size_t *sc = t_malloc(n * sizeof(size_t)), *sd = t_malloc(n * sizeof(size_t));
+    size_t *rc = t_malloc(n * sizeof(size_t)), *rdp = t_malloc(n * sizeof(size_t));
+    size_t tot = 0;
+    for (int p = 0; p < t_size; p++) {
+        sc[p] = v_count(t_rank, p, rd, 3), sd[p] = tot, tot += sc[p] + 1;
+        rc[p] = v_count(p, t_rank, rd, 3), rdp[p] = tot, tot += rc[p] + 1;
+    }
+    unsigned char *buf = poisoned(tot * es), *want = t_malloc(tot * es);
+    /* every rank's send elements: rank s's block for d is v(s, d) values */
+    for (int p = 0; p < t_size; p++)
+        for (size_t i = 0; i < sc[p]; i++) {
+            uint32_t v = (uint32_t)(t_seed(rd, (uint64_t)t_rank, (uint64_t)p) + i);
+            memcpy(buf + (sd[p] + i) * es, &v, es);
+        }
+    memcpy(want, buf, tot * es);
+    for (int s = 0; s < t_size; s++)
+        for (size_t i = 0; i < rc[s]; i++) {
+            uint32_t v = (uint32_t)(t_seed(rd, (uint64_t)s, (uint64_t)t_rank) + i);
+            memcpy(want + (rdp[s] + i) * es, &v, es);
+        }
+    CHECK(gpurma_alltoallv(t_world, buf, sc, sd, buf, rc, rdp, GPURMA_UINT32, NULL));
+    check_guards(buf, tot * es, "alltoallv interleaved");
+    t_verify(buf, want, tot * es, "alltoallv with send and recv blocks interleaved", -1, 0);
+    /* One element to every peer, send block p at 2p and recv block p at
+     * 2p + 1, but recv block 0 on send block 0: refused on every rank
+     * before anything moves. */
+    for (int p = 0; p < t_size; p++)
+        sc[p] = rc[p] = 1, sd[p] = 2 * (size_t)p, rdp[p] = p ? 2 * (size_t)p + 1 : 0;
+    memcpy(want, buf, tot * es);
+    EXPECT_ERR(GPURMA_ERR_INVALID_ARG,
+               gpurma_alltoallv(t_world, buf, sc, sd, buf, rc, rdp, GPURMA_UINT32, NULL));
+    t_verify(buf, want, tot * es, "refused alltoallv", -1, 0);
+    CHECK(gpurma_barrier(t_world));
+    free(buf - GUARD), free(want), free(sc), free(sd), free(rc), free(rdp);
+}
+
 /* MIN and MAX propagate NaN from any rank, first or last. */
 static void test_nan(void)
 {
@@ -498,6 +542,7 @@ int main(int argc, char **argv)
     for (gpurma_dtype_t t = GPURMA_INT8; t <= GPURMA_FLOAT64; t += 3)
         for (size_t scale = 1; scale <= 41; scale += 40)
             test_alltoallv(t, scale);
+    test_alltoallv_interleaved();
     test_nan();
     /* A team of its own: every other rank (scratch windows are per team). */
     gpurma_team_t half = NULL;
