@@ -148,9 +148,13 @@ torch_ops() {
     [ $rc = 0 ] && ! grep -q 'gpurma-nccl: rank 0 of 2: communicator on GPU' \
         "$logs/torch_ops.log" && rc=97
     record torch_ops $rc "$(grep -m1 '^PASS' "$logs/torch_ops.log" | cut -c1-120)"
-    # A killed rank: both launched by hand (torchrun would end rank 0 itself
-    # as soon as rank 1 died, before torch's watchdog could say anything).
-    port=$((port + 1))
+}
+# A killed rank: both launched by hand (torchrun would end rank 0 itself as
+# soon as rank 1 died, before torch's watchdog could say anything). Run
+# alone, after the nccl-tests runs: under MPS a survivor whose kernel traps
+# ends every client of the GPU (2026-11-28: it took 20 runs down with it).
+torch_kill() {
+    port=$((29502 + $$ % 1000))
     t=$(cut_limit 120)
     [ "$t" = 0 ] && { record torch_killed_rank time; return; }
     for r in 0 1; do
@@ -341,6 +345,7 @@ fi
 
 # torch shares the GPU with the runs above, not with the benchmark
 [ -n "$torch_pid" ] && wait "$torch_pid"
+want torch && [ -n "$torch_pid" ] && torch_kill
 
 # ------------------------------------------------------------ benchmark
 # bench_table SHIM_LOG OTHER_LOG OTHER_NAME: all_reduce time per size,

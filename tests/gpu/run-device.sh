@@ -446,11 +446,12 @@ if test $focus = yes; then
     RUN2_RC1=
     mps_start
     if [ $mps_on = yes ]; then
+        RUN_ENV=CUDA_VISIBLE_DEVICES=0
+        run2 coll_mps_shared_gpu 150 "$(prog test_gpu_coll)" 100
+        # last under MPS: a trap here would end every client of the GPU
         RUN_ENV="CUDA_VISIBLE_DEVICES=0 GPURMA_TIMEOUT_MS=60000" RUN2_RC1=137
         run2 peer_death_mps 90 "$(prog test_gpu_coll)" peer-death
         RUN2_RC1=
-        RUN_ENV=CUDA_VISIBLE_DEVICES=0
-        run2 coll_mps_shared_gpu 150 "$(prog test_gpu_coll)" 100
     fi
     mps_stop
     RUN_ENV=
@@ -543,11 +544,6 @@ if [ $mps_on = yes ]; then
     RUN_ENV=CUDA_VISIBLE_DEVICES=0
     run2 coll_mps_shared_gpu 300 "$(prog test_gpu_coll)" 200
     run2 direct_first_mps 120 "$(prog test_gpu_coll)" direct-first
-    # A rank dies: the other's stream collectives end without a trap once
-    # its host knows (under MPS a trap ends every process on the GPU).
-    RUN_ENV="CUDA_VISIBLE_DEVICES=0 GPURMA_TIMEOUT_MS=60000" RUN2_RC1=137
-    run2 peer_death_mps 90 "$(prog test_gpu_coll)" peer-death
-    RUN2_RC1=
     # issue 19's target: a strided column >= 0.9x a packed put on one GPU
     run2 strided_mps_shared_gpu 120 "$(prog test_gpu_strided)"
     note "$(grep -h -m1 'of packed' "$out"/strided_mps_shared_gpu.rank0.log)"
@@ -569,6 +565,14 @@ if command -v mpirun >/dev/null 2>&1; then
         echo "test $name $v" >>"$results"
         note "coll with $np ranks under mpirun: $v"
     done
+fi
+# Last under MPS (a trap would end every client of the GPU): a rank dies,
+# and the other's stream collectives must end without a trap once its
+# host knows.
+if [ $mps_on = yes ]; then
+    RUN_ENV="CUDA_VISIBLE_DEVICES=0 GPURMA_TIMEOUT_MS=60000" RUN2_RC1=137
+    run2 peer_death_mps 90 "$(prog test_gpu_coll)" peer-death
+    RUN_ENV= RUN2_RC1=
 fi
 mps_stop
 fi # part 1
