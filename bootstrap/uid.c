@@ -207,8 +207,6 @@ static int link_failed(uid_state_t *st, uid_link_t *l, int rc, const char *what)
     }
 }
 
-/* Acts on a control frame whose header is already read; reads its text.
- * Returns 0 for BYE (a normal goodbye) or the failure status. */
 /* What a peer's control frame says is checked before it is used: its
  * text reaches logs and messages with control characters (escape
  * sequences, line breaks that would forge log lines) shown as '?', a rank
@@ -230,6 +228,8 @@ static int frame_status(int32_t code)
                                                                           : GPURMA_ERR_BOOTSTRAP;
 }
 
+/* Acts on a control frame whose header is already read; reads its text.
+ * Returns 0 for BYE (a normal goodbye) or the failure status. */
 static int handle_control(uid_state_t *st, uid_link_t *l, const gpurma_uid_frame_t *f, const char *what)
 {
     char text[UID_TEXT_MAX + 1] = "";
@@ -240,7 +240,8 @@ static int handle_control(uid_state_t *st, uid_link_t *l, const gpurma_uid_frame
         text[f->len] = '\0';
         clean_text(text, f->len);
     }
-    int me = st->bs->rank;
+    /* me: this rank; named: the rank a FAIL or ABORT from rank 0 names */
+    const int me = st->bs->rank, named = frame_rank(st, f->rank);
     switch (f->type) {
     case UID_FRAME_BYE:
         GPURMA_DEBUG(GPURMA_SUB_BOOT, "uid bootstrap: rank %d closed its bootstrap", l->peer);
@@ -248,7 +249,7 @@ static int handle_control(uid_state_t *st, uid_link_t *l, const gpurma_uid_frame
         return 0;
     case UID_FRAME_ABORT: {
         /* From rank 0 the frame names who aborted; from others, the sender. */
-        int who = me == 0 ? l->peer : frame_rank(st, f->rank);
+        int who = me == 0 ? l->peer : named;
         return fail_job(st, who, GPURMA_ERR_PEER_FAILED,
                         "rank %d aborted the job (code %d): %s", who, f->code, text);
     }
@@ -257,11 +258,9 @@ static int handle_control(uid_state_t *st, uid_link_t *l, const gpurma_uid_frame
             return fail_job(st, l->peer, GPURMA_ERR_BOOTSTRAP,
                             "rank %d sent rank 0 an unexpected FAIL frame", l->peer);
         if (f->code == GPURMA_ERR_PEER_FAILED)
-            return fail_job(st, frame_rank(st, f->rank), GPURMA_ERR_PEER_FAILED,
-                            "rank %d failed (reported by rank 0: %s)", frame_rank(st, f->rank),
-                            text);
-        return fail_job(st, frame_rank(st, f->rank), frame_status(f->code),
-                        "rank 0 reported: %s", text);
+            return fail_job(st, named, GPURMA_ERR_PEER_FAILED,
+                            "rank %d failed (reported by rank 0: %s)", named, text);
+        return fail_job(st, named, frame_status(f->code), "rank 0 reported: %s", text);
     }
     return fail_job(st, l->peer, GPURMA_ERR_BOOTSTRAP, "bad frame from rank %d",
                     l->peer);

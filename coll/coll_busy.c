@@ -31,13 +31,9 @@ int gpurma_coll_team_enter(struct gpurma_team_s *t, const char *what)
     /* A member known dead (t->gone, set with the context's record of it):
      * the call could only fail, and its kernel would touch the dead
      * member's memory, which its death may have released (a GPU fault,
-     * under MPS every process's on the GPU). */
+     * under MPS every process's on the GPU). The liveness check names it. */
     if (__atomic_load_n(t->gone, __ATOMIC_ACQUIRE))
-        for (int i = 0; i < t->size; i++)
-            if (__atomic_load_n(&t->ctx->dead[t->world_ranks[i]], __ATOMIC_ACQUIRE))
-                return gpurma_set_error(GPURMA_ERR_PEER_FAILED,
-                                        "rank %d: %s: rank %d of the team has died",
-                                        t->ctx->rank, what, t->world_ranks[i]);
+        return gpurma_team_check_alive(t, -1, what);
     if (__atomic_load_n(&t->coll_misused, __ATOMIC_ACQUIRE))
         return gpurma_set_error(GPURMA_ERR_INVALID_ARG,
                                 "rank %d: %s: refused: two collective calls ran on this team at "

@@ -111,22 +111,16 @@ static int move_staged(gpurma_win_t w, int peer, int is_put, size_t off, char *b
         return gpurma_set_error(GPURMA_ERR_NO_MEMORY, "rank %d: subarray to itself: out of "
                                 "memory for the %zu bytes it stages",
                                 w->ctx->rank, packed[1] * s->count[2]);
+    /* tmp takes the local buffer's side of the shape */
     gpurma_subarray_t p = *s;
-    int rc;
-    if (is_put) {
+    memcpy(is_put ? p.src_pitch : p.dst_pitch, packed, sizeof(packed));
+    if (is_put)
         copy_mapped(tmp, packed, buf, s->src_pitch, s);
-        memcpy(p.src_pitch, packed, sizeof(packed));
-        rc = move_rows(w, peer, 1, off, tmp, &p);
-        if (!rc) /* the engine may still read tmp */
-            rc = w->engines[peer]->flush(w, peer);
-    } else {
-        memcpy(p.dst_pitch, packed, sizeof(packed));
-        rc = move_rows(w, peer, 0, off, tmp, &p);
-        if (!rc)
-            rc = w->engines[peer]->flush(w, peer);
-        if (!rc)
-            copy_mapped(buf, s->dst_pitch, tmp, packed, s);
-    }
+    int rc = move_rows(w, peer, is_put, off, tmp, &p);
+    if (!rc) /* the engine may still be reading or writing tmp */
+        rc = w->engines[peer]->flush(w, peer);
+    if (!rc && !is_put)
+        copy_mapped(buf, s->dst_pitch, tmp, packed, s);
     free(tmp);
     return rc;
 }
